@@ -1,0 +1,22 @@
+# Quick start: `make demo` runs Harvester end to end on the embedded PostgreSQL; `make test` runs every test.
+.PHONY: demo test lint generate structure
+
+demo:
+	@bash scripts/bootstrap.sh
+	@.venv/bin/harvester db migrate
+	@.venv/bin/harvester db status
+
+test:
+	@bash scripts/bootstrap.sh --test
+	@.venv/bin/python -m pytest
+
+lint:
+	@bash scripts/bootstrap.sh
+	@.venv/bin/ruff check app connectors tests tools bench
+	@.venv/bin/mypy
+
+generate:
+	@.venv/bin/sqlc generate
+
+structure:
+	@.venv/bin/python -m tools.structure write

@@ -1,0 +1,37 @@
+"""Process configuration from the environment (brief §5 "Interface contract")."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    data_dir: Path
+    database_url: str | None  # None: the embedded PostgreSQL in data_dir/pg
+    secret_key: str | None  # None in embedded mode: generated once into data_dir/secret.key
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.data_dir / "backups"
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "pg"
+
+    @property
+    def key_file(self) -> Path:
+        return self.data_dir / "secret.key"
+
+
+def load_config() -> Config:
+    data_dir = os.environ.get("HARVESTER_DATA_DIR") or platformdirs.user_data_dir("harvester")
+    return Config(
+        data_dir=Path(data_dir).expanduser().resolve(),
+        database_url=os.environ.get("HARVESTER_DATABASE_URL") or None,
+        secret_key=os.environ.get("HARVESTER_SECRET_KEY") or None,
+    )

@@ -1,0 +1,222 @@
+"""Apply the dbmate-format migrations in sql/schema, then the re-appliable files in sql/triggers.
+
+Safe when several processes start at once (seed 003 "Схема базы хаба", issue 2 §4): the runner takes a
+session advisory lock, re-reads what is applied only after holding it, applies each pending file once
+in its own transaction, and writes exactly one ``pg_dump`` backup of a non-empty database first. An
+applied file whose checksum changed stops everything: migrations are forward-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from app.db.connect import connect
+from app.errors import HarvesterError
+from app.queries import migrations as q
+
+log = logging.getLogger(__name__)
+
+SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+# Advisory lock key shared by every Harvester process: hashtext('harvester.migrate') as a constant.
+MIGRATE_LOCK_KEY = 7_302_517_143_011_922_001
+_UP = re.compile(r"^--\s*migrate:up(?P<opts>[^\n]*)$", re.M)
+_DOWN = re.compile(r"^--\s*migrate:down\b", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: str
+    path: Path
+    up_sql: str
+    checksum: str
+    in_transaction: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationState:
+    version: str
+    name: str
+    applied: bool
+    changed: bool  # applied, but the file's checksum differs from the recorded one
+
+
+@dataclass(frozen=True, slots=True)
+class MigrateResult:
+    applied: list[str]
+    backup: Path | None
+    version: str
+
+
+def load_migrations(schema_dir: Path | None = None) -> list[Migration]:
+    schema_dir = schema_dir or SQL_DIR / "schema"
+    out: list[Migration] = []
+    for path in sorted(schema_dir.glob("*.sql")):
+        text = path.read_text(encoding="utf-8")
+        up = _UP.search(text)
+        if up is None:
+            raise HarvesterError(f"{path.name} has no '-- migrate:up' line; migrations use the dbmate format")
+        down = _DOWN.search(text, up.end())
+        body = text[up.end() : down.start() if down else len(text)]
+        version = path.name.split("_", 1)[0]
+        out.append(
+            Migration(
+                version=version,
+                path=path,
+                up_sql=body,
+                checksum=hashlib.sha256(body.encode()).hexdigest(),
+                in_transaction="transaction:false" not in up.group("opts"),
+            )
+        )
+    return out
+
+
+def _reappliable(sql_dir: Path) -> list[Path]:
+    return sorted((sql_dir / "triggers").glob("*.sql"))
+
+
+def status(conn: psycopg.Connection[tuple[object, ...]]) -> list[MigrationState]:
+    q.create_schema_migrations(conn)
+    applied = {r.version: r.checksum for r in q.list_applied_migrations(conn)}
+    conn.commit()
+    return [
+        MigrationState(
+            version=m.version,
+            name=m.path.name,
+            applied=m.version in applied,
+            changed=m.version in applied and applied[m.version] not in (None, m.checksum),
+        )
+        for m in load_migrations()
+    ]
+
+
+def _check_pgvector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    if not q.pgvector_available(conn):
+        raise HarvesterError(
+            "pgvector is not installed on this PostgreSQL server; install pgvector >= 0.7 "
+            "(or unset HARVESTER_DATABASE_URL to use the embedded server)"
+        )
+
+
+def migrate(
+    url: str,
+    backups_dir: Path,
+    *,
+    sql_dir: Path = SQL_DIR,
+    target: str | None = None,
+    pg_dump: Path | None = None,
+    before_apply: Callable[[], None] | None = None,
+) -> MigrateResult:
+    """Bring the database at ``url`` to the newest schema (or to ``target``). Idempotent, concurrency-safe."""
+    migrations = [m for m in load_migrations(sql_dir / "schema") if target is None or m.version <= target]
+    with connect(url, autocommit=True) as conn:
+        _check_pgvector(conn)
+        q.take_migrate_lock(conn, key=MIGRATE_LOCK_KEY)
+        try:
+            q.create_schema_migrations(conn)
+            # Re-read under the lock: another process may have migrated while we waited.
+            applied = {r.version: r.checksum for r in q.list_applied_migrations(conn)}
+            for m in migrations:
+                recorded = applied.get(m.version)
+                if recorded is not None and recorded != m.checksum:
+                    raise HarvesterError(
+                        f"migration {m.path.name} was changed after it was applied; migrations are "
+                        "forward-only: restore the file from git and add a new migration instead"
+                    )
+            pending = [m for m in migrations if m.version not in applied]
+            old_version = max(applied) if applied else "0"
+            backup = None
+            if pending and applied:
+                backup = _backup(url, backups_dir, old_version, pg_dump)
+            if before_apply is not None:
+                before_apply()
+            _ensure_job_queue_schema(conn)
+            for m in pending:
+                log.info("applying migration %s", m.path.name)
+                _apply(conn, m)
+            if target is None:
+                # Trigger files name objects of the newest schema: only a full migration re-applies them.
+                _apply_reappliable(conn, sql_dir)
+            version = migrations[-1].version if migrations else "0"
+            return MigrateResult(applied=[m.version for m in pending], backup=backup, version=version)
+        finally:
+            q.release_migrate_lock(conn, key=MIGRATE_LOCK_KEY)
+
+
+def _apply(conn: psycopg.Connection[tuple[object, ...]], m: Migration) -> None:
+    try:
+        if m.in_transaction:
+            with conn.transaction():
+                conn.execute(m.up_sql.encode())
+                q.record_migration(conn, version=m.version, checksum=m.checksum)
+        else:
+            conn.execute(m.up_sql.encode())
+            q.record_migration(conn, version=m.version, checksum=m.checksum)
+    except psycopg.Error as exc:
+        raise HarvesterError(
+            f"migration {m.path.name} failed and was rolled back: {exc.diag.message_primary or exc}"
+        ) from exc
+
+
+def _apply_reappliable(conn: psycopg.Connection[tuple[object, ...]], sql_dir: Path) -> None:
+    with conn.transaction():
+        for path in _reappliable(sql_dir):
+            conn.execute(path.read_bytes())
+
+
+def _ensure_job_queue_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Procrastinate's tables come from its own schema file, applied once, before our grants."""
+    if q.job_queue_installed(conn):
+        return
+    from procrastinate.schema import SchemaManager
+
+    with conn.transaction():
+        conn.execute(SchemaManager.get_schema().encode())
+
+
+def _backup(url: str, backups_dir: Path, old_version: str, pg_dump: Path | None) -> Path:
+    backups_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = backups_dir / f"{stamp}-schema-v{old_version}.dump"
+    tmp = target.with_suffix(".dump.partial")
+    exe = str(pg_dump or _default_pg_dump())
+    # The password travels in the environment, not in argv where `ps` would show it.
+    params = conninfo_to_dict(url)
+    env = dict(os.environ)
+    password = params.pop("password", None)
+    if password:
+        env["PGPASSWORD"] = str(password)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            proc = subprocess.run(
+                [exe, "--format=custom", "--dbname", make_conninfo("", **params)],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+        if proc.returncode != 0:
+            raise HarvesterError(
+                f"pg_dump backup failed, nothing migrated: {proc.stderr.decode(errors='replace').strip()}"
+            )
+        tmp.rename(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    log.info("backup written to %s", target)
+    return target
+
+
+def _default_pg_dump() -> Path:
+    from app.db.embedded import pg_bin
+
+    return pg_bin("pg_dump")

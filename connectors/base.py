@@ -1,0 +1,280 @@
+"""The contract between a connector and the pipeline (seed 000: RawItem -> Entity).
+
+A connector package has four files, one job each:
+
+- ``client.py``   HTTP against the source (paging, retries, call counting) via ``connectors.http``;
+- ``manifest.py`` a :class:`Manifest`: scope kinds, content filters, default authority, error classes;
+- ``mapping.py``  a pure function ``map_item(raw: RawItem) -> Entity`` (raises :class:`MalformedPayload`);
+- ``emulator.py`` a local HTTP server that speaks the source's API for tests and the demo.
+
+The package's ``__init__`` exposes ``CONNECTOR: ConnectorSpec``. The pipeline only ever sees the
+types in this module; nothing source-specific leaks past ``mapping.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+SourceType = Literal["ticket", "page", "message"]
+DeadLetterReason = Literal["permission", "not_found", "malformed", "rate_limited", "unknown"]
+ProbeStatus = Literal["ok", "unreachable", "auth_failed"]
+EntityStatus = Literal["draft", "final", "archived"]
+
+
+# ---------------------------------------------------------------- RawItem (connector -> transform)
+
+
+@dataclass(frozen=True, slots=True)
+class RawItem:
+    """A source record exactly as the API returned it, plus collection metadata (seed 000 "RawItem")."""
+
+    source_type: SourceType
+    source_entity_id: str
+    payload: Mapping[str, Any]
+    fetched_at: datetime
+    # Source-side modification time: the incremental cursor is built from these (source clock, UTC).
+    source_updated_at: datetime | None = None
+    # Container the item lives in (Jira project key, Confluence space key, Slack channel id).
+    container: str | None = None
+    # Connector-private context the mapping needs and the payload lacks (ACL facts, neighbour flag...).
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemError:
+    """One item that could not be fetched or parsed; it goes to the dead-letter queue, the run goes on."""
+
+    source_type: SourceType
+    source_entity_id: str
+    reason: DeadLetterReason
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ItemGone:
+    """An item asked for by id (DLQ retry, webhook) that no longer exists at the source."""
+
+    source_type: SourceType
+    source_entity_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Emitted by ``enumerate`` after each page: everything before it may be committed.
+
+    ``position`` is connector-defined JSON that, passed back to ``enumerate``, resumes right after
+    this page. ``total`` is the connector's current estimate of M for "N of M" (None: unknown).
+    """
+
+    position: Mapping[str, Any]
+    total: int | None = None
+
+
+Emitted = RawItem | ItemError | Checkpoint
+
+
+# ---------------------------------------------------------------- Entity (transform -> load)
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """A link inside the source, declared by the entity that owns it (seed 003: outward side is source).
+
+    The target is named by its natural key inside the same source; it may not be loaded yet.
+    """
+
+    relation: str  # blocks, relates, parent, epic, reply_to, links_to, ...
+    target_type: SourceType
+    target_id: str  # the target's source_entity_id
+    target_key: str | None = None  # human key as the source shows it (PROJ-12), if different
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A mention of another source: a claim, not an edge (seed 000 "Формат refs")."""
+
+    relation: str  # mentions, blocks, parent, author, duplicate, ...
+    target_kind: str  # issue, page, user, commit, mr, message
+    target_ref: str  # natural id as written: "PROJ-123", a URL, "@user", a sha
+    source_hint: str | None  # jira, confluence, slack, gitlab, or None when unknown
+
+
+@dataclass(frozen=True, slots=True)
+class Acl:
+    """Who may see the record, captured with it.
+
+    ``principals`` are opaque strings the search layer matches against a caller's identities:
+    ``user:<email or source user id>``, ``group:<connector>:<group id>``. ``None`` means the rights
+    could not be determined: the entity is visible to nobody (fail closed).
+    """
+
+    principals: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    source_type: SourceType
+    source_entity_id: str
+    status: EntityStatus
+    title: str
+    text: str  # clean text for display and embedding; structure kept as blank-line separated blocks
+    url: str | None
+    author: str | None  # email when the source gives one, else the source user id
+    created_at: datetime | None
+    updated_at: datetime | None
+    acl: Acl
+    metadata: Mapping[str, Any] = field(default_factory=dict)  # typed per connector, JSON-safe
+    natural_key: str | None = None  # PROJ-12, page id, channel/ts
+    container: str | None = None
+    edges: tuple[Edge, ...] = ()
+    refs: tuple[Ref, ...] = ()
+    # Other source ids this record was known under (moved issue, renamed key); reconciliation
+    # collapses entities whose id appears here into this one (seed 001, aggressive resolve).
+    aliases: tuple[str, ...] = ()
+    out_of_scope: bool = False  # a neighbour fetched one hop outside the scope (seed 003)
+    # Text split points the chunker must respect (comment boundaries, thread replies).
+    sections: tuple[str, ...] = ()
+
+
+class MalformedPayload(ValueError):
+    """The payload does not have the shape the mapping needs; the item goes to the DLQ as malformed."""
+
+
+# ---------------------------------------------------------------- whole-run failures
+
+
+class SourceError(Exception):
+    """The run as a whole cannot go on; the run ends ``failed`` with this message as error_detail."""
+
+
+class SourceUnreachable(SourceError):
+    pass
+
+
+class SourceAuthFailed(SourceError):
+    pass
+
+
+# ---------------------------------------------------------------- manifest
+
+
+@dataclass(frozen=True, slots=True)
+class ContentFilter:
+    key: str
+    description: str
+    default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorClassification:
+    """HTTP status -> transient/permanent and DLQ reason. Seed 000 default: 429/5xx transient, 403/404 permanent."""
+
+    transient: frozenset[int] = frozenset({429, 500, 502, 503, 504})
+    permanent: Mapping[int, DeadLetterReason] = field(
+        default_factory=lambda: {401: "permission", 403: "permission", 404: "not_found", 410: "not_found"}
+    )
+
+    def is_transient(self, status: int) -> bool:
+        return status in self.transient or (status >= 500 and status not in self.permanent)
+
+    def reason(self, status: int) -> DeadLetterReason:
+        if status == 429:
+            return "rate_limited"
+        return self.permanent.get(status, "unknown")
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookSpec:
+    signature_header: str  # e.g. X-Hub-Signature
+    scheme: str  # e.g. "sha256=<hex hmac of body>"
+    delivery_id_header: str | None  # header carrying a unique delivery id, if the source sends one
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    connector_type: str  # jira, confluence, slack
+    display_name: str
+    source_types: tuple[SourceType, ...]
+    scope_kinds: tuple[str, ...]  # container kinds a scope_list may name: project, jql, space, channel
+    content_filters: tuple[ContentFilter, ...]
+    default_authority: Literal["low", "normal", "high"]
+    auth_methods: tuple[Literal["static_token", "oauth"], ...]
+    errors: ErrorClassification = field(default_factory=ErrorClassification)
+    webhook: WebhookSpec | None = None
+
+
+# ---------------------------------------------------------------- runtime interface
+
+
+@dataclass(frozen=True, slots=True)
+class SourceConfig:
+    """What a connector gets from the ``sources`` row (credential already decrypted, in memory only)."""
+
+    source_id: int
+    base_url: str
+    credential: str | None
+    scope_mode: Literal["all", "selected"]
+    scope_list: tuple[Any, ...]
+    content_filters: Mapping[str, bool]
+
+
+@dataclass(slots=True)
+class CallStats:
+    """Counters the pipeline copies to ``sync_runs`` (seed 003: calls and 429/503 per run)."""
+
+    api_calls: int = 0
+    rate_limited: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookEvent:
+    """A verified webhook reduced to what the pipeline needs: which items to (re)fetch or drop."""
+
+    delivery_id: str | None
+    upserts: tuple[tuple[SourceType, str], ...] = ()
+    deletes: tuple[tuple[SourceType, str], ...] = ()
+    challenge: str | None = None  # Slack url_verification: answer with this, enqueue nothing
+
+
+class Connector(Protocol):
+    manifest: Manifest
+
+    def probe(self) -> ProbeStatus:
+        """Cheap connection test; never raises for reachability or auth problems."""
+        ...
+
+    def enumerate(
+        self, since: datetime | None, checkpoint: Mapping[str, Any] | None
+    ) -> Iterator[Emitted]:
+        """Every in-scope item updated at or after ``since`` (None: all), page by page.
+
+        Raises :class:`SourceError` when the run cannot go on. Resumes after ``checkpoint`` if given.
+        """
+        ...
+
+    def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        """The given items by identity (DLQ retry, webhook deltas)."""
+        ...
+
+    def has_delta(self, since: datetime) -> bool:
+        """Watchdog's cheap check: did anything change since ``since``?"""
+        ...
+
+    def close(self) -> None: ...
+
+
+class ConnectorFactory(Protocol):
+    def __call__(self, config: SourceConfig, stats: CallStats) -> Connector: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorSpec:
+    """What a connector package exports as ``CONNECTOR``."""
+
+    manifest: Manifest
+    create: ConnectorFactory
+    map_item: Any  # Callable[[RawItem], Entity]; Any keeps mypy from fighting Protocol variance
+    parse_webhook: Any  # Callable[[Mapping[str, str], bytes], WebhookEvent]

@@ -1,0 +1,40 @@
+-- Dead-letter queue: one row per unresolved failed item (seed 000 §3).
+
+-- name: UpsertDeadLetter :exec
+-- Parks a failed item; a repeat keeps one row, takes the fresh reason and counts the attempt once per run.
+insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
+values (sqlc.arg(source_id)::bigint, sqlc.narg(run_id)::bigint, sqlc.arg(source_type)::text,
+        sqlc.arg(source_entity_id)::text, sqlc.arg(reason)::text, sqlc.narg(error_detail)::text)
+on conflict on constraint dead_letters_item_key do update
+set attempts = dead_letters.attempts
+               + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
+    reason = excluded.reason,
+    error_detail = excluded.error_detail,
+    run_id = excluded.run_id;
+
+-- name: DeleteDeadLetters :execrows
+-- Items that loaded or are gone at the source leave the queue.
+delete from dead_letters d
+using jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
+where d.source_id = sqlc.arg(source_id)::bigint
+  and d.source_type = r.source_type and d.source_entity_id = r.source_entity_id;
+
+-- name: ListDeadLetterIdentities :many
+-- Every unresolved identity of a source: the scope of a DLQ-retry run.
+select source_type, source_entity_id from dead_letters
+where source_id = sqlc.arg(source_id)::bigint order by id;
+
+-- name: ListDeadLetters :many
+-- Failed-items review, optionally by reason, paginated by id.
+select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
+from dead_letters
+where source_id = sqlc.arg(source_id)::bigint
+  and (sqlc.narg(reason)::text is null or reason = sqlc.narg(reason)::text)
+  and (sqlc.narg(after_id)::bigint is null or id > sqlc.narg(after_id)::bigint)
+order by id
+limit sqlc.arg(lim)::integer;
+
+-- name: SummarizeDeadLetters :many
+-- Live DLQ depth by reason (not sync_runs.error_count, which is a snapshot).
+select reason, count(*) as items from dead_letters
+where source_id = sqlc.arg(source_id)::bigint group by reason order by reason;

@@ -1,0 +1,129 @@
+-- Loader queries: the only writers of entities, edges and refs (role harvester_worker).
+-- Batches travel as one jsonb array of records: one statement per batch, typed by jsonb_to_recordset.
+
+-- name: UpsertEntities :many
+-- Upserts a batch on the identity key; returns only rows inserted or changed (equal hash writes nothing).
+-- A changed row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
+-- classify says now, so a restore with an equal payload keeps the old status (seed 000 "Удаления").
+insert into entities as e (
+    source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
+    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
+select sqlc.arg(source_id)::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
+       r.title, r.body, r.url, r.author, r.source_created_at, r.source_updated_at, r.metadata,
+       r.acl_principals, coalesce(r.aliases, '{}'), r.out_of_scope, r.content_hash
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
+    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
+    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
+    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
+on conflict on constraint entities_identity_key do update
+set natural_key = excluded.natural_key,
+    container = excluded.container,
+    status = excluded.status,
+    title = excluded.title,
+    body = excluded.body,
+    url = excluded.url,
+    author = excluded.author,
+    source_created_at = excluded.source_created_at,
+    source_updated_at = excluded.source_updated_at,
+    metadata = excluded.metadata,
+    acl_principals = excluded.acl_principals,
+    aliases = excluded.aliases,
+    out_of_scope = excluded.out_of_scope,
+    content_hash = excluded.content_hash,
+    deleted_at = null
+where e.content_hash is distinct from excluded.content_hash
+   or e.deleted_at is not null
+   or e.out_of_scope is distinct from excluded.out_of_scope
+returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted;
+
+-- name: DeleteEdgesOf :exec
+-- Drops the outgoing edges of the given entities before their new edges are written (seed 003).
+delete from entity_edges where from_entity_id = any(sqlc.arg(entity_ids)::bigint[]);
+
+-- name: InsertEdges :exec
+-- Writes the edges the given entities declare now; edges declared by other entities are untouched.
+insert into entity_edges (from_entity_id, source_id, relation, direction, target_type, target_source_entity_id, target_key)
+select r.from_entity_id, sqlc.arg(source_id)::bigint, r.relation, coalesce(r.direction, 'outward'), r.target_type,
+       r.target_source_entity_id, r.target_key
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
+    from_entity_id bigint, relation text, direction text, target_type text, target_source_entity_id text, target_key text)
+on conflict do nothing;
+
+-- name: DeleteRefsOf :exec
+-- Drops the cross-source refs of the given entities before their new refs are written.
+delete from entity_refs where entity_id = any(sqlc.arg(entity_ids)::bigint[]);
+
+-- name: InsertRefs :exec
+-- Writes cross-source mentions as claims (seed 000 "Формат refs").
+insert into entity_refs (entity_id, relation, target_kind, target_ref, source_hint)
+select r.entity_id, r.relation, r.target_kind, r.target_ref, r.source_hint
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
+    entity_id bigint, relation text, target_kind text, target_ref text, source_hint text)
+on conflict do nothing;
+
+-- name: MarkSeen :exec
+-- Records identities a full or reconciliation run enumerated (for "not seen" without touching entities).
+insert into run_seen_items (run_id, source_type, source_entity_id)
+select sqlc.arg(run_id)::bigint, r.source_type, r.source_entity_id
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
+on conflict do nothing;
+
+-- name: CountUnseen :one
+-- Live entities of the source that the run did not see, and all live entities (mass-deletion guard).
+select count(*) filter (where not exists (
+           select 1 from run_seen_items s
+           where s.run_id = sqlc.arg(run_id)::bigint
+             and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id)) as unseen,
+       count(*) as live
+from entities e
+where e.source_id = sqlc.arg(source_id)::bigint and e.deleted_at is null;
+
+-- name: SoftDeleteUnseen :execrows
+-- Reconciliation: marks deleted every live entity of the source the run did not see (status untouched).
+update entities e
+set deleted_at = now()
+where e.source_id = sqlc.arg(source_id)::bigint
+  and e.deleted_at is null
+  and not exists (
+      select 1 from run_seen_items s
+      where s.run_id = sqlc.arg(run_id)::bigint
+        and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id);
+
+-- name: FlagUnseenAsNeighbours :execrows
+-- Complete full run (seed 003 "Соседняя задача"): records it did not reach in scope become neighbours.
+update entities e
+set out_of_scope = true
+where e.source_id = sqlc.arg(source_id)::bigint
+  and e.deleted_at is null
+  and not e.out_of_scope
+  and not exists (
+      select 1 from run_seen_items s
+      where s.run_id = sqlc.arg(run_id)::bigint
+        and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id);
+
+-- name: ClearSeen :exec
+-- Empties the seen-set of a finished run.
+delete from run_seen_items where run_id = sqlc.arg(run_id)::bigint;
+
+-- name: SoftDeleteItems :execrows
+-- Marks deleted the given identities (webhook deletes, items gone at the source).
+update entities e
+set deleted_at = now()
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
+where e.source_id = sqlc.arg(source_id)::bigint
+  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+  and e.deleted_at is null;
+
+-- name: CollapseDuplicates :one
+-- Reconciliation: folds entities named in another live entity's aliases into it (seed 001).
+select harvester_collapse_duplicates(sqlc.arg(source_id)::bigint) as collapsed;
+
+-- name: GetEntity :one
+-- One entity by id, deleted or not (admin views).
+select id, source_id, source_type, source_entity_id, natural_key, status, deleted_at, title, url, out_of_scope
+from entities where id = sqlc.arg(id)::bigint;
+
+-- name: CountEntitiesBySource :many
+-- Live entity counts per source and type (hub screen, demo summary).
+select source_id, source_type, count(*) as entities
+from live_entities group by source_id, source_type order by source_id, source_type;

@@ -1,0 +1,38 @@
+-- Queries of the migration runner (app/db/migrate.py).
+
+-- name: CreateSchemaMigrations :exec
+-- Creates the bookkeeping table before the first migration exists (same shape as in migration 1).
+create table if not exists schema_migrations (
+    version    text        not null,
+    checksum   text,
+    applied_at timestamptz not null default now(),
+    constraint schema_migrations_pkey primary key (version)
+);
+
+-- name: ListAppliedMigrations :many
+-- Every applied migration with the checksum recorded when it was applied.
+select version, checksum from schema_migrations order by version;
+
+-- name: RecordMigration :exec
+-- Marks one migration applied, inside the transaction that applied it.
+insert into schema_migrations (version, checksum) values (sqlc.arg(version), sqlc.arg(checksum));
+
+-- name: TakeMigrateLock :exec
+-- Session advisory lock serialising every migrating process on this database.
+select pg_advisory_lock(sqlc.arg(key)::bigint);
+
+-- name: ReleaseMigrateLock :exec
+-- Releases the session advisory lock taken by TakeMigrateLock.
+select pg_advisory_unlock(sqlc.arg(key)::bigint);
+
+-- name: PgvectorAvailable :one
+-- Whether the server can create the vector extension (pgvector installed).
+select exists (select 1 from pg_catalog.pg_available_extensions() as x where x.name = 'vector')::boolean as available;
+
+-- name: JobQueueInstalled :one
+-- Whether Procrastinate's schema is present.
+select (to_regclass('public.procrastinate_jobs') is not null)::boolean as installed;
+
+-- name: CountAppliedMigrations :one
+-- Number of applied migrations (0 on an empty database).
+select count(*) from schema_migrations;

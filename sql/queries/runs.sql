@@ -1,0 +1,114 @@
+-- Run journal: start, claim, heartbeat, checkpoint, finish. The one-active-run rule is the partial
+-- unique index sync_runs_one_active_per_source, never a check in Python.
+
+-- name: StartRun :one
+-- Queues a run unless the source already has a queued or running one (then returns nothing).
+insert into sync_runs (source_id, mode, trigger, scope, options)
+values (sqlc.arg(source_id)::bigint, sqlc.arg(mode)::text, sqlc.arg(trigger)::text, sqlc.narg(scope)::jsonb,
+        coalesce(sqlc.narg(options)::jsonb, '{}'::jsonb))
+on conflict (source_id) where state in ('queued', 'running') do nothing
+returning id;
+
+-- name: GetActiveRun :one
+-- The source's queued or running run, if any (the 409 answer names it).
+select id from sync_runs where source_id = sqlc.arg(source_id)::bigint and state in ('queued', 'running');
+
+-- name: GetRun :one
+-- One run with its derived history type.
+select id, source_id, mode, trigger, state, scope, entities_done, entities_total, checkpoint, error_count,
+       error_detail, started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries,
+       claimed_at, worker_id, options, run_type
+from sync_run_history where id = sqlc.arg(id)::bigint;
+
+-- name: ClaimRun :one
+-- A worker takes a queued run, or a running one whose heartbeat went stale (its worker died).
+-- deliveries counts every claim (seed 003: re-delivery is counted, counters are not doubled).
+update sync_runs
+set state = 'running',
+    started_at = coalesce(started_at, now()),
+    heartbeat_at = now(),
+    claimed_at = now(),
+    deliveries = deliveries + 1,
+    worker_id = sqlc.arg(worker_id)::text
+where id = sqlc.arg(id)::bigint
+  and (state = 'queued'
+       or (state = 'running' and heartbeat_at < now() - make_interval(secs => sqlc.arg(stale_after)::integer)))
+returning id, source_id, mode, trigger, scope, checkpoint, entities_done, entities_total, error_count,
+          api_calls, rate_limited, deliveries, options;
+
+-- name: SaveProgress :execrows
+-- Commits a page: checkpoint and counters, in the same transaction as the page's rows.
+-- Matches nothing when the run was cancelled or claimed by another worker: the caller stops.
+update sync_runs
+set checkpoint = sqlc.narg(checkpoint)::jsonb,
+    entities_done = sqlc.arg(entities_done)::integer,
+    entities_total = sqlc.narg(entities_total)::integer,
+    error_count = sqlc.arg(error_count)::integer,
+    api_calls = sqlc.arg(api_calls)::integer,
+    rate_limited = sqlc.arg(rate_limited)::integer,
+    heartbeat_at = now()
+where id = sqlc.arg(id)::bigint and state = 'running' and worker_id = sqlc.arg(worker_id)::text;
+
+-- name: Heartbeat :execrows
+-- Liveness between pages (long pages, slow sources).
+update sync_runs set heartbeat_at = now()
+where id = sqlc.arg(id)::bigint and state = 'running' and worker_id = sqlc.arg(worker_id)::text;
+
+-- name: FinishRun :execrows
+-- Terminal state with the final counters; only the worker that holds the run can finish it.
+update sync_runs
+set state = sqlc.arg(state)::text,
+    finished_at = now(),
+    error_detail = sqlc.narg(error_detail)::text,
+    entities_done = sqlc.arg(entities_done)::integer,
+    entities_total = sqlc.narg(entities_total)::integer,
+    error_count = sqlc.arg(error_count)::integer,
+    api_calls = sqlc.arg(api_calls)::integer,
+    rate_limited = sqlc.arg(rate_limited)::integer,
+    heartbeat_at = now()
+where id = sqlc.arg(id)::bigint and state = 'running' and worker_id = sqlc.arg(worker_id)::text;
+
+-- name: FailRun :execrows
+-- Ends a queued or running run as failed regardless of worker (give-up after N deliveries, lost source).
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
+where id = sqlc.arg(id)::bigint and state in ('queued', 'running');
+
+-- name: CancelRun :one
+-- Cancels a queued or running run; the worker notices at its next page and stops (seed 000).
+update sync_runs
+set state = 'cancelled', finished_at = now()
+where id = sqlc.arg(id)::bigint and state in ('queued', 'running')
+returning id;
+
+-- name: ListStaleRuns :many
+-- Running runs whose worker stopped beating (watchdog resumes or fails them).
+select id, source_id, deliveries
+from sync_runs
+where state = 'running' and heartbeat_at < now() - make_interval(secs => sqlc.arg(stale_after)::integer)
+order by id;
+
+-- name: ListRuns :many
+-- Run history of a source, newest first, with the derived type (paginated by id).
+select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
+       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type, duration
+from sync_run_history
+where source_id = sqlc.arg(source_id)::bigint
+  and (sqlc.narg(before_id)::bigint is null or id < sqlc.narg(before_id)::bigint)
+order by id desc
+limit sqlc.arg(lim)::integer;
+
+-- name: ListRedeliveredRuns :many
+-- Live runs claimed more than once (seed 003 "redelivered").
+select id, source_id, deliveries, claimed_at, worker_id
+from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id;
+
+-- name: LastSucceededRunFinishedAt :one
+-- When the source last finished a run successfully (watchdog silence reference).
+select max(finished_at)::timestamptz as finished_at from sync_runs
+where source_id = sqlc.arg(source_id)::bigint and state = 'succeeded';
+
+-- name: LastRunFinishedAt :one
+-- When the source last finished a run of the given mode in any terminal state (scheduler).
+select max(created_at)::timestamptz as created_at from sync_runs
+where source_id = sqlc.arg(source_id)::bigint and mode = sqlc.arg(mode)::text;

@@ -1,0 +1,1259 @@
+CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
+
+COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
+
+CREATE TYPE public.procrastinate_job_event_type AS ENUM (
+    'deferred',
+    'started',
+    'deferred_for_retry',
+    'failed',
+    'succeeded',
+    'cancelled',
+    'abort_requested',
+    'aborted',
+    'scheduled',
+    'retried'
+);
+
+CREATE TYPE public.procrastinate_job_status AS ENUM (
+    'todo',
+    'doing',
+    'succeeded',
+    'failed',
+    'cancelled',
+    'aborting',
+    'aborted'
+);
+
+CREATE TYPE public.procrastinate_job_to_defer_v1 AS (
+	queue_name character varying,
+	task_name character varying,
+	priority integer,
+	lock text,
+	queueing_lock text,
+	args jsonb,
+	scheduled_at timestamp with time zone
+);
+
+CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    pair record;
+    n integer := 0;
+begin
+    for pair in
+        select s.id as survivor_id, s.source_type, s.source_entity_id as survivor_key,
+               d.id as duplicate_id, d.source_entity_id as duplicate_key
+          from public.entities s
+          join public.entities d
+            on d.source_id = s.source_id and d.source_type = s.source_type
+           and d.source_entity_id = any (s.aliases) and d.id <> s.id
+         where s.source_id = p_source_id and s.deleted_at is null and d.deleted_at is null
+         order by d.id
+    loop
+        insert into public.entity_notes as n (source_id, source_type, source_entity_id, fact_status, work_kind,
+                                              done_text, rest_text, owner_note, updated_by, updated_at)
+        select p_source_id, pair.source_type, pair.survivor_key, d.fact_status, d.work_kind, d.done_text,
+               d.rest_text, d.owner_note, d.updated_by, d.updated_at
+          from public.entity_notes d
+         where d.source_id = p_source_id and d.source_type = pair.source_type
+           and d.source_entity_id = pair.duplicate_key
+        on conflict on constraint entity_notes_pkey do update
+        set fact_status = coalesce(nullif(excluded.fact_status, ''), n.fact_status),
+            work_kind   = coalesce(nullif(excluded.work_kind, ''), n.work_kind),
+            done_text   = coalesce(nullif(excluded.done_text, ''), n.done_text),
+            rest_text   = coalesce(nullif(excluded.rest_text, ''), n.rest_text),
+            owner_note  = coalesce(nullif(excluded.owner_note, ''), n.owner_note),
+            updated_by  = case when excluded.updated_at > n.updated_at then excluded.updated_by else n.updated_by end;
+
+        delete from public.entity_notes
+         where source_id = p_source_id and source_type = pair.source_type
+           and source_entity_id = pair.duplicate_key;
+
+        update public.entities set deleted_at = now() where id = pair.duplicate_id;
+        n := n + 1;
+    end loop;
+    return n;
+end;
+$$;
+
+COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Soft-deletes live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
+
+CREATE FUNCTION public.procrastinate_cancel_job_v1(job_id bigint, abort boolean, delete_job boolean) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    _job_id bigint;
+BEGIN
+    IF delete_job THEN
+        DELETE FROM procrastinate_jobs
+        WHERE id = job_id AND status = 'todo'
+        RETURNING id INTO _job_id;
+    END IF;
+    IF _job_id IS NULL THEN
+        IF abort THEN
+            UPDATE procrastinate_jobs
+            SET abort_requested = true,
+                status = CASE status
+                    WHEN 'todo' THEN 'cancelled'::procrastinate_job_status ELSE status
+                END
+            WHERE id = job_id AND status IN ('todo', 'doing')
+            RETURNING id INTO _job_id;
+        ELSE
+            UPDATE procrastinate_jobs
+            SET status = 'cancelled'::procrastinate_job_status
+            WHERE id = job_id AND status = 'todo'
+            RETURNING id INTO _job_id;
+        END IF;
+    END IF;
+    RETURN _job_id;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_defer_jobs_v1(jobs public.procrastinate_job_to_defer_v1[]) RETURNS bigint[]
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    job_ids bigint[];
+BEGIN
+    WITH inserted_jobs AS (
+        INSERT INTO procrastinate_jobs (queue_name, task_name, priority, lock, queueing_lock, args, scheduled_at)
+        SELECT (job).queue_name,
+               (job).task_name,
+               (job).priority,
+               (job).lock,
+               (job).queueing_lock,
+               (job).args,
+               (job).scheduled_at
+        FROM unnest(jobs) AS job
+        RETURNING id
+    )
+    SELECT array_agg(id) FROM inserted_jobs INTO job_ids;
+
+    RETURN job_ids;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_defer_periodic_job_v2(_queue_name character varying, _lock character varying, _queueing_lock character varying, _task_name character varying, _priority integer, _periodic_id character varying, _defer_timestamp bigint, _args jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+	_job_id bigint;
+	_defer_id bigint;
+BEGIN
+    INSERT
+        INTO procrastinate_periodic_defers (task_name, periodic_id, defer_timestamp)
+        VALUES (_task_name, _periodic_id, _defer_timestamp)
+        ON CONFLICT DO NOTHING
+        RETURNING id into _defer_id;
+
+    IF _defer_id IS NULL THEN
+        RETURN NULL;
+    END IF;
+
+    UPDATE procrastinate_periodic_defers
+        SET job_id = (
+            SELECT COALESCE((
+                SELECT unnest(procrastinate_defer_jobs_v1(
+                    ARRAY[
+                        ROW(
+                            _queue_name,
+                            _task_name,
+                            _priority,
+                            _lock,
+                            _queueing_lock,
+                            _args,
+                            NULL::timestamptz
+                        )
+                    ]::procrastinate_job_to_defer_v1[]
+                ))
+            ), NULL)
+        )
+        WHERE id = _defer_id
+        RETURNING job_id INTO _job_id;
+
+    DELETE
+        FROM procrastinate_periodic_defers
+        USING (
+            SELECT id
+            FROM procrastinate_periodic_defers
+            WHERE procrastinate_periodic_defers.task_name = _task_name
+            AND procrastinate_periodic_defers.periodic_id = _periodic_id
+            AND procrastinate_periodic_defers.defer_timestamp < _defer_timestamp
+            ORDER BY id
+            FOR UPDATE
+        ) to_delete
+        WHERE procrastinate_periodic_defers.id = to_delete.id;
+
+    RETURN _job_id;
+END;
+$$;
+
+CREATE TABLE public.procrastinate_jobs (
+    id bigint NOT NULL,
+    queue_name character varying(128) NOT NULL,
+    task_name character varying(128) NOT NULL,
+    priority integer DEFAULT 0 NOT NULL,
+    lock text,
+    queueing_lock text,
+    args jsonb DEFAULT '{}'::jsonb NOT NULL,
+    status public.procrastinate_job_status DEFAULT 'todo'::public.procrastinate_job_status NOT NULL,
+    scheduled_at timestamp with time zone,
+    attempts integer DEFAULT 0 NOT NULL,
+    abort_requested boolean DEFAULT false NOT NULL,
+    worker_id bigint,
+    CONSTRAINT check_not_todo_abort_requested CHECK ((NOT ((status = 'todo'::public.procrastinate_job_status) AND (abort_requested = true))))
+);
+
+CREATE FUNCTION public.procrastinate_fetch_job_v2(target_queue_names character varying[], p_worker_id bigint) RETURNS public.procrastinate_jobs
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+	found_jobs procrastinate_jobs;
+BEGIN
+    WITH candidate AS (
+        SELECT jobs.*
+            FROM procrastinate_jobs AS jobs
+            WHERE
+                -- reject the job if its lock has earlier or higher priority jobs
+                NOT EXISTS (
+                    SELECT 1
+                        FROM procrastinate_jobs AS other_jobs
+                        WHERE
+                            jobs.lock IS NOT NULL
+                            AND other_jobs.lock = jobs.lock
+                            AND (
+                                -- job with same lock is already running
+                                other_jobs.status = 'doing'
+                                OR
+                                -- job with same lock is waiting and has higher priority (or same priority but was queued first)
+                                (
+                                    other_jobs.status = 'todo'
+                                    AND (
+                                        other_jobs.priority > jobs.priority
+                                        OR (
+                                        other_jobs.priority = jobs.priority
+                                        AND other_jobs.id < jobs.id
+                                        )
+                                    )
+                                )
+                            )
+                )
+                AND jobs.status = 'todo'
+                AND (target_queue_names IS NULL OR jobs.queue_name = ANY( target_queue_names ))
+                AND (jobs.scheduled_at IS NULL OR jobs.scheduled_at <= now())
+            ORDER BY jobs.priority DESC, jobs.id ASC LIMIT 1
+            FOR UPDATE OF jobs SKIP LOCKED
+    )
+    UPDATE procrastinate_jobs
+        SET status = 'doing', worker_id = p_worker_id
+        FROM candidate
+        WHERE procrastinate_jobs.id = candidate.id
+        RETURNING procrastinate_jobs.* INTO found_jobs;
+
+ RETURN found_jobs;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_finish_job_v1(job_id bigint, end_status public.procrastinate_job_status, delete_job boolean) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    _job_id bigint;
+BEGIN
+    IF end_status NOT IN ('succeeded', 'failed', 'aborted') THEN
+        RAISE 'End status should be either "succeeded", "failed" or "aborted" (job id: %)', job_id;
+    END IF;
+    IF delete_job THEN
+        DELETE FROM procrastinate_jobs
+        WHERE id = job_id AND status IN ('todo', 'doing')
+        RETURNING id INTO _job_id;
+    ELSE
+        UPDATE procrastinate_jobs
+        SET status = end_status,
+            abort_requested = false,
+            attempts = CASE status
+                WHEN 'doing' THEN attempts + 1 ELSE attempts
+            END
+        WHERE id = job_id AND status IN ('todo', 'doing')
+        RETURNING id INTO _job_id;
+    END IF;
+    IF _job_id IS NULL THEN
+        RAISE 'Job was not found or not in "doing" or "todo" status (job id: %)', job_id;
+    END IF;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_notify_queue_abort_job_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    payload TEXT;
+BEGIN
+    SELECT json_build_object('type', 'abort_job_requested', 'job_id', NEW.id)::text INTO payload;
+	PERFORM pg_notify('procrastinate_queue_v1#' || NEW.queue_name, payload);
+	PERFORM pg_notify('procrastinate_any_queue_v1', payload);
+	RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_notify_queue_job_inserted_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    payload TEXT;
+BEGIN
+    SELECT json_build_object('type', 'job_inserted', 'job_id', NEW.id)::text INTO payload;
+	PERFORM pg_notify('procrastinate_queue_v1#' || NEW.queue_name, payload);
+	PERFORM pg_notify('procrastinate_any_queue_v1', payload);
+	RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_prune_stalled_workers_v1(seconds_since_heartbeat double precision) RETURNS TABLE(worker_id bigint)
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN QUERY
+    DELETE FROM procrastinate_workers
+    WHERE last_heartbeat < NOW() - (seconds_since_heartbeat || 'SECOND')::INTERVAL
+    RETURNING procrastinate_workers.id;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_register_worker_v1() RETURNS TABLE(worker_id bigint)
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RETURN QUERY
+    INSERT INTO procrastinate_workers DEFAULT VALUES
+    RETURNING procrastinate_workers.id;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_retry_job_v1(job_id bigint, retry_at timestamp with time zone, new_priority integer, new_queue_name character varying, new_lock character varying) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    _job_id bigint;
+    _abort_requested boolean;
+BEGIN
+    SELECT abort_requested FROM procrastinate_jobs
+    WHERE id = job_id AND status = 'doing'
+    FOR UPDATE
+    INTO _abort_requested;
+    IF _abort_requested THEN
+        UPDATE procrastinate_jobs
+        SET status = 'failed'::procrastinate_job_status
+        WHERE id = job_id AND status = 'doing'
+        RETURNING id INTO _job_id;
+    ELSE
+        UPDATE procrastinate_jobs
+        SET status = 'todo'::procrastinate_job_status,
+            attempts = attempts + 1,
+            scheduled_at = retry_at,
+            priority = COALESCE(new_priority, priority),
+            queue_name = COALESCE(new_queue_name, queue_name),
+            lock = COALESCE(new_lock, lock)
+        WHERE id = job_id AND status = 'doing'
+        RETURNING id INTO _job_id;
+    END IF;
+
+    IF _job_id IS NULL THEN
+        RAISE 'Job was not found or not in "doing" status (job id: %)', job_id;
+    END IF;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_retry_job_v2(job_id bigint, retry_at timestamp with time zone, new_priority integer, new_queue_name character varying, new_lock character varying) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    _job_id bigint;
+    _abort_requested boolean;
+    _current_status procrastinate_job_status;
+BEGIN
+    SELECT status, abort_requested FROM procrastinate_jobs
+    WHERE id = job_id AND status IN ('doing', 'failed')
+    FOR UPDATE
+    INTO _current_status, _abort_requested;
+    IF _current_status = 'doing' AND _abort_requested THEN
+        UPDATE procrastinate_jobs
+        SET status = 'failed'::procrastinate_job_status
+        WHERE id = job_id AND status = 'doing'
+        RETURNING id INTO _job_id;
+    ELSE
+        UPDATE procrastinate_jobs
+        SET status = 'todo'::procrastinate_job_status,
+            attempts = attempts + 1,
+            scheduled_at = retry_at,
+            priority = COALESCE(new_priority, priority),
+            queue_name = COALESCE(new_queue_name, queue_name),
+            lock = COALESCE(new_lock, lock)
+        WHERE id = job_id AND status IN ('doing', 'failed')
+        RETURNING id INTO _job_id;
+    END IF;
+
+    IF _job_id IS NULL THEN
+        RAISE 'Job was not found or has an invalid status to retry (job id: %)', job_id;
+    END IF;
+
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_trigger_abort_requested_events_procedure_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO procrastinate_events(job_id, type)
+        VALUES (NEW.id, 'abort_requested'::procrastinate_job_event_type);
+    RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_trigger_function_scheduled_events_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO procrastinate_events(job_id, type, at)
+        VALUES (NEW.id, 'scheduled'::procrastinate_job_event_type, NEW.scheduled_at);
+
+	RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_trigger_function_status_events_insert_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    INSERT INTO procrastinate_events(job_id, type)
+        VALUES (NEW.id, 'deferred'::procrastinate_job_event_type);
+	RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_trigger_function_status_events_update_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    WITH t AS (
+        SELECT CASE
+            WHEN OLD.status = 'todo'::procrastinate_job_status
+                AND NEW.status = 'doing'::procrastinate_job_status
+                THEN 'started'::procrastinate_job_event_type
+            WHEN OLD.status = 'doing'::procrastinate_job_status
+                AND NEW.status = 'todo'::procrastinate_job_status
+                THEN 'deferred_for_retry'::procrastinate_job_event_type
+            WHEN OLD.status = 'doing'::procrastinate_job_status
+                AND NEW.status = 'failed'::procrastinate_job_status
+                THEN 'failed'::procrastinate_job_event_type
+            WHEN OLD.status = 'doing'::procrastinate_job_status
+                AND NEW.status = 'succeeded'::procrastinate_job_status
+                THEN 'succeeded'::procrastinate_job_event_type
+            WHEN OLD.status = 'todo'::procrastinate_job_status
+                AND (
+                    NEW.status = 'cancelled'::procrastinate_job_status
+                    OR NEW.status = 'failed'::procrastinate_job_status
+                    OR NEW.status = 'succeeded'::procrastinate_job_status
+                )
+                THEN 'cancelled'::procrastinate_job_event_type
+            WHEN OLD.status = 'doing'::procrastinate_job_status
+                AND NEW.status = 'aborted'::procrastinate_job_status
+                THEN 'aborted'::procrastinate_job_event_type
+            WHEN OLD.status = 'failed'::procrastinate_job_status
+                AND NEW.status = 'todo'::procrastinate_job_status
+                THEN 'retried'::procrastinate_job_event_type
+            ELSE NULL
+        END as event_type
+    )
+    INSERT INTO procrastinate_events(job_id, type)
+        SELECT NEW.id, t.event_type
+        FROM t
+        WHERE t.event_type IS NOT NULL;
+	RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_unlink_periodic_defers_v1() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE procrastinate_periodic_defers
+    SET job_id = NULL
+    WHERE job_id = OLD.id;
+    RETURN OLD;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_unregister_worker_v1(worker_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM procrastinate_workers
+    WHERE id = worker_id;
+END;
+$$;
+
+CREATE FUNCTION public.procrastinate_update_heartbeat_v1(worker_id bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    UPDATE procrastinate_workers
+    SET last_heartbeat = NOW()
+    WHERE id = worker_id;
+END;
+$$;
+
+CREATE FUNCTION public.tg__set_updated_at() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    new.updated_at := now();
+    return new;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg__set_updated_at() IS 'Shared BEFORE UPDATE trigger: stamps updated_at with the transaction time.';
+
+CREATE FUNCTION public.tg_entities__propagate_acl() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    update public.entity_chunks c
+       set acl_principals = new.acl_principals,
+           entity_status = new.status,
+           entity_deleted = new.deleted_at is not null
+     where c.entity_id = new.id;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_entities__propagate_acl() IS 'Pushes a changed ACL, status or deletion of an entity down to its chunks.';
+
+CREATE FUNCTION public.tg_entity_chunks__inherit_acl() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    select e.source_id, e.acl_principals, e.status, e.deleted_at is not null
+      into new.source_id, new.acl_principals, new.entity_status, new.entity_deleted
+      from public.entities e
+     where e.id = new.entity_id;
+    return new;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_entity_chunks__inherit_acl() IS 'Copies source, ACL, status and deletion of the parent entity onto a new or moved chunk.';
+
+CREATE FUNCTION public.tg_platform_settings__bump_version() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    if tg_op = 'UPDATE' and old.value is not distinct from new.value then
+        return null;
+    end if;
+    update public.platform_settings_version set version = version + 1 where singleton;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_platform_settings__bump_version() IS 'Raises platform_settings_version.version once per changed setting row.';
+
+CREATE TABLE public.api_tokens (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    scope text NOT NULL,
+    token_hash text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_used_at timestamp with time zone,
+    revoked_at timestamp with time zone,
+    CONSTRAINT api_tokens_scope_check CHECK ((scope = ANY (ARRAY['admin'::text, 'read'::text])))
+);
+
+COMMENT ON TABLE public.api_tokens IS 'Admin API bearer tokens; only a SHA-256 of the token is stored, the token is printed once.';
+
+ALTER TABLE public.api_tokens ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.api_tokens_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.dead_letters (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    run_id bigint,
+    source_type text NOT NULL,
+    source_entity_id text NOT NULL,
+    reason text NOT NULL,
+    error_detail text,
+    attempts integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT dead_letters_attempts_positive CHECK ((attempts >= 1)),
+    CONSTRAINT dead_letters_reason_check CHECK ((reason = ANY (ARRAY['permission'::text, 'not_found'::text, 'malformed'::text, 'rate_limited'::text, 'unknown'::text])))
+);
+
+COMMENT ON TABLE public.dead_letters IS 'Working queue of unresolved failed items (seed 000 §3): a row leaves when the item loads or is gone at the source.';
+
+COMMENT ON COLUMN public.dead_letters.run_id IS 'Run of the latest failure; SET NULL so the queue outlives journal clean-up.';
+
+COMMENT ON COLUMN public.dead_letters.attempts IS 'How many times the item failed; +1 on every repeat via upsert.';
+
+ALTER TABLE public.dead_letters ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.dead_letters_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.entities (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    source_type text NOT NULL,
+    source_entity_id text NOT NULL,
+    natural_key text,
+    container text,
+    status text NOT NULL,
+    deleted_at timestamp with time zone,
+    title text DEFAULT ''::text NOT NULL,
+    body text DEFAULT ''::text NOT NULL,
+    url text,
+    author text,
+    source_created_at timestamp with time zone,
+    source_updated_at timestamp with time zone,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    acl_principals text[],
+    aliases text[] DEFAULT '{}'::text[] NOT NULL,
+    out_of_scope boolean DEFAULT false NOT NULL,
+    content_hash text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT entities_metadata_is_object CHECK ((jsonb_typeof(metadata) = 'object'::text)),
+    CONSTRAINT entities_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'final'::text, 'archived'::text])))
+);
+
+COMMENT ON TABLE public.entities IS 'Relational projection: one row per source record (seed 000). Written only by the sync pipeline (role harvester_worker).';
+
+COMMENT ON COLUMN public.entities.status IS 'Content lifecycle set by classify: draft | final | archived. Deletion is the separate deleted_at axis.';
+
+COMMENT ON COLUMN public.entities.deleted_at IS 'Soft-delete marker set by reconciliation when the record vanished; clearing it restores the old status (seed 000 "Удаления").';
+
+COMMENT ON COLUMN public.entities.body IS 'Clean text for display and embedding.';
+
+COMMENT ON COLUMN public.entities.acl_principals IS 'Rights captured with the record: principals like user:<email>, group:<connector>:<id>. NULL = unknown: visible to nobody.';
+
+COMMENT ON COLUMN public.entities.aliases IS 'Other source ids of the same record (e.g. moved Jira issue); reconciliation collapses duplicates found through them.';
+
+COMMENT ON COLUMN public.entities.out_of_scope IS 'Neighbour fetched one hop outside the scope by a link (seed 003 "Соседняя задача").';
+
+COMMENT ON COLUMN public.entities.content_hash IS 'SHA-256 of the normalised entity; an equal hash means the upsert writes nothing.';
+
+ALTER TABLE public.entities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.entities_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.entity_chunks (
+    id bigint NOT NULL,
+    entity_id bigint NOT NULL,
+    ordinal integer NOT NULL,
+    body text NOT NULL,
+    content_hash text NOT NULL,
+    embedding public.vector(384),
+    embedding_model text,
+    source_id bigint NOT NULL,
+    acl_principals text[],
+    entity_status text NOT NULL,
+    entity_deleted boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT entity_chunks_ordinal_not_negative CHECK ((ordinal >= 0))
+);
+
+COMMENT ON TABLE public.entity_chunks IS 'Vector projection (seed 000): per-chunk embeddings, child rows of the entity, with a content hash.';
+
+COMMENT ON COLUMN public.entity_chunks.content_hash IS 'SHA-256 of the embedded text; unchanged hash = no re-embedding, no write.';
+
+COMMENT ON COLUMN public.entity_chunks.embedding_model IS 'Model that produced the vector; a different configured model triggers a background re-embed.';
+
+COMMENT ON COLUMN public.entity_chunks.acl_principals IS 'Inherited from the entity (trigger); the chunk is never visible to more than its entity.';
+
+ALTER TABLE public.entity_chunks ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.entity_chunks_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.entity_edges (
+    from_entity_id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    relation text NOT NULL,
+    direction text DEFAULT 'outward'::text NOT NULL,
+    target_type text NOT NULL,
+    target_source_entity_id text NOT NULL,
+    target_key text,
+    CONSTRAINT entity_edges_direction_check CHECK ((direction = ANY (ARRAY['outward'::text, 'inward'::text])))
+);
+
+COMMENT ON TABLE public.entity_edges IS 'Graph projection: links inside one source, owned by the declaring entity; loading X replaces only X''s edges (seed 003).';
+
+COMMENT ON COLUMN public.entity_edges.direction IS 'outward: from_entity is the source side as the source defines it (Jira outwardIssue).';
+
+COMMENT ON COLUMN public.entity_edges.target_source_entity_id IS 'Natural key of the target inside the same source; the target may not be loaded yet.';
+
+CREATE TABLE public.entity_notes (
+    source_id bigint NOT NULL,
+    source_type text NOT NULL,
+    source_entity_id text NOT NULL,
+    fact_status text,
+    work_kind text,
+    done_text text,
+    rest_text text,
+    owner_note text,
+    updated_by text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+COMMENT ON TABLE public.entity_notes IS 'Admin notes keyed by entity identity (seed 003 "Служебные заметки"); sync never writes them, except the field-by-field merge when reconciliation collapses a duplicate.';
+
+CREATE TABLE public.entity_refs (
+    entity_id bigint NOT NULL,
+    relation text NOT NULL,
+    target_kind text NOT NULL,
+    target_ref text NOT NULL,
+    source_hint text
+);
+
+COMMENT ON TABLE public.entity_refs IS 'Mentions of other sources kept as claims, not edges (seed 000 "Формат refs"): Knowledge Store resolves them later.';
+
+CREATE VIEW public.live_entities AS
+ SELECT id,
+    source_id,
+    source_type,
+    source_entity_id,
+    natural_key,
+    container,
+    status,
+    deleted_at,
+    title,
+    body,
+    url,
+    author,
+    source_created_at,
+    source_updated_at,
+    metadata,
+    acl_principals,
+    aliases,
+    out_of_scope,
+    content_hash,
+    created_at,
+    updated_at
+   FROM public.entities e
+  WHERE (deleted_at IS NULL);
+
+COMMENT ON VIEW public.live_entities IS 'Entities not soft-deleted: what output and search may show (seed 000 "Удаления").';
+
+CREATE TABLE public.platform_settings (
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text]))),
+    CONSTRAINT platform_settings_value_valid CHECK (
+CASE key
+    WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
+    WHEN 'mass_delete_share'::text THEN ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (1)::numeric))
+    WHEN 'reconcile_window'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (10079)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
+    WHEN 'search_include_drafts'::text THEN (jsonb_typeof(value) = 'boolean'::text)
+    ELSE ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
+END)
+);
+
+COMMENT ON TABLE public.platform_settings IS 'Platform defaults as key -> JSON (seed 001 "Расписание", seed 003 "Настройки"); no secret is ever stored here.';
+
+CREATE TABLE public.platform_settings_version (
+    singleton boolean DEFAULT true NOT NULL,
+    version bigint DEFAULT 1 NOT NULL,
+    CONSTRAINT platform_settings_version_singleton CHECK (singleton)
+);
+
+COMMENT ON TABLE public.platform_settings_version IS 'One row: the settings version, raised by a trigger on every changed value.';
+
+CREATE TABLE public.procrastinate_events (
+    id bigint NOT NULL,
+    job_id bigint NOT NULL,
+    type public.procrastinate_job_event_type,
+    at timestamp with time zone DEFAULT now()
+);
+
+CREATE SEQUENCE public.procrastinate_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.procrastinate_events_id_seq OWNED BY public.procrastinate_events.id;
+
+CREATE SEQUENCE public.procrastinate_jobs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.procrastinate_jobs_id_seq OWNED BY public.procrastinate_jobs.id;
+
+CREATE TABLE public.procrastinate_periodic_defers (
+    id bigint NOT NULL,
+    task_name character varying(128) NOT NULL,
+    defer_timestamp bigint,
+    job_id bigint,
+    periodic_id character varying(128) DEFAULT ''::character varying NOT NULL
+);
+
+CREATE SEQUENCE public.procrastinate_periodic_defers_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.procrastinate_periodic_defers_id_seq OWNED BY public.procrastinate_periodic_defers.id;
+
+CREATE TABLE public.procrastinate_workers (
+    id bigint NOT NULL,
+    last_heartbeat timestamp with time zone DEFAULT now() NOT NULL
+);
+
+ALTER TABLE public.procrastinate_workers ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.procrastinate_workers_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.run_seen_items (
+    run_id bigint NOT NULL,
+    source_type text NOT NULL,
+    source_entity_id text NOT NULL
+);
+
+COMMENT ON TABLE public.run_seen_items IS 'Identities enumerated by a full or reconciliation run, so that "not seen" can be computed without touching unchanged entities. Emptied when the run ends.';
+
+CREATE TABLE public.schema_migrations (
+    version text NOT NULL,
+    checksum text,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+COMMENT ON TABLE public.schema_migrations IS 'Applied migrations (dbmate-compatible) with the checksum of each file''s up section.';
+
+CREATE TABLE public.sources (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    connector_type text NOT NULL,
+    base_url text,
+    auth_account text DEFAULT 'service'::text NOT NULL,
+    auth_method text DEFAULT 'static_token'::text NOT NULL,
+    credential_enc text,
+    state text DEFAULT 'active'::text NOT NULL,
+    scope_mode text DEFAULT 'all'::text NOT NULL,
+    scope_list jsonb DEFAULT '[]'::jsonb NOT NULL,
+    content_filters jsonb DEFAULT '{}'::jsonb NOT NULL,
+    sync_interval integer,
+    reconcile_interval integer,
+    reconcile_window integer,
+    authority_tier text,
+    webhook_enabled boolean DEFAULT false NOT NULL,
+    webhook_secret_enc text,
+    incremental_cursor jsonb,
+    last_probe_at timestamp with time zone,
+    last_probe_status text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT sources_auth_account_check CHECK ((auth_account = ANY (ARRAY['service'::text, 'personal'::text]))),
+    CONSTRAINT sources_auth_method_check CHECK ((auth_method = ANY (ARRAY['static_token'::text, 'oauth'::text]))),
+    CONSTRAINT sources_authority_tier_check CHECK ((authority_tier = ANY (ARRAY['low'::text, 'normal'::text, 'high'::text]))),
+    CONSTRAINT sources_content_filters_is_object CHECK ((jsonb_typeof(content_filters) = 'object'::text)),
+    CONSTRAINT sources_disconnected_has_no_credential CHECK (((state <> 'disconnected'::text) OR (credential_enc IS NULL))),
+    CONSTRAINT sources_last_probe_status_check CHECK ((last_probe_status = ANY (ARRAY['ok'::text, 'unreachable'::text, 'auth_failed'::text]))),
+    CONSTRAINT sources_reconcile_interval_positive CHECK ((reconcile_interval > 0)),
+    CONSTRAINT sources_reconcile_window_range CHECK (((reconcile_window >= 0) AND (reconcile_window <= 10079))),
+    CONSTRAINT sources_scope_list_is_array CHECK ((jsonb_typeof(scope_list) = 'array'::text)),
+    CONSTRAINT sources_scope_mode_check CHECK ((scope_mode = ANY (ARRAY['all'::text, 'selected'::text]))),
+    CONSTRAINT sources_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text, 'disconnected'::text]))),
+    CONSTRAINT sources_sync_interval_positive CHECK ((sync_interval > 0))
+);
+
+COMMENT ON TABLE public.sources IS 'Connected sources (seed 000 §1). state is the admin''s intent; health is derived (view source_health), never stored.';
+
+COMMENT ON COLUMN public.sources.connector_type IS 'Connector key; open set without CHECK, resolved against the connector manifest.';
+
+COMMENT ON COLUMN public.sources.credential_enc IS 'AES-256-GCM ciphertext "v1:<key id>:<b64 nonce|ct>"; NULL when disconnected. Never returned by the API.';
+
+COMMENT ON COLUMN public.sources.scope_list IS 'Container ids: deny-list when scope_mode = all, allow-list when selected (kinds declared by the manifest).';
+
+COMMENT ON COLUMN public.sources.content_filters IS 'Toggles "beyond the rules"; the key set is declared by the connector manifest.';
+
+COMMENT ON COLUMN public.sources.sync_interval IS 'Seconds between incremental runs; NULL inherits platform_settings.sync_interval (seed 001 "Расписание").';
+
+COMMENT ON COLUMN public.sources.reconcile_interval IS 'Seconds between reconciliations; NULL inherits platform_settings.reconcile_interval.';
+
+COMMENT ON COLUMN public.sources.reconcile_window IS 'Minute of week (0 = Monday 00:00, org time zone) when reconciliation starts; NULL inherits.';
+
+COMMENT ON COLUMN public.sources.authority_tier IS 'Trust tier for Knowledge Store decay; NULL = the manifest''s default_authority.';
+
+COMMENT ON COLUMN public.sources.webhook_secret_enc IS 'AES-256-GCM ciphertext of the webhook HMAC secret; same envelope as credential_enc.';
+
+COMMENT ON COLUMN public.sources.incremental_cursor IS 'Position "since" of the last succeeded run: {"updated": <UTC ISO>, "ids": [...]}; NULL before the first.';
+
+COMMENT ON COLUMN public.sources.last_probe_status IS 'Result of the scheduled connection probe: the one health facet a run cannot give (seed 000).';
+
+CREATE TABLE public.sync_runs (
+    id bigint NOT NULL,
+    source_id bigint NOT NULL,
+    mode text NOT NULL,
+    trigger text NOT NULL,
+    state text DEFAULT 'queued'::text NOT NULL,
+    scope jsonb,
+    entities_done integer,
+    entities_total integer,
+    checkpoint jsonb,
+    error_count integer DEFAULT 0 NOT NULL,
+    error_detail text,
+    started_at timestamp with time zone,
+    finished_at timestamp with time zone,
+    heartbeat_at timestamp with time zone,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    api_calls integer DEFAULT 0 NOT NULL,
+    rate_limited integer DEFAULT 0 NOT NULL,
+    deliveries integer DEFAULT 0 NOT NULL,
+    claimed_at timestamp with time zone,
+    worker_id text,
+    options jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT sync_runs_counters_not_negative CHECK (((error_count >= 0) AND (api_calls >= 0) AND (rate_limited >= 0) AND (deliveries >= 0) AND (COALESCE(entities_done, 0) >= 0) AND (COALESCE(entities_total, 0) >= 0))),
+    CONSTRAINT sync_runs_finished_iff_terminal CHECK (((state = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text])) = (finished_at IS NOT NULL))),
+    CONSTRAINT sync_runs_mode_check CHECK ((mode = ANY (ARRAY['full'::text, 'incremental'::text, 'reconciliation'::text]))),
+    CONSTRAINT sync_runs_state_check CHECK ((state = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text]))),
+    CONSTRAINT sync_runs_trigger_check CHECK ((trigger = ANY (ARRAY['connect'::text, 'schedule'::text, 'webhook'::text, 'watchdog'::text, 'manual'::text])))
+);
+
+COMMENT ON TABLE public.sync_runs IS 'Run journal (seed 000 §2). The history "type" is derived from mode + trigger + scope (view sync_run_history).';
+
+COMMENT ON COLUMN public.sync_runs.scope IS 'NULL = whole source; {"kind":"window","since":...}; {"kind":"items","items":[{"source_type":..,"source_entity_id":..}]} (DLQ retry); {"kind":"containers","containers":[...]}.';
+
+COMMENT ON COLUMN public.sync_runs.entities_done IS 'N of "N of M": items processed; set from the checkpoint, so redelivery never doubles it.';
+
+COMMENT ON COLUMN public.sync_runs.entities_total IS 'M of "N of M": the connector''s estimate.';
+
+COMMENT ON COLUMN public.sync_runs.checkpoint IS 'Connector position after the last committed page; a resumed run continues from here.';
+
+COMMENT ON COLUMN public.sync_runs.error_count IS 'Items sent to the DLQ by this run: an immutable snapshot, unlike the live DLQ depth.';
+
+COMMENT ON COLUMN public.sync_runs.api_calls IS 'HTTP requests made to the source by this run (seed 003 jira_calls).';
+
+COMMENT ON COLUMN public.sync_runs.rate_limited IS 'Responses 429/503 received by this run (seed 003 rate_limited).';
+
+COMMENT ON COLUMN public.sync_runs.deliveries IS 'How many times a worker claimed this run; after the limit the run fails with finished_at (seed 003).';
+
+COMMENT ON COLUMN public.sync_runs.options IS 'Run flags, e.g. {"confirm_mass_delete": true} to let a reconciliation pass the mass-deletion guard.';
+
+CREATE VIEW public.source_health AS
+ SELECT s.id AS source_id,
+    s.state,
+    lr.id AS last_run_id,
+    lr.state AS last_run_state,
+    lr.finished_at AS last_run_finished_at,
+    lr.error_count AS last_run_error_count,
+    s.last_probe_at,
+    s.last_probe_status,
+        CASE
+            WHEN (lr.state = ANY (ARRAY['queued'::text, 'running'::text])) THEN 'syncing'::text
+            WHEN (lr.state = 'failed'::text) THEN 'error'::text
+            WHEN ((s.last_probe_status = ANY (ARRAY['unreachable'::text, 'auth_failed'::text])) AND ((lr.finished_at IS NULL) OR (s.last_probe_at >= lr.finished_at))) THEN 'error'::text
+            ELSE 'idle'::text
+        END AS health
+   FROM (public.sources s
+     LEFT JOIN LATERAL ( SELECT r.id,
+            r.state,
+            r.finished_at,
+            r.error_count
+           FROM public.sync_runs r
+          WHERE (r.source_id = s.id)
+          ORDER BY r.created_at DESC, r.id DESC
+         LIMIT 1) lr ON (true));
+
+COMMENT ON VIEW public.source_health IS 'Per source: idle | syncing | error, from the latest run and the latest probe (a newer failed probe overrides a good run).';
+
+ALTER TABLE public.sources ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.sources_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE VIEW public.sync_run_history AS
+ SELECT id,
+    source_id,
+    mode,
+    trigger,
+    state,
+    scope,
+    entities_done,
+    entities_total,
+    checkpoint,
+    error_count,
+    error_detail,
+    started_at,
+    finished_at,
+    heartbeat_at,
+    created_at,
+    api_calls,
+    rate_limited,
+    deliveries,
+    claimed_at,
+    worker_id,
+    options,
+        CASE
+            WHEN (mode = 'full'::text) THEN 'full'::text
+            WHEN (mode = 'reconciliation'::text) THEN 'reconciliation'::text
+            WHEN (trigger = 'watchdog'::text) THEN 'partial_resync'::text
+            WHEN ((trigger = 'manual'::text) AND ((scope ->> 'kind'::text) = 'items'::text)) THEN 'dlq_retry'::text
+            ELSE 'incremental'::text
+        END AS run_type,
+    (finished_at - started_at) AS duration
+   FROM public.sync_runs r;
+
+COMMENT ON VIEW public.sync_run_history IS 'sync_runs with run_type (full, incremental, partial_resync, dlq_retry, reconciliation) and duration.';
+
+ALTER TABLE public.sync_runs ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.sync_runs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE UNLOGGED TABLE public.webhook_deliveries (
+    source_id bigint NOT NULL,
+    delivery_id text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL
+);
+
+COMMENT ON TABLE public.webhook_deliveries IS 'Seen webhook delivery ids (one webhook processed once). Unlogged on purpose: the dedupe window is ephemeral (seed 000 "Реал-тайм").';
+
+ALTER TABLE ONLY public.procrastinate_events ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_events_id_seq'::regclass);
+
+ALTER TABLE ONLY public.procrastinate_jobs ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_jobs_id_seq'::regclass);
+
+ALTER TABLE ONLY public.procrastinate_periodic_defers ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_periodic_defers_id_seq'::regclass);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.api_tokens
+    ADD CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash);
+
+ALTER TABLE ONLY public.dead_letters
+    ADD CONSTRAINT dead_letters_item_key UNIQUE (source_id, source_type, source_entity_id);
+
+ALTER TABLE ONLY public.dead_letters
+    ADD CONSTRAINT dead_letters_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.entities
+    ADD CONSTRAINT entities_identity_key UNIQUE (source_id, source_type, source_entity_id);
+
+ALTER TABLE ONLY public.entities
+    ADD CONSTRAINT entities_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.entity_chunks
+    ADD CONSTRAINT entity_chunks_entity_ordinal_key UNIQUE (entity_id, ordinal);
+
+ALTER TABLE ONLY public.entity_chunks
+    ADD CONSTRAINT entity_chunks_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.entity_edges
+    ADD CONSTRAINT entity_edges_pkey PRIMARY KEY (from_entity_id, relation, target_type, target_source_entity_id);
+
+ALTER TABLE ONLY public.entity_notes
+    ADD CONSTRAINT entity_notes_pkey PRIMARY KEY (source_id, source_type, source_entity_id);
+
+ALTER TABLE ONLY public.entity_refs
+    ADD CONSTRAINT entity_refs_pkey PRIMARY KEY (entity_id, relation, target_kind, target_ref);
+
+ALTER TABLE ONLY public.platform_settings
+    ADD CONSTRAINT platform_settings_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY public.platform_settings_version
+    ADD CONSTRAINT platform_settings_version_pkey PRIMARY KEY (singleton);
+
+ALTER TABLE ONLY public.procrastinate_events
+    ADD CONSTRAINT procrastinate_events_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.procrastinate_jobs
+    ADD CONSTRAINT procrastinate_jobs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.procrastinate_periodic_defers
+    ADD CONSTRAINT procrastinate_periodic_defers_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.procrastinate_periodic_defers
+    ADD CONSTRAINT procrastinate_periodic_defers_unique UNIQUE (task_name, periodic_id, defer_timestamp);
+
+ALTER TABLE ONLY public.procrastinate_workers
+    ADD CONSTRAINT procrastinate_workers_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.run_seen_items
+    ADD CONSTRAINT run_seen_items_pkey PRIMARY KEY (run_id, source_type, source_entity_id);
+
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT sources_name_key UNIQUE (name);
+
+ALTER TABLE ONLY public.sources
+    ADD CONSTRAINT sources_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sync_runs
+    ADD CONSTRAINT sync_runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (source_id, delivery_id);
+
+CREATE INDEX dead_letters_run_id_idx ON public.dead_letters USING btree (run_id);
+
+CREATE INDEX entities_acl_principals_idx ON public.entities USING gin (acl_principals);
+
+CREATE INDEX entities_aliases_idx ON public.entities USING gin (aliases) WHERE (aliases <> '{}'::text[]);
+
+CREATE INDEX entities_metadata_idx ON public.entities USING gin (metadata jsonb_path_ops);
+
+CREATE INDEX entities_natural_key_idx ON public.entities USING btree (source_id, natural_key);
+
+CREATE INDEX entities_source_live_idx ON public.entities USING btree (source_id, source_type) WHERE (deleted_at IS NULL);
+
+CREATE INDEX entity_chunks_embedding_hnsw_idx ON public.entity_chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='64');
+
+CREATE INDEX entity_chunks_model_idx ON public.entity_chunks USING btree (embedding_model);
+
+CREATE INDEX entity_edges_target_idx ON public.entity_edges USING btree (source_id, target_type, target_source_entity_id);
+
+CREATE INDEX entity_refs_target_idx ON public.entity_refs USING btree (target_kind, target_ref);
+
+CREATE INDEX idx_procrastinate_jobs_worker_not_null ON public.procrastinate_jobs USING btree (worker_id) WHERE ((worker_id IS NOT NULL) AND (status = 'doing'::public.procrastinate_job_status));
+
+CREATE INDEX idx_procrastinate_workers_last_heartbeat ON public.procrastinate_workers USING btree (last_heartbeat);
+
+CREATE INDEX procrastinate_events_job_id_fkey_v1 ON public.procrastinate_events USING btree (job_id);
+
+CREATE INDEX procrastinate_jobs_id_lock_idx_v1 ON public.procrastinate_jobs USING btree (id, lock) WHERE (status = ANY (ARRAY['todo'::public.procrastinate_job_status, 'doing'::public.procrastinate_job_status]));
+
+CREATE UNIQUE INDEX procrastinate_jobs_lock_idx_v1 ON public.procrastinate_jobs USING btree (lock) WHERE (status = 'doing'::public.procrastinate_job_status);
+
+CREATE INDEX procrastinate_jobs_priority_idx_v1 ON public.procrastinate_jobs USING btree (priority DESC, id) WHERE (status = 'todo'::public.procrastinate_job_status);
+
+CREATE INDEX procrastinate_jobs_queue_name_idx_v1 ON public.procrastinate_jobs USING btree (queue_name);
+
+CREATE UNIQUE INDEX procrastinate_jobs_queueing_lock_idx_v1 ON public.procrastinate_jobs USING btree (queueing_lock) WHERE (status = 'todo'::public.procrastinate_job_status);
+
+CREATE INDEX procrastinate_periodic_defers_job_id_fkey_v1 ON public.procrastinate_periodic_defers USING btree (job_id);
+
+CREATE UNIQUE INDEX sync_runs_one_active_per_source ON public.sync_runs USING btree (source_id) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
+
+COMMENT ON INDEX public.sync_runs_one_active_per_source IS 'Lock: one queued/running run per source (seed 000). ON CONFLICT targets repeat its WHERE.';
+
+CREATE INDEX sync_runs_source_id_created_at_idx ON public.sync_runs USING btree (source_id, created_at DESC);
+
+CREATE INDEX webhook_deliveries_expires_at_idx ON public.webhook_deliveries USING btree (expires_at);
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.dead_letters FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entity_notes FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.platform_settings FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.sources FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+
+CREATE TRIGGER _200_bump_version AFTER INSERT OR DELETE OR UPDATE ON public.platform_settings FOR EACH ROW EXECUTE FUNCTION public.tg_platform_settings__bump_version();
+
+CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg_entity_chunks__inherit_acl();
+
+CREATE TRIGGER _300_propagate_acl AFTER UPDATE OF acl_principals, status, deleted_at ON public.entities FOR EACH ROW WHEN (((old.acl_principals IS DISTINCT FROM new.acl_principals) OR (old.status IS DISTINCT FROM new.status) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)))) EXECUTE FUNCTION public.tg_entities__propagate_acl();
+
+CREATE TRIGGER procrastinate_jobs_notify_queue_job_aborted_v1 AFTER UPDATE OF abort_requested ON public.procrastinate_jobs FOR EACH ROW WHEN (((old.abort_requested = false) AND (new.abort_requested = true) AND (new.status = 'doing'::public.procrastinate_job_status))) EXECUTE FUNCTION public.procrastinate_notify_queue_abort_job_v1();
+
+CREATE TRIGGER procrastinate_jobs_notify_queue_job_inserted_v1 AFTER INSERT ON public.procrastinate_jobs FOR EACH ROW WHEN ((new.status = 'todo'::public.procrastinate_job_status)) EXECUTE FUNCTION public.procrastinate_notify_queue_job_inserted_v1();
+
+CREATE TRIGGER procrastinate_trigger_abort_requested_events_v1 AFTER UPDATE OF abort_requested ON public.procrastinate_jobs FOR EACH ROW WHEN ((new.abort_requested = true)) EXECUTE FUNCTION public.procrastinate_trigger_abort_requested_events_procedure_v1();
+
+CREATE TRIGGER procrastinate_trigger_delete_jobs_v1 BEFORE DELETE ON public.procrastinate_jobs FOR EACH ROW EXECUTE FUNCTION public.procrastinate_unlink_periodic_defers_v1();
+
+CREATE TRIGGER procrastinate_trigger_scheduled_events_v1 AFTER INSERT OR UPDATE ON public.procrastinate_jobs FOR EACH ROW WHEN (((new.scheduled_at IS NOT NULL) AND (new.status = 'todo'::public.procrastinate_job_status))) EXECUTE FUNCTION public.procrastinate_trigger_function_scheduled_events_v1();
+
+CREATE TRIGGER procrastinate_trigger_status_events_insert_v1 AFTER INSERT ON public.procrastinate_jobs FOR EACH ROW WHEN ((new.status = 'todo'::public.procrastinate_job_status)) EXECUTE FUNCTION public.procrastinate_trigger_function_status_events_insert_v1();
+
+CREATE TRIGGER procrastinate_trigger_status_events_update_v1 AFTER UPDATE OF status ON public.procrastinate_jobs FOR EACH ROW EXECUTE FUNCTION public.procrastinate_trigger_function_status_events_update_v1();
+
+ALTER TABLE ONLY public.dead_letters
+    ADD CONSTRAINT dead_letters_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.dead_letters
+    ADD CONSTRAINT dead_letters_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entities
+    ADD CONSTRAINT entities_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entity_chunks
+    ADD CONSTRAINT entity_chunks_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES public.entities(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entity_edges
+    ADD CONSTRAINT entity_edges_from_entity_id_fkey FOREIGN KEY (from_entity_id) REFERENCES public.entities(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entity_notes
+    ADD CONSTRAINT entity_notes_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entity_refs
+    ADD CONSTRAINT entity_refs_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES public.entities(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.procrastinate_events
+    ADD CONSTRAINT procrastinate_events_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.procrastinate_jobs(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.procrastinate_jobs
+    ADD CONSTRAINT procrastinate_jobs_worker_id_fkey FOREIGN KEY (worker_id) REFERENCES public.procrastinate_workers(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.procrastinate_periodic_defers
+    ADD CONSTRAINT procrastinate_periodic_defers_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.procrastinate_jobs(id);
+
+ALTER TABLE ONLY public.run_seen_items
+    ADD CONSTRAINT run_seen_items_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.sync_runs
+    ADD CONSTRAINT sync_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;

@@ -1,0 +1,189 @@
+"""`harvester db migrate` / `db status`: concurrency, backups, checksums, permissions, bad input (issue 2)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from app.db.migrate import MIGRATE_LOCK_KEY, SQL_DIR, load_migrations, migrate
+from app.errors import HarvesterError
+
+HARVESTER = [sys.executable, "-m", "app.cli"]
+
+
+def _applied(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        return [r[0] for r in conn.execute("select version from schema_migrations order by version")]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARVESTER_")}
+    env.update(extra)
+    return env
+
+
+def test_fresh_database_gets_every_migration_and_no_backup(empty_db_url: str, tmp_path: Path) -> None:
+    result = migrate(empty_db_url, tmp_path / "backups")
+
+    assert result.applied == [m.version for m in load_migrations()]
+    assert _applied(empty_db_url) == result.applied
+    assert result.backup is None
+    assert not list((tmp_path / "backups").glob("*"))
+
+
+def test_second_migrate_is_a_no_op(fresh_db_url: str, tmp_path: Path) -> None:
+    result = migrate(fresh_db_url, tmp_path / "backups")
+
+    assert result.applied == []
+    assert result.backup is None
+
+
+def test_two_processes_migrating_an_old_database_apply_once_with_one_backup(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    versions = [m.version for m in load_migrations()]
+    old = versions[1]
+    migrate(empty_db_url, tmp_path / "unused", target=old)
+    data_dir = tmp_path / "data"
+    env = _env(HARVESTER_DATABASE_URL=empty_db_url, HARVESTER_DATA_DIR=str(data_dir))
+
+    # Hold the migration lock so both processes are provably waiting on it at the same time.
+    with psycopg.connect(empty_db_url, autocommit=True) as holder:
+        holder.execute("select pg_advisory_lock(%s)", (MIGRATE_LOCK_KEY,))
+        procs = [
+            subprocess.Popen(
+                [*HARVESTER, "db", "migrate"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for _ in range(2)
+        ]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            waiting = holder.execute(
+                "select count(*) from pg_locks where locktype = 'advisory' and not granted"
+            ).fetchone()
+            if waiting and waiting[0] == 2:
+                break
+            time.sleep(0.05)
+        holder.execute("select pg_advisory_unlock(%s)", (MIGRATE_LOCK_KEY,))
+        outputs = [p.communicate(timeout=120) for p in procs]
+
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert _applied(empty_db_url) == versions
+    backups = sorted((data_dir / "backups").glob("*.dump"))
+    assert len(backups) == 1
+    assert backups[0].name.endswith(f"-schema-v{old}.dump")
+    assert stat.S_IMODE(backups[0].stat().st_mode) == 0o600
+    assert sum("applied " in out.decode() for out, _ in outputs) == 1
+
+
+def test_backup_is_a_restorable_pg_dump_of_the_old_schema(empty_db_url: str, tmp_path: Path) -> None:
+    versions = [m.version for m in load_migrations()]
+    migrate(empty_db_url, tmp_path / "b", target=versions[0])
+    result = migrate(empty_db_url, tmp_path / "b")
+    assert result.backup is not None
+
+    from app.db.embedded import pg_bin
+
+    listing = subprocess.run([pg_bin("pg_restore"), "--list", result.backup], capture_output=True, check=True)
+    assert b"TABLE public sources" in listing.stdout
+    assert b"TABLE public entities" not in listing.stdout
+
+
+def test_changed_applied_migration_is_refused_and_nothing_is_applied(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    files = sorted((sql_dir / "schema").glob("*.sql"))
+    migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir, target=files[1].name.split("_")[0])
+    files[0].write_text(files[0].read_text() + "\ncreate table sneaky (id int);\n-- migrate:down\n")
+    # Touch the up section itself so the checksum differs.
+    text = files[0].read_text().replace("create table sources (", "create table sources ( -- edited\n", 1)
+    files[0].write_text(text)
+
+    with pytest.raises(HarvesterError, match="was changed after it was applied"):
+        migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir)
+
+    assert len(_applied(empty_db_url)) == 2
+    assert not list((tmp_path / "b").glob("*.dump"))
+
+
+def test_db_status_reports_external_mode_and_pending(empty_db_url: str, tmp_path: Path) -> None:
+    out = subprocess.run(
+        [*HARVESTER, "db", "status"],
+        env=_env(HARVESTER_DATABASE_URL=empty_db_url, HARVESTER_DATA_DIR=str(tmp_path / "d")),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert out.returncode == 0, out.stderr
+    assert "external (HARVESTER_DATABASE_URL)" in out.stdout
+    assert f"0 applied, {len(load_migrations())} pending" in out.stdout
+
+
+def test_unreachable_database_gives_one_clear_line(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [*HARVESTER, "db", "migrate"],
+        env=_env(
+            HARVESTER_DATABASE_URL="postgresql://nobody:secret-pw@127.0.0.1:1/none",
+            HARVESTER_DATA_DIR=str(tmp_path / "d"),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("harvester: error: cannot reach the database")
+    assert "secret-pw" not in out.stderr + out.stdout
+
+
+def test_read_only_data_dir_gives_one_clear_line(tmp_path: Path) -> None:
+    # sysfs refuses writes even to root, unlike a chmod-ed directory.
+    out = subprocess.run(
+        [*HARVESTER, "db", "migrate"],
+        env=_env(HARVESTER_DATA_DIR="/sys/harvester-data"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "cannot create the data directory /sys/harvester-data" in lines[0]
+
+
+def test_embedded_start_repairs_open_data_dir_permissions(tmp_path: Path) -> None:
+    data = Path(tmp_path / "open")
+    (data / "backups").mkdir(parents=True)
+    data.chmod(0o755)
+    (data / "backups").chmod(0o755)
+    env = _env(HARVESTER_DATA_DIR=str(data))
+    try:
+        out = subprocess.run(
+            [*HARVESTER, "db", "migrate"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 0, out.stderr
+        # 0711 under root: the embedded server's own user must pass through, and can list nothing.
+        assert stat.S_IMODE(data.stat().st_mode) == (0o711 if os.geteuid() == 0 else 0o700)
+        assert stat.S_IMODE((data / "backups").stat().st_mode) == 0o700
+        # The server keeps working with its parent closed again.
+        status = subprocess.run(
+            [*HARVESTER, "db", "status"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert status.returncode == 0, status.stderr
+        assert "0 pending" in status.stdout
+    finally:
+        subprocess.run([*HARVESTER, "db", "stop"], env=env, capture_output=True, timeout=60)
