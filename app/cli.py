@@ -91,7 +91,7 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
     """Subcommands that live beside the code they drive (sync, sources, serve, worker, ...)."""
     from app import commands
 
-    return commands.REGISTRY
+    return commands.load_all()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,3 +8,10 @@ from collections.abc import Callable
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
 REGISTRY: list[Register] = []
+
+
+def load_all() -> list[Register]:
+    # Imported for their side effect of appending to REGISTRY.
+    from app import cli_sync, cli_worker  # noqa: F401
+
+    return REGISTRY

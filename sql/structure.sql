@@ -41,18 +41,24 @@ CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) RETURNS
     AS $$
 declare
     pair record;
-    n integer := 0;
+    collapsed integer := 0;
 begin
-    for pair in
+    loop
         select s.id as survivor_id, s.source_type, s.source_entity_id as survivor_key,
                d.id as duplicate_id, d.source_entity_id as duplicate_key
+          into pair
           from public.entities s
           join public.entities d
             on d.source_id = s.source_id and d.source_type = s.source_type
            and d.source_entity_id = any (s.aliases) and d.id <> s.id
          where s.source_id = p_source_id and s.deleted_at is null and d.deleted_at is null
-         order by d.id
-    loop
+         order by exists (select 1 from public.entities x
+                           where x.source_id = d.source_id and x.source_type = d.source_type
+                             and x.source_entity_id = any (d.aliases) and x.deleted_at is null and x.id <> s.id),
+                  d.id
+         limit 1;
+        exit when not found;
+
         insert into public.entity_notes as n (source_id, source_type, source_entity_id, fact_status, work_kind,
                                               done_text, rest_text, owner_note, updated_by, updated_at)
         select p_source_id, pair.source_type, pair.survivor_key, d.fact_status, d.work_kind, d.done_text,
@@ -73,9 +79,9 @@ begin
            and source_entity_id = pair.duplicate_key;
 
         update public.entities set deleted_at = now() where id = pair.duplicate_id;
-        n := n + 1;
+        collapsed := collapsed + 1;
     end loop;
-    return n;
+    return collapsed;
 end;
 $$;
 
@@ -1204,7 +1210,7 @@ CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.sources FOR EACH ROW EXEC
 
 CREATE TRIGGER _200_bump_version AFTER INSERT OR DELETE OR UPDATE ON public.platform_settings FOR EACH ROW EXECUTE FUNCTION public.tg_platform_settings__bump_version();
 
-CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg_entity_chunks__inherit_acl();
+CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id, source_id, acl_principals, entity_status, entity_deleted ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg_entity_chunks__inherit_acl();
 
 CREATE TRIGGER _300_propagate_acl AFTER UPDATE OF acl_principals, status, deleted_at ON public.entities FOR EACH ROW WHEN (((old.acl_principals IS DISTINCT FROM new.acl_principals) OR (old.status IS DISTINCT FROM new.status) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)))) EXECUTE FUNCTION public.tg_entities__propagate_acl();
 

@@ -7,6 +7,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -165,8 +166,10 @@ def test_read_only_data_dir_gives_one_clear_line(tmp_path: Path) -> None:
     assert "cannot create the data directory /sys/harvester-data" in lines[0]
 
 
-def test_embedded_start_repairs_open_data_dir_permissions(tmp_path: Path) -> None:
-    data = Path(tmp_path / "open")
+def test_embedded_start_repairs_open_data_dir_permissions() -> None:
+    # Not under pytest's tmp_path: pytest re-closes its root temp dir to 0700 when another session
+    # starts, which would cut the embedded server's own user off from its data directory.
+    data = Path(tempfile.mkdtemp(prefix="hv-perm-", dir="/tmp")) / "open"
     (data / "backups").mkdir(parents=True)
     data.chmod(0o755)
     (data / "backups").chmod(0o755)
@@ -187,3 +190,4 @@ def test_embedded_start_repairs_open_data_dir_permissions(tmp_path: Path) -> Non
         assert "0 pending" in status.stdout
     finally:
         subprocess.run([*HARVESTER, "db", "stop"], env=env, capture_output=True, timeout=60)
+        shutil.rmtree(data.parent, ignore_errors=True)

@@ -5,6 +5,7 @@
 
 - dead_letters.sql
 - entities.sql
+- lanes.sql
 - migrations.sql
 - runs.sql
 - settings.sql

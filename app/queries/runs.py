@@ -268,55 +268,6 @@ def heartbeat(
         return cur.rowcount
 
 
-LAST_RUN_FINISHED_AT = """
-select max(created_at)::timestamptz as created_at from sync_runs
-where source_id = %(source_id)s::bigint and mode = %(mode)s::text
-"""
-
-
-def last_run_finished_at(
-    conn: psycopg.Connection[Any],
-    *,
-    source_id: int,
-    mode: str,
-) -> datetime.datetime | None:
-    """When the source last finished a run of the given mode in any terminal state
-    (scheduler).
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        row = cur.execute(
-            LAST_RUN_FINISHED_AT,
-            {"source_id": source_id, "mode": mode},
-        ).fetchone()
-    if row is None:
-        return None
-    value: datetime.datetime = row[0]
-    return value
-
-
-LAST_SUCCEEDED_RUN_FINISHED_AT = """
-select max(finished_at)::timestamptz as finished_at from sync_runs
-where source_id = %(source_id)s::bigint and state = 'succeeded'
-"""
-
-
-def last_succeeded_run_finished_at(
-    conn: psycopg.Connection[Any],
-    *,
-    source_id: int,
-) -> datetime.datetime | None:
-    """When the source last finished a run successfully (watchdog silence reference)."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        row = cur.execute(
-            LAST_SUCCEEDED_RUN_FINISHED_AT,
-            {"source_id": source_id},
-        ).fetchone()
-    if row is None:
-        return None
-    value: datetime.datetime = row[0]
-    return value
-
-
 LIST_REDELIVERED_RUNS = """
 select id, source_id, deliveries, claimed_at, worker_id
 from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id

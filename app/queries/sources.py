@@ -187,6 +187,55 @@ def list_schedulable_sources(
     return [ListSchedulableSourcesRow(*row) for row in rows]
 
 
+LIST_SCHEDULE_STATE = """
+select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
+       s.last_probe_at, s.incremental_cursor,
+       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'incremental')::timestamptz
+           as last_incremental,
+       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'reconciliation')::timestamptz
+           as last_reconciliation,
+       (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz
+           as last_success,
+       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.trigger = 'watchdog')::timestamptz
+           as last_watchdog
+from sources s
+where s.state = 'active'
+order by s.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListScheduleStateRow:
+    """One row of ListScheduleState."""
+
+    id: int
+    connector_type: str
+    sync_interval: int | None
+    reconcile_interval: int | None
+    reconcile_window: int | None
+    webhook_enabled: bool
+    last_probe_at: datetime.datetime | None
+    incremental_cursor: Any | None
+    last_incremental: datetime.datetime
+    last_reconciliation: datetime.datetime
+    last_success: datetime.datetime
+    last_watchdog: datetime.datetime
+
+
+def list_schedule_state(
+    conn: psycopg.Connection[Any],
+) -> list[ListScheduleStateRow]:
+    """Per active source: overrides and the history the schedule tick needs (last
+    runs, last probe, cursor).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_SCHEDULE_STATE,
+            {},
+        ).fetchall()
+    return [ListScheduleStateRow(*row) for row in rows]
+
+
 LIST_SOURCE_IDS = """
 select id from sources order by id
 """
@@ -202,6 +251,46 @@ def list_source_ids(
             {},
         ).fetchall()
     return [row[0] for row in rows]
+
+
+LIST_SOURCES_OVERVIEW = """
+select s.id, s.name, s.connector_type, s.state, h.health, h.last_run_id, h.last_run_state,
+       h.last_run_finished_at,
+       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
+       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+from sources s join source_health h on h.source_id = s.id
+order by s.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListSourcesOverviewRow:
+    """One row of ListSourcesOverview."""
+
+    id: int
+    name: str
+    connector_type: str
+    state: str
+    health: str
+    last_run_id: int
+    last_run_state: str
+    last_run_finished_at: datetime.datetime | None
+    entity_count: int
+    dlq_depth: int
+
+
+def list_sources_overview(
+    conn: psycopg.Connection[Any],
+) -> list[ListSourcesOverviewRow]:
+    """Hub screen: every source with its computed health, live entity count, DLQ
+    depth and last run.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_SOURCES_OVERVIEW,
+            {},
+        ).fetchall()
+    return [ListSourcesOverviewRow(*row) for row in rows]
 
 
 SET_INCREMENTAL_CURSOR = """
@@ -242,4 +331,32 @@ def set_probe_result(
         cur.execute(
             SET_PROBE_RESULT,
             {"status": status, "id": id},
+        )
+
+
+SET_SOURCE_SECRETS = """
+update sources
+set credential_enc = %(credential_enc)s::text, webhook_secret_enc = %(webhook_secret_enc)s::text
+where id = %(id)s::bigint
+"""
+
+
+def set_source_secrets(
+    conn: psycopg.Connection[Any],
+    *,
+    credential_enc: str | None,
+    webhook_secret_enc: str | None,
+    id: int,
+) -> None:
+    """Stores encrypted secrets (bound to the source id, so the row must exist
+    first).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            SET_SOURCE_SECRETS,
+            {
+                "credential_enc": credential_enc,
+                "webhook_secret_enc": webhook_secret_enc,
+                "id": id,
+            },
         )

@@ -9,8 +9,9 @@ insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
 select sqlc.arg(source_id)::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
-       r.title, r.body, r.url, r.author, r.source_created_at, r.source_updated_at, r.metadata,
-       r.acl_principals, coalesce(r.aliases, '{}'), r.out_of_scope, r.content_hash
+       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
+       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
+       r.content_hash
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
     source_type text, source_entity_id text, natural_key text, container text, status text, title text,
     body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,

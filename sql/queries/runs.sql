@@ -102,13 +102,3 @@ limit sqlc.arg(lim)::integer;
 -- Live runs claimed more than once (seed 003 "redelivered").
 select id, source_id, deliveries, claimed_at, worker_id
 from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id;
-
--- name: LastSucceededRunFinishedAt :one
--- When the source last finished a run successfully (watchdog silence reference).
-select max(finished_at)::timestamptz as finished_at from sync_runs
-where source_id = sqlc.arg(source_id)::bigint and state = 'succeeded';
-
--- name: LastRunFinishedAt :one
--- When the source last finished a run of the given mode in any terminal state (scheduler).
-select max(created_at)::timestamptz as created_at from sync_runs
-where source_id = sqlc.arg(source_id)::bigint and mode = sqlc.arg(mode)::text;

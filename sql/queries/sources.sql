@@ -42,3 +42,34 @@ update sources set incremental_cursor = sqlc.arg(cursor)::jsonb where id = sqlc.
 -- Records the scheduled probe's outcome (the one stored facet of health).
 update sources set last_probe_at = now(), last_probe_status = sqlc.arg(status)::text
 where id = sqlc.arg(id)::bigint;
+
+-- name: SetSourceSecrets :exec
+-- Stores encrypted secrets (bound to the source id, so the row must exist first).
+update sources
+set credential_enc = sqlc.narg(credential_enc)::text, webhook_secret_enc = sqlc.narg(webhook_secret_enc)::text
+where id = sqlc.arg(id)::bigint;
+
+-- name: ListSourcesOverview :many
+-- Hub screen: every source with its computed health, live entity count, DLQ depth and last run.
+select s.id, s.name, s.connector_type, s.state, h.health, h.last_run_id, h.last_run_state,
+       h.last_run_finished_at,
+       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
+       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+from sources s join source_health h on h.source_id = s.id
+order by s.id;
+
+-- name: ListScheduleState :many
+-- Per active source: overrides and the history the schedule tick needs (last runs, last probe, cursor).
+select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
+       s.last_probe_at, s.incremental_cursor,
+       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'incremental')::timestamptz
+           as last_incremental,
+       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'reconciliation')::timestamptz
+           as last_reconciliation,
+       (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz
+           as last_success,
+       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.trigger = 'watchdog')::timestamptz
+           as last_watchdog
+from sources s
+where s.state = 'active'
+order by s.id;

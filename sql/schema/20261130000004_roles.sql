@@ -33,5 +33,8 @@ grant update on sources, platform_settings_version to harvester_worker;
 
 grant usage, select on all sequences in schema public to harvester_api, harvester_worker;
 
+-- Tables added by later migrations are readable by both roles; writes are granted per migration.
+alter default privileges in schema public grant select on tables to harvester_api, harvester_worker;
+
 -- migrate:down
 -- Forward-only: landed migrations are never reverted; write a new migration instead.

@@ -15,7 +15,8 @@ end;
 $$;
 comment on function tg_entity_chunks__inherit_acl() is 'Copies source, ACL, status and deletion of the parent entity onto a new or moved chunk.';
 
-create or replace trigger _300_inherit_acl before insert or update of entity_id on entity_chunks
+create or replace trigger _300_inherit_acl
+    before insert or update of entity_id, source_id, acl_principals, entity_status, entity_deleted on entity_chunks
     for each row execute function tg_entity_chunks__inherit_acl();
 
 create or replace function tg_entities__propagate_acl() returns trigger

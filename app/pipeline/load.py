@@ -1,0 +1,109 @@
+"""Load a batch of entities into the projections, in the caller's transaction, via generated queries."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import psycopg
+
+from app.pipeline.transform import edge_rows, entity_row, ref_rows
+from app.queries import dead_letters as dlq
+from app.queries import entities as q
+from connectors.base import Entity, ItemError, SourceType
+
+
+class ChunkStage(Protocol):
+    """Seam for the vector projection: called with the entities whose content changed (issue 5)."""
+
+    def apply(self, conn: psycopg.Connection[Any], changed: Sequence[tuple[int, Entity]]) -> None: ...
+
+
+@dataclass(slots=True)
+class Batch:
+    entities: list[Entity] = field(default_factory=list)
+    errors: list[ItemError] = field(default_factory=list)
+    gone: list[tuple[SourceType, str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.entities) + len(self.errors) + len(self.gone)
+
+
+@dataclass(slots=True)
+class LoadResult:
+    written: int = 0  # inserted or changed entity rows
+    unchanged: int = 0
+    dead_letters: int = 0
+    gone: int = 0
+
+
+def load_batch(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+    run_id: int,
+    batch: Batch,
+    record_seen: bool,
+    chunks: ChunkStage | None = None,
+) -> LoadResult:
+    result = LoadResult()
+    # One row per identity per statement: ON CONFLICT cannot touch a row twice; the last sighting wins.
+    latest: dict[tuple[str, str], Entity] = {}
+    for e in batch.entities:
+        latest[(e.source_type, e.source_entity_id)] = e
+    entities = list(latest.values())
+
+    if entities:
+        changed = q.upsert_entities(conn, source_id=source_id, rows=[entity_row(e) for e in entities])
+        by_key: dict[tuple[str, str], Entity] = {(e.source_type, e.source_entity_id): e for e in entities}
+        written = [(r.id, by_key[(r.source_type, r.source_entity_id)]) for r in changed]
+        result.written = len(written)
+        result.unchanged = len(entities) - len(written)
+        if written:
+            ids = [i for i, _ in written]
+            q.delete_edges_of(conn, entity_ids=ids)
+            edges = [row for i, e in written for row in edge_rows(i, e)]
+            if edges:
+                q.insert_edges(conn, source_id=source_id, rows=edges)
+            q.delete_refs_of(conn, entity_ids=ids)
+            refs = [row for i, e in written for row in ref_rows(i, e)]
+            if refs:
+                q.insert_refs(conn, rows=refs)
+            if chunks is not None:
+                chunks.apply(conn, written)
+        # A loaded item leaves the dead-letter queue (seed 000 "Уход из очереди").
+        dlq.delete_dead_letters(
+            conn,
+            source_id=source_id,
+            rows=[{"source_type": e.source_type, "source_entity_id": e.source_entity_id} for e in entities],
+        )
+        if record_seen:
+            q.mark_seen(
+                conn,
+                run_id=run_id,
+                rows=[{"source_type": e.source_type, "source_entity_id": e.source_entity_id} for e in entities],
+            )
+
+    for err in batch.errors:
+        dlq.upsert_dead_letter(
+            conn,
+            source_id=source_id,
+            run_id=run_id,
+            source_type=err.source_type,
+            source_entity_id=err.source_entity_id,
+            reason=err.reason,
+            error_detail=err.detail[:2000],
+        )
+        if record_seen:
+            # A failing item still exists at the source: it must not be soft-deleted as unseen.
+            q.mark_seen(
+                conn, run_id=run_id, rows=[{"source_type": err.source_type, "source_entity_id": err.source_entity_id}]
+            )
+    result.dead_letters = len(batch.errors)
+
+    if batch.gone:
+        rows = [{"source_type": t, "source_entity_id": i} for t, i in batch.gone]
+        dlq.delete_dead_letters(conn, source_id=source_id, rows=rows)
+        result.gone = q.soft_delete_items(conn, source_id=source_id, rows=rows)
+    return result

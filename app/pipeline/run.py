@@ -1,0 +1,378 @@
+"""Execute one sync run: claim it, enumerate, transform, load page by page, resolve, finish.
+
+One path for every mode (seed 001): ``full`` fetches since the epoch, ``incremental`` since the cursor
+minus a look-back, ``reconciliation`` everything and then soft-deletes what it did not see, restores
+what came back (the upsert clears ``deleted_at``) and collapses duplicates. A run with an items scope
+(DLQ retry, webhook deltas) fetches exactly those identities.
+
+Crash safety: every page commits its rows, the connector's checkpoint and the counters in one
+transaction; a resumed run starts after the last committed page, so ``entities_done`` is exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from app.pipeline.load import Batch, ChunkStage, load_batch
+from app.queries import entities as eq
+from app.queries import runs as rq
+from app.queries import sources as sq
+from app.registry import get_spec
+from app.secrets import Keyring
+from app.settings import PlatformSettings, load_settings
+from connectors.base import (
+    CallStats,
+    Checkpoint,
+    Emitted,
+    ItemError,
+    ItemGone,
+    MalformedPayload,
+    RawItem,
+    SourceConfig,
+    SourceError,
+    SourceType,
+)
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_EVERY = 10.0  # seconds between heartbeats while a page is still being fetched
+MAX_BATCH = 500  # items buffered before a forced flush when a connector pages in huge pages
+# Lane lock (seed 001 "Координация полос"): Knowledge Store takes pg_advisory_lock(LANE_LOCK_CLASS,
+# source_id) around destructive steps; a run holds the shared form for its whole duration.
+LANE_LOCK_CLASS = 0x48565354  # "HVST"
+
+
+class LaneBusy(Exception):
+    """The source's lane is held by an external process; the run stays queued and is retried."""
+
+
+@dataclass(slots=True)
+class Progress:
+    run_id: int
+    done: int
+    total: int | None
+    errors: int
+    started: float = field(default_factory=time.monotonic)
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    run_id: int
+    state: str  # succeeded | failed | cancelled | skipped (not claimable)
+    done: int = 0
+    errors: int = 0
+    detail: str | None = None
+    deleted: int = 0
+
+
+def try_lane(conn: psycopg.Connection[Any], source_id: int) -> bool:
+    from app.queries import lanes
+
+    return bool(lanes.try_lane_shared(conn, lane_class=LANE_LOCK_CLASS, source_id=source_id))
+
+
+def release_lane(conn: psycopg.Connection[Any], source_id: int) -> None:
+    from app.queries import lanes
+
+    lanes.release_lane_shared(conn, lane_class=LANE_LOCK_CLASS, source_id=source_id)
+
+
+def source_config(row: sq.GetSourceRow, keyring: Keyring) -> SourceConfig:
+    credential = keyring.decrypt(row.credential_enc, context=f"source:{row.id}") if row.credential_enc else None
+    return SourceConfig(
+        source_id=row.id,
+        base_url=row.base_url or "",
+        credential=credential,
+        scope_mode="selected" if row.scope_mode == "selected" else "all",
+        scope_list=tuple(row.scope_list or ()),
+        content_filters=dict(row.content_filters or {}),
+    )
+
+
+def execute_run(
+    conn: psycopg.Connection[Any],
+    run_id: int,
+    *,
+    worker_id: str,
+    keyring: Keyring,
+    chunks: ChunkStage | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> RunOutcome:
+    """Run ``run_id`` to a terminal state on ``conn`` (autocommit off). Raises :class:`LaneBusy`."""
+    settings = load_settings(conn)
+    conn.commit()
+    claim_probe = rq.get_run(conn, id=run_id)
+    conn.commit()
+    if claim_probe is None:
+        return RunOutcome(run_id, "skipped", detail="no such run")
+    if not try_lane(conn, claim_probe.source_id):
+        conn.commit()
+        raise LaneBusy(f"source {claim_probe.source_id} lane is held")
+    conn.commit()
+    try:
+        claim = rq.claim_run(conn, id=run_id, worker_id=worker_id, stale_after=settings.stale_run_after)
+        conn.commit()
+        if claim is None:
+            return RunOutcome(run_id, "skipped", detail="run is terminal or held by a live worker")
+        if claim.deliveries > settings.max_deliveries:
+            detail = f"gave up: the run was delivered {claim.deliveries - 1} times without finishing"
+            rq.fail_run(conn, id=run_id, error_detail=detail)
+            conn.commit()
+            return RunOutcome(run_id, "failed", detail="max deliveries")
+        return _Run(conn, claim, settings, worker_id, keyring, chunks, on_progress).execute()
+    finally:
+        release_lane(conn, claim_probe.source_id)
+        conn.commit()
+
+
+class _Run:
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        claim: rq.ClaimRunRow,
+        settings: PlatformSettings,
+        worker_id: str,
+        keyring: Keyring,
+        chunks: ChunkStage | None,
+        on_progress: ProgressCallback | None,
+    ) -> None:
+        self.conn = conn
+        self.claim = claim
+        self.settings = settings
+        self.worker_id = worker_id
+        self.keyring = keyring
+        self.chunks = chunks
+        self.on_progress = on_progress
+        envelope = claim.checkpoint or {}
+        self.position: dict[str, Any] | None = envelope.get("connector")
+        self.max_updated: str | None = envelope.get("max_updated")
+        self.enumerated: int = int(envelope.get("enumerated", 0))
+        self.done = claim.entities_done or 0
+        self.total = claim.entities_total
+        self.errors = claim.error_count
+        self.stats = CallStats(api_calls=claim.api_calls, rate_limited=claim.rate_limited)
+        self.progress = Progress(claim.id, self.done, self.total, self.errors)
+        self.last_beat = time.monotonic()
+        scope = claim.scope or {}
+        self.scope_kind: str | None = scope.get("kind") if isinstance(scope, dict) else None
+        self.scope = scope
+        # Whole-source enumeration: the only runs that may resolve deletions, flags and the cursor.
+        self.whole_source = self.scope_kind is None
+        self.record_seen = self.whole_source and claim.mode in ("full", "reconciliation")
+
+    # ------------------------------------------------------------------ main flow
+
+    def execute(self) -> RunOutcome:
+        source = sq.get_source(self.conn, id=self.claim.source_id)
+        self.conn.commit()
+        assert source is not None  # FK: a run cannot outlive its source
+        try:
+            spec = get_spec(source.connector_type)
+            config = self._scoped(source_config(source, self.keyring))
+            connector = spec.create(config, self.stats)
+        except (KeyError, SourceError) as exc:
+            return self._finish("failed", str(exc))
+        try:
+            for batch, position in self._pages(connector.enumerate if not self._items() else None, connector, source):
+                if not self._commit_page(batch, position, spec.map_item):
+                    return RunOutcome(self.claim.id, "cancelled", self.done, self.errors)
+            return self._resolve(source)
+        except SourceError as exc:
+            self.conn.rollback()
+            return self._finish("failed", str(exc))
+        except Exception as exc:
+            self.conn.rollback()
+            log.exception("run %s broke", self.claim.id)
+            return self._finish("failed", f"internal error: {type(exc).__name__}: {exc}"[:500])
+        finally:
+            connector.close()
+
+    def _scoped(self, config: SourceConfig) -> SourceConfig:
+        if self.scope_kind == "containers":
+            return replace(config, scope_mode="selected", scope_list=tuple(self.scope.get("containers", ())))
+        return config
+
+    def _items(self) -> list[tuple[SourceType, str]] | None:
+        if self.scope_kind != "items":
+            return None
+        return [(i["source_type"], str(i["source_entity_id"])) for i in self.scope.get("items", [])]
+
+    def _since(self, source: sq.GetSourceRow) -> datetime | None:
+        if self.scope_kind == "window" and self.scope.get("since"):
+            return datetime.fromisoformat(str(self.scope["since"]))
+        if self.claim.mode != "incremental":
+            return None  # full and reconciliation: since = epoch
+        cursor = source.incremental_cursor or {}
+        if not cursor.get("updated"):
+            return None
+        # Overlap: anything updated during the previous run near its end is fetched again (idempotent).
+        return datetime.fromisoformat(cursor["updated"]) - timedelta(seconds=self.settings.incremental_lookback)
+
+    def _pages(
+        self, enumerate_fn: Any, connector: Any, source: sq.GetSourceRow
+    ) -> Iterator[tuple[list[RawItem | ItemError | ItemGone], dict[str, Any] | None]]:
+        buf: list[RawItem | ItemError | ItemGone] = []
+        items = self._items()
+        if items is not None:
+            skip = int((self.position or {}).get("fetched", 0))
+            fetched = skip
+            for chunk_start in range(skip, len(items), 50):
+                chunk = items[chunk_start : chunk_start + 50]
+                self.total = len(items)
+                buf = list(connector.fetch(chunk))
+                fetched += len(chunk)
+                yield buf, {"fetched": fetched}
+            return
+        emitted: Iterator[Emitted] = enumerate_fn(self._since(source), self.position)
+        for item in emitted:
+            if isinstance(item, Checkpoint):
+                if item.total is not None:
+                    self.total = item.total
+                yield buf, dict(item.position)
+                buf = []
+            else:
+                buf.append(item)
+                if len(buf) >= MAX_BATCH:
+                    yield buf, None
+                    buf = []
+            self._maybe_heartbeat()
+        if buf:
+            yield buf, None
+        self.complete = True
+
+    complete: bool = False
+
+    def _maybe_heartbeat(self) -> None:
+        if time.monotonic() - self.last_beat < HEARTBEAT_EVERY:
+            return
+        # The page transaction is not open yet while fetching; a short one keeps the run alive.
+        rq.heartbeat(self.conn, id=self.claim.id, worker_id=self.worker_id)
+        self.conn.commit()
+        self.last_beat = time.monotonic()
+
+    def _commit_page(
+        self,
+        items: list[RawItem | ItemError | ItemGone],
+        position: dict[str, Any] | None,
+        map_item: Callable[[RawItem], Any],
+    ) -> bool:
+        batch = Batch()
+        for item in items:
+            if isinstance(item, RawItem):
+                try:
+                    batch.entities.append(map_item(item))
+                except MalformedPayload as exc:
+                    batch.errors.append(ItemError(item.source_type, item.source_entity_id, "malformed", str(exc)))
+                if item.source_updated_at is not None:
+                    stamp = item.source_updated_at.isoformat()
+                    if self.max_updated is None or datetime.fromisoformat(stamp) > datetime.fromisoformat(
+                        self.max_updated
+                    ):
+                        self.max_updated = stamp
+            elif isinstance(item, ItemError):
+                batch.errors.append(item)
+            else:
+                batch.gone.append((item.source_type, item.source_entity_id))
+        load_batch(
+            self.conn,
+            source_id=self.claim.source_id,
+            run_id=self.claim.id,
+            batch=batch,
+            record_seen=self.record_seen,
+            chunks=self.chunks,
+        )
+        self.done += len(items)
+        self.enumerated += len(items)
+        self.errors += len(batch.errors)
+        if position is not None:
+            self.position = position
+        envelope = {"connector": self.position, "max_updated": self.max_updated, "enumerated": self.enumerated}
+        saved = rq.save_progress(
+            self.conn,
+            id=self.claim.id,
+            worker_id=self.worker_id,
+            checkpoint=envelope,
+            entities_done=self.done,
+            entities_total=max(self.total, self.done) if self.total is not None else None,
+            error_count=self.errors,
+            api_calls=self.stats.api_calls,
+            rate_limited=self.stats.rate_limited,
+        )
+        if saved == 0:
+            self.conn.rollback()  # cancelled, or another worker took the run over: keep nothing of this page
+            return False
+        self.conn.commit()
+        self.last_beat = time.monotonic()
+        if self.on_progress:
+            self.progress.done, self.progress.total, self.progress.errors = self.done, self.total, self.errors
+            self.on_progress(self.progress)
+        return True
+
+    # ------------------------------------------------------------------ end of run
+
+    def _resolve(self, source: sq.GetSourceRow) -> RunOutcome:
+        detail: str | None = None
+        deleted = 0
+        run_id, source_id = self.claim.id, self.claim.source_id
+        complete = self.complete or self._items() is not None
+        if self.record_seen and complete and self.enumerated > 0:
+            if self.claim.mode == "reconciliation":
+                counts = eq.count_unseen(self.conn, run_id=run_id, source_id=source_id)
+                assert counts is not None
+                share = counts.unseen / counts.live if counts.live else 0.0
+                confirmed = bool((self.claim.options or {}).get("confirm_mass_delete"))
+                if share > self.settings.mass_delete_share and not confirmed:
+                    detail = (
+                        f"mass-deletion guard: {counts.unseen} of {counts.live} live entities "
+                        f"({share:.0%}) were not seen, more than {self.settings.mass_delete_share:.0%}; nothing "
+                        "was deleted. Confirm with a manual reconciliation run with confirm_mass_delete."
+                    )
+                else:
+                    deleted = eq.soft_delete_unseen(self.conn, source_id=source_id, run_id=run_id)
+                    eq.collapse_duplicates(self.conn, source_id=source_id)
+            elif self.claim.mode == "full":
+                eq.flag_unseen_as_neighbours(self.conn, source_id=source_id, run_id=run_id)
+        elif self.record_seen and self.enumerated == 0:
+            detail = "the source listed no items: nothing was deleted or re-flagged"
+        if self.record_seen:
+            eq.clear_seen(self.conn, run_id=run_id)
+        if self.whole_source and complete:
+            previous = source.incremental_cursor or {}
+            updated = self.max_updated or previous.get("updated")
+            if updated:
+                sq.set_incremental_cursor(self.conn, id=source_id, cursor={"updated": updated})
+        outcome = self._finish("succeeded", detail, commit=False)
+        if outcome.state != "succeeded":
+            return outcome
+        self.conn.commit()
+        return RunOutcome(run_id, "succeeded", self.done, self.errors, detail, deleted)
+
+    def _finish(self, state: str, detail: str | None, *, commit: bool = True) -> RunOutcome:
+        n = rq.finish_run(
+            self.conn,
+            id=self.claim.id,
+            worker_id=self.worker_id,
+            state=state,
+            error_detail=detail,
+            entities_done=self.done,
+            entities_total=max(self.total, self.done) if self.total is not None else self.done,
+            error_count=self.errors,
+            api_calls=self.stats.api_calls,
+            rate_limited=self.stats.rate_limited,
+        )
+        if n == 0:
+            self.conn.rollback()
+            return RunOutcome(self.claim.id, "cancelled", self.done, self.errors, "run was cancelled or taken over")
+        if commit:
+            self.conn.commit()
+        return RunOutcome(self.claim.id, state, self.done, self.errors, detail)

@@ -1,0 +1,152 @@
+"""Source registration and run starting, shared by the API and the CLI (one code path)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from app.errors import HarvesterError
+from app.queries import runs as rq
+from app.queries import sources as sq
+from app.registry import get_spec, known_types
+from app.secrets import Keyring
+
+
+class InvalidField(HarvesterError):
+    """A request field is invalid; ``field`` names it (the API answers 422 with it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class RunConflict(HarvesterError):
+    """The source already has a queued or running run (the partial unique index said so)."""
+
+    def __init__(self, active_run_id: int | None) -> None:
+        super().__init__(f"source already has an active run ({active_run_id})")
+        self.active_run_id = active_run_id
+
+
+@dataclass(frozen=True, slots=True)
+class NewSource:
+    name: str
+    connector_type: str
+    base_url: str | None = None
+    credential: str | None = None
+    webhook_secret: str | None = None
+    scope_mode: str = "all"
+    scope_list: Sequence[Any] = ()
+    content_filters: Mapping[str, bool] = field(default_factory=dict)
+    auth_account: str = "service"
+    auth_method: str = "static_token"
+    state: str = "active"
+    sync_interval: int | None = None
+    reconcile_interval: int | None = None
+    reconcile_window: int | None = None
+    authority_tier: str | None = None
+    webhook_enabled: bool = False
+
+
+def validate_against_manifest(connector_type: str, scope_list: Sequence[Any], filters: Mapping[str, Any]) -> None:
+    try:
+        spec = get_spec(connector_type)
+    except KeyError:
+        raise InvalidField("connector_type", f"unknown connector; known: {', '.join(known_types())}") from None
+    allowed = {f.key for f in spec.manifest.content_filters}
+    for key, value in filters.items():
+        if key not in allowed:
+            raise InvalidField(f"content_filters.{key}", f"unknown filter; {connector_type} declares {sorted(allowed)}")
+        if not isinstance(value, bool):
+            raise InvalidField(f"content_filters.{key}", "must be true or false")
+    for i, item in enumerate(scope_list):
+        if isinstance(item, Mapping):
+            kind = item.get("kind")
+            if kind not in spec.manifest.scope_kinds:
+                raise InvalidField(
+                    f"scope_list[{i}].kind", f"unknown scope kind {kind!r}; {connector_type} declares "
+                    f"{list(spec.manifest.scope_kinds)}"
+                )
+        elif not isinstance(item, str) or not item.strip():
+            raise InvalidField(f"scope_list[{i}]", "must be a container id string or an object with a kind")
+
+
+def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSource) -> int:
+    """Insert a source with its secrets encrypted; commits nothing (the caller owns the transaction)."""
+    validate_against_manifest(new.connector_type, new.scope_list, new.content_filters)
+    defaults = {f.key: f.default for f in get_spec(new.connector_type).manifest.content_filters}
+    try:
+        source_id = sq.create_source(
+            conn,
+            name=new.name,
+            connector_type=new.connector_type,
+            base_url=new.base_url,
+            auth_account=new.auth_account,
+            auth_method=new.auth_method,
+            credential_enc=None,
+            state=new.state,
+            scope_mode=new.scope_mode,
+            scope_list=list(new.scope_list),
+            content_filters={**defaults, **dict(new.content_filters)},
+            sync_interval=new.sync_interval,
+            reconcile_interval=new.reconcile_interval,
+            reconcile_window=new.reconcile_window,
+            authority_tier=new.authority_tier,
+            webhook_enabled=new.webhook_enabled,
+            webhook_secret_enc=None,
+        )
+    except psycopg.errors.UniqueViolation:
+        conn.rollback()
+        raise InvalidField("name", f"a source named {new.name!r} already exists") from None
+    except psycopg.errors.CheckViolation as exc:
+        conn.rollback()
+        constraint = exc.diag.constraint_name or "a check"
+        raise InvalidField(constraint.removeprefix("sources_").split("_check")[0], f"violates {constraint}") from None
+    assert source_id is not None
+    context = f"source:{source_id}"
+    sq.set_source_secrets(
+        conn,
+        id=source_id,
+        credential_enc=keyring.encrypt(new.credential, context=context) if new.credential else None,
+        webhook_secret_enc=keyring.encrypt(new.webhook_secret, context=context) if new.webhook_secret else None,
+    )
+    return source_id
+
+
+def resolve_source(conn: psycopg.Connection[Any], name_or_id: str) -> int:
+    found = sq.get_source_id_by_name(conn, name=name_or_id)
+    if found is not None:
+        return found
+    if name_or_id.isdigit() and sq.get_source(conn, id=int(name_or_id)) is not None:
+        return int(name_or_id)
+    raise HarvesterError(f"no source named or numbered {name_or_id!r}; see `harvester sources list`")
+
+
+def start_run(
+    conn: psycopg.Connection[Any],
+    source_id: int,
+    *,
+    mode: str,
+    trigger: str,
+    scope: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> int:
+    """Queue a run; raises RunConflict naming the active run if the source already has one."""
+    if mode not in ("full", "incremental", "reconciliation"):
+        raise InvalidField("mode", "must be full, incremental or reconciliation")
+    run_id = rq.start_run(
+        conn,
+        source_id=source_id,
+        mode=mode,
+        trigger=trigger,
+        scope=dict(scope) if scope is not None else None,
+        options=dict(options) if options else None,
+    )
+    if run_id is None:
+        active = rq.get_active_run(conn, source_id=source_id)
+        raise RunConflict(active)
+    return run_id

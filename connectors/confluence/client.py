@@ -1,0 +1,449 @@
+"""Confluence client: enumerate / fetch pages with everything the mapping needs (ACL facts included).
+
+Flavour: a base URL ending in ``/wiki`` (or on ``*.atlassian.net``) is Confluence Cloud, anything else
+Server/Data Center. Cloud full runs list pages per space with REST v2 (cursor paging, ``_links.next``)
+and read each page through v1 ``content/{id}`` for what v2 lacks (storage body with ancestors,
+restrictions, labels, comments, attachments in one call). Server full runs list v1 ``content`` per
+space with the same expansions (start/limit). Incremental runs (``since`` given) on both use CQL
+``lastmodified >= "yyyy-MM-dd HH:mm"`` through ``content/search``.
+
+Time zones: Confluence reads CQL dates in the *API user's* time zone and only to the minute. We ask
+``/rest/api/user/current`` for ``timeZone``, convert ``since`` (UTC) into that zone and round the minute
+*down*, so the window can only grow. When the zone is unknown we format in UTC and widen the window
+by 14 hours (the largest UTC offset): over-fetching is harmless (loads are idempotent), a gap is not.
+The pipeline adds its own overlap look-back on top.
+
+Checkpoints: ``{"mode": "full", "space": i, "cursor"|"start": ...}`` or ``{"mode": "since", "start": n}``;
+each is emitted after the page of items it covers.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from connectors.base import (
+    CallStats,
+    Checkpoint,
+    Emitted,
+    ItemError,
+    ItemGone,
+    ProbeStatus,
+    RawItem,
+    SourceAuthFailed,
+    SourceConfig,
+    SourceError,
+    SourceType,
+    SourceUnreachable,
+)
+from connectors.confluence.manifest import MANIFEST
+from connectors.confluence.mapping import restriction_principals
+from connectors.http import HttpError, SourceHttp
+
+_BASE_EXPAND = (
+    "body.storage,ancestors,version,history,space,metadata.labels,"
+    "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
+)
+_PAGE_LINK_RE = re.compile(r"<ri:page\b([^>]*)/?>")
+_ATTR_RE = re.compile(r'(ri:content-title|ri:space-key)="([^"]*)"')
+_GONE = {"trashed", "deleted"}
+_MAX_TZ_OFFSET = timedelta(hours=14)
+
+
+def auth_headers(credential: str | None) -> dict[str, str]:
+    """``email:api_token`` -> Basic (Cloud); anything else -> Bearer (Server/DC personal access token)."""
+    if not credential:
+        return {}
+    if ":" in credential:
+        return {"Authorization": "Basic " + base64.b64encode(credential.encode()).decode()}
+    return {"Authorization": f"Bearer {credential}"}
+
+
+class ConfluenceConnector:
+    manifest = MANIFEST
+
+    def __init__(self, config: SourceConfig, stats: CallStats, *, page_size: int = 50, max_wait: float = 30.0) -> None:
+        base = config.base_url.rstrip("/")
+        host = urlsplit(base).netloc
+        self.cloud = base.endswith("/wiki") or host.endswith(".atlassian.net")
+        if self.cloud and not base.endswith("/wiki"):
+            base += "/wiki"
+        self.base_url = base
+        self.config = config
+        self.page_size = page_size
+        self.http = SourceHttp(
+            base,
+            headers=auth_headers(config.credential),
+            stats=stats,
+            errors=MANIFEST.errors,
+            max_wait=max_wait,
+        )
+        filters = {f.key: f.default for f in MANIFEST.content_filters}
+        filters.update(config.content_filters)
+        self.filters = filters
+        expand = _BASE_EXPAND
+        if filters["comments"]:
+            expand += ",children.comment.body.storage,children.comment.history"
+        if filters["attachments"]:
+            expand += ",children.attachment"
+        self.expand = expand
+        self._space_read: dict[str, dict[str, Any] | None] = {}
+        self._restrictions: dict[str, dict[str, list[str]] | None] = {}
+        self._groups: dict[str, list[str] | None] = {}
+        self._titles: dict[str, str | None] = {}
+        self._tz: ZoneInfo | bool | None = False  # False: not asked yet
+
+    # ------------------------------------------------------------ Connector protocol
+
+    def probe(self) -> ProbeStatus:
+        try:
+            self.http.get_json("/rest/api/user/current")
+        except SourceAuthFailed:
+            return "auth_failed"
+        except (SourceUnreachable, HttpError):
+            return "unreachable"
+        return "ok"
+
+    def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
+        cp = dict(checkpoint or {})
+        if since is None:
+            yield from self._full(cp)
+        else:
+            yield from self._since(since, cp)
+
+    def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        scoped = {s["key"] for s in self._spaces()}
+        for source_type, page_id in ids:
+            if source_type != "page":
+                yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
+                continue
+            try:
+                payload = self.http.get_json(f"/rest/api/content/{page_id}", {"expand": self.expand})
+            except HttpError as exc:
+                if exc.status in (404, 410):
+                    yield ItemGone("page", page_id)
+                else:
+                    yield ItemError("page", page_id, exc.reason, exc.detail)
+                continue
+            if not isinstance(payload, Mapping):
+                yield ItemError("page", page_id, "malformed", "content is not a JSON object")
+                continue
+            space = _space_key(payload)
+            # A page moved out of scope is gone for this source; one without a space is left to the
+            # mapping, which rejects it as malformed.
+            if payload.get("status") in _GONE or (space is not None and space not in scoped):
+                yield ItemGone("page", page_id)
+                continue
+            yield self._raw(payload, space)
+
+    def has_delta(self, since: datetime) -> bool:
+        data = self.http.get_json("/rest/api/content/search", {"cql": self._cql(since, order=False), "limit": 1})
+        return bool(_results(data))
+
+    def close(self) -> None:
+        self.http.close()
+
+    # ------------------------------------------------------------ enumeration
+
+    def _full(self, cp: dict[str, Any]) -> Iterator[Emitted]:
+        spaces = self._spaces()
+        for si in range(int(cp.get("space", 0)), len(spaces)):
+            space = spaces[si]
+            position = cp if int(cp.get("space", 0)) == si else {}
+            if self.cloud:
+                yield from self._full_space_v2(si, space, position.get("cursor"))
+            else:
+                yield from self._full_space_v1(si, space, int(position.get("start", 0)))
+
+    def _full_space_v2(self, si: int, space: Mapping[str, Any], cursor: str | None) -> Iterator[Emitted]:
+        while True:
+            params = {"limit": min(self.page_size, 250), "cursor": cursor}
+            data = self._list(f"/api/v2/spaces/{space['id']}/pages", params)
+            for page in _results(data):
+                yield from self._one(str(page.get("id")), space["key"])
+            cursor = _next_cursor(data)
+            yield Checkpoint({"mode": "full", "space": si + (0 if cursor else 1), "cursor": cursor})
+            if not cursor:
+                return
+
+    def _full_space_v1(self, si: int, space: Mapping[str, Any], start: int) -> Iterator[Emitted]:
+        while True:
+            params = {
+                "type": "page",
+                "spaceKey": space["key"],
+                "start": start,
+                "limit": self.page_size,
+                "expand": self.expand,
+            }
+            data = self._list("/rest/api/content", params)
+            results = _results(data)
+            for payload in results:
+                yield from self._emit(payload, space["key"])
+            start += len(results)
+            more = bool(results) and bool(_get(data, "_links", "next"))
+            yield Checkpoint({"mode": "full", "space": si + (0 if more else 1), "start": start if more else 0})
+            if not more:
+                return
+
+    def _since(self, since: datetime, cp: dict[str, Any]) -> Iterator[Emitted]:
+        start = int(cp.get("start", 0)) if cp.get("mode") == "since" else 0
+        cql = self._cql(since)
+        while True:
+            params = {"cql": cql, "start": start, "limit": self.page_size, "expand": self.expand}
+            data = self._list("/rest/api/content/search", params)
+            results = _results(data)
+            for payload in results:
+                yield from self._emit(payload, _space_key(payload))
+            start += len(results)
+            total = data.get("totalSize") if isinstance(data, Mapping) else None
+            yield Checkpoint({"mode": "since", "start": start}, total if isinstance(total, int) else None)
+            if not results or not _get(data, "_links", "next"):
+                return
+
+    def _one(self, page_id: str, space_key: str) -> Iterator[Emitted]:
+        try:
+            payload = self.http.get_json(f"/rest/api/content/{page_id}", {"expand": self.expand})
+        except HttpError as exc:
+            yield ItemError("page", page_id, exc.reason, exc.detail)
+            return
+        yield from self._emit(payload, space_key)
+
+    def _emit(self, payload: Any, space_key: str | None) -> Iterator[Emitted]:
+        if not isinstance(payload, Mapping):
+            return
+        status = payload.get("status")
+        if status in _GONE or (status == "archived" and not self.filters["archived"]):
+            return
+        yield self._raw(payload, space_key)
+
+    def _raw(self, payload: Mapping[str, Any], space_key: str | None) -> RawItem:
+        page_id = str(payload.get("id"))
+        if isinstance(payload.get("restrictions"), Mapping):
+            own = _get(payload, "restrictions", "read", "restrictions")
+            self._restrictions[page_id] = restriction_principals(own) if isinstance(own, Mapping) else None
+        context: dict[str, Any] = {
+            "base_url": self.base_url,
+            "space_read": self._space_permissions(space_key) if space_key else None,
+            "inherited_restrictions": self._inherited(payload),
+            "page_ids": self._link_targets(payload, space_key),
+        }
+        groups = {
+            g
+            for r in [*(context["inherited_restrictions"] or []), self._restrictions.get(page_id) or {}]
+            for g in r.get("groups", [])
+        }
+        if groups:
+            context["group_members"] = {g: m for g in sorted(groups) if (m := self._members(g)) is not None}
+        return RawItem(
+            source_type="page",
+            source_entity_id=page_id,
+            payload=payload,
+            fetched_at=datetime.now(UTC),
+            source_updated_at=_dt(_get(payload, "version", "when")),
+            container=space_key,
+            context=context,
+        )
+
+    # ------------------------------------------------------------ ACL facts (cached per run)
+
+    def _space_permissions(self, key: str) -> dict[str, Any] | None:
+        if key not in self._space_read:
+            try:
+                data = self.http.get_json(f"/rest/api/space/{key}", {"expand": "permissions"})
+            except HttpError:
+                data = None
+            self._space_read[key] = _space_read(data)
+        return self._space_read[key]
+
+    def _inherited(self, payload: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        ancestors = payload.get("ancestors")
+        if not isinstance(ancestors, list):
+            return None
+        out: list[dict[str, Any]] = []
+        for a in ancestors:
+            aid = str(a.get("id")) if isinstance(a, Mapping) else None
+            if not aid:
+                return None
+            if aid not in self._restrictions:
+                try:
+                    data = self.http.get_json(
+                        f"/rest/api/content/{aid}/restriction/byOperation/read",
+                        {"expand": "restrictions.user,restrictions.group"},
+                    )
+                    inner = _get(data, "restrictions")
+                    self._restrictions[aid] = restriction_principals(inner) if isinstance(inner, Mapping) else None
+                except HttpError:
+                    self._restrictions[aid] = None
+            r = self._restrictions[aid]
+            if r is None:
+                return None  # one unknown ancestor makes the whole path unknown: fail closed
+            if r["users"] or r["groups"]:
+                out.append({"id": aid, **r})
+        return out
+
+    def _members(self, group: str) -> list[str] | None:
+        if group not in self._groups:
+            members: list[str] | None = []
+            start = 0
+            try:
+                while members is not None:
+                    data = self.http.get_json(f"/rest/api/group/{group}/member", {"start": start, "limit": 200})
+                    batch = _results(data)
+                    members += [u for u in (_user_id(x) for x in batch) if u]
+                    start += len(batch)
+                    if not batch or not _get(data, "_links", "next"):
+                        break
+            except HttpError:
+                members = None
+            self._groups[group] = members
+        return self._groups[group]
+
+    def _link_targets(self, payload: Mapping[str, Any], space_key: str | None) -> dict[str, str]:
+        storage = _get(payload, "body", "storage", "value")
+        if not isinstance(storage, str):
+            return {}
+        out: dict[str, str] = {}
+        for m in _PAGE_LINK_RE.finditer(storage):
+            attrs = dict(_ATTR_RE.findall(m.group(1)))
+            title = attrs.get("ri:content-title")
+            if not title:
+                continue
+            key = f"{attrs.get('ri:space-key') or space_key}/{title}"
+            if key not in self._titles:
+                try:
+                    data = self.http.get_json(
+                        "/rest/api/content", {"spaceKey": key.split("/", 1)[0], "title": title, "limit": 1}
+                    )
+                    hits = _results(data)
+                    self._titles[key] = str(hits[0]["id"]) if hits else None
+                except HttpError:
+                    self._titles[key] = None
+            target = self._titles[key]
+            if target:
+                out[key] = target
+        return out
+
+    # ------------------------------------------------------------ spaces, CQL
+
+    def _spaces(self) -> list[dict[str, Any]]:
+        """In-scope spaces: allow-list when scope_mode=selected, deny-list when all."""
+        listed = {str(s) for s in self.config.scope_list}
+        out: list[dict[str, Any]] = []
+        start = 0
+        while True:
+            data = self._list("/rest/api/space", {"start": start, "limit": 100})
+            batch = _results(data)
+            for s in batch:
+                key = str(s.get("key"))
+                personal = s.get("type") == "personal" or key.startswith("~")
+                if self.config.scope_mode == "selected":
+                    keep = key in listed
+                else:
+                    keep = key not in listed and (not personal or self.filters["personal_spaces"])
+                if keep:
+                    out.append({"key": key, "id": s.get("id"), "name": s.get("name")})
+            start += len(batch)
+            if not batch or (not _get(data, "_links", "next") and len(batch) < 100):
+                return out
+
+    def _cql(self, since: datetime, order: bool = True) -> str:
+        keys = [s["key"] for s in self._spaces()]
+        spaces = ", ".join(f'"{k}"' for k in keys) or '"-none-"'
+        cql = f'type=page and lastmodified >= "{self.cql_time(since)}" and space in ({spaces})'
+        return cql + " order by lastmodified" if order else cql
+
+    def cql_time(self, since: datetime) -> str:
+        """``since`` as Confluence reads it: the API user's zone, minute precision, rounded down."""
+        if since.tzinfo is None:
+            since = since.replace(tzinfo=UTC)
+        tz = self._user_tz()
+        local = since.astimezone(tz) if tz is not None else since.astimezone(UTC) - _MAX_TZ_OFFSET
+        return local.strftime("%Y-%m-%d %H:%M")
+
+    def _user_tz(self) -> ZoneInfo | None:
+        if self._tz is False:
+            try:
+                name = _get(self.http.get_json("/rest/api/user/current"), "timeZone")
+                self._tz = ZoneInfo(name) if isinstance(name, str) and name else None
+            except (HttpError, ZoneInfoNotFoundError, ValueError):
+                self._tz = None
+        return self._tz if isinstance(self._tz, ZoneInfo) else None
+
+    def _list(self, path: str, params: Mapping[str, Any]) -> Any:
+        """A list call: failing it means the run cannot enumerate, so it ends the run (no deletes)."""
+        try:
+            return self.http.get_json(path, params)
+        except HttpError as exc:
+            raise SourceError(f"confluence listing failed: {exc.detail}") from exc
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _space_read(data: Any) -> dict[str, Any] | None:
+    perms = _get(data, "permissions")
+    if not isinstance(perms, list):
+        return None
+    users: list[str] = []
+    groups: list[str] = []
+    anonymous = False
+    for p in perms:
+        if not isinstance(p, Mapping) or _get(p, "operation", "operation") != "read":
+            continue
+        anonymous = anonymous or bool(p.get("anonymousAccess"))
+        users += [u for u in (_user_id(x) for x in _results(_get(p, "subjects", "user"))) if u]
+        groups += [str(g["name"]) for g in _results(_get(p, "subjects", "group")) if g.get("name")]
+    return {"users": users, "groups": groups, "anonymous": anonymous}
+
+
+def _user_id(user: Any) -> str | None:
+    if not isinstance(user, Mapping):
+        return None
+    for key in ("email", "accountId", "userKey", "username"):
+        if isinstance(user.get(key), str) and user[key]:
+            return str(user[key])
+    return None
+
+
+def _space_key(payload: Any) -> str | None:
+    key = _get(payload, "space", "key")
+    return str(key) if key else None
+
+
+def _next_cursor(data: Any) -> str | None:
+    nxt = _get(data, "_links", "next")
+    if not isinstance(nxt, str):
+        return None
+    values = parse_qs(urlsplit(nxt).query).get("cursor")
+    return values[0] if values else None
+
+
+def _results(data: Any) -> list[Mapping[str, Any]]:
+    res = data.get("results") if isinstance(data, Mapping) else None
+    return [r for r in res if isinstance(r, Mapping)] if isinstance(res, list) else []
+
+
+def _get(d: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _dt(v: Any) -> datetime | None:
+    if not isinstance(v, str):
+        return None
+    try:
+        return datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def create(config: SourceConfig, stats: CallStats) -> ConfluenceConnector:
+    return ConfluenceConnector(config, stats)

@@ -1,0 +1,29 @@
+"""What the Confluence connector declares to the platform (scope kinds, filters, errors, webhooks)."""
+
+from __future__ import annotations
+
+from connectors.base import ContentFilter, ErrorClassification, Manifest, WebhookSpec
+
+MANIFEST = Manifest(
+    connector_type="confluence",
+    display_name="Confluence (Cloud REST v2/v1, Server/Data Center v1)",
+    source_types=("page",),
+    # scope_mode=selected: the listed space keys only; scope_mode=all: every space except the listed ones.
+    scope_kinds=("space",),
+    content_filters=(
+        ContentFilter("comments", "Include page comments as text sections", True),
+        ContentFilter("attachments", "List attachments (binaries as links) in metadata", True),
+        ContentFilter("archived", "Include archived pages (status archived)", True),
+        ContentFilter("personal_spaces", "Include personal (~user) spaces when scope_mode is all", False),
+    ),
+    default_authority="normal",
+    auth_methods=("static_token", "oauth"),
+    errors=ErrorClassification(),
+    # Confluence Server/DC webhooks with a secret sign the raw body: X-Hub-Signature: sha256=<hex>.
+    # The emulator (and Atlassian's Cloud webhooks) send a unique X-Atlassian-Webhook-Identifier.
+    webhook=WebhookSpec(
+        signature_header="X-Hub-Signature",
+        scheme="sha256=<hex hmac-sha256 of the raw body>",
+        delivery_id_header="X-Atlassian-Webhook-Identifier",
+    ),
+)

@@ -1,0 +1,322 @@
+"""Confluence page (v1 ``content`` JSON, expanded) -> :class:`Entity`. Pure; tested on real payloads.
+
+The payload is ``GET /rest/api/content/{id}?expand=body.storage,ancestors,version,history,space,
+metadata.labels,restrictions.read.restrictions.user,restrictions.read.restrictions.group,
+children.comment.body.storage,children.comment.history,children.attachment`` as the client fetched it.
+What the payload cannot carry, the client puts in ``RawItem.context``:
+
+- ``base_url``: the site base (``https://x.atlassian.net/wiki``) for absolute URLs;
+- ``space_read``: who may read the space, ``{"users": [...], "groups": [...], "anonymous": bool}``,
+  or absent/None when the client could not learn it;
+- ``inherited_restrictions``: read restrictions of the page's ancestors,
+  ``[{"id", "users", "groups"}]`` (unrestricted ancestors may be omitted), or None when unknown;
+- ``group_members``: ``{group name: [principal user ids]}`` for groups named in restrictions (optional);
+- ``page_ids``: ``{"SPACE/Title": "123"}`` for ``<ri:page>`` links the client resolved;
+- ``attachment_text``: ``{attachment id: text}`` for text attachments the client downloaded (optional).
+
+ACL (seed 000 rights, fail closed): a user sees a page when the space lets them read it *and* every
+restricted page on the path root -> page (the page itself included) names them, directly or through a
+group. A restricted parent therefore hides its children. Principals: ``user:<email>`` (account id
+when the email is hidden), ``group:confluence:<name>``. Anything unknown -> ``Acl(None)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
+from connectors.confluence.storage import storage_to_text
+from connectors.refs import dedup, extract_refs
+
+_STATUS: dict[str, EntityStatus] = {
+    "current": "final",
+    "draft": "draft",
+    "archived": "archived",
+    "historical": "archived",
+}
+_URL_RE = re.compile(r"https?://[^\s<>\"'|\])]+")
+_PAGE_URL_RE = re.compile(r"/spaces/[^/]+/pages/(\d+)|/pages/viewpage\.action\?(?:[^#]*&)?pageId=(\d+)")
+
+Level = tuple[frozenset[str], frozenset[str]]  # (user principals, group names)
+
+
+def map_item(raw: RawItem) -> Entity:
+    p = raw.payload
+    ctx = raw.context
+    page_id = _str(p.get("id"))
+    title = p.get("title")
+    if not page_id or not isinstance(title, str):
+        raise MalformedPayload("confluence page needs a string 'id' and 'title'")
+    for key, kind in (("body", Mapping), ("ancestors", list), ("version", Mapping), ("space", Mapping)):
+        if p.get(key) is not None and not isinstance(p.get(key), kind):
+            raise MalformedPayload(f"confluence page {page_id}: '{key}' has the wrong type")
+    try:
+        return _map(p, ctx, page_id, title, raw.container)
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise MalformedPayload(f"confluence page {page_id}: unexpected shape: {exc}") from exc
+
+
+def _map(p: Mapping[str, Any], ctx: Mapping[str, Any], page_id: str, title: str, container: str | None) -> Entity:
+    space = p.get("space") or {}
+    space_key = _str(space.get("key")) or container
+    base = _str(_get(p, "_links", "base")) or _str(ctx.get("base_url"))
+    history = p.get("history") or {}
+    version = p.get("version") or {}
+
+    body = storage_to_text(_str(_get(p, "body", "storage", "value")) or "")
+    sections = [body.text] if body.text else []
+    texts_for_refs = [body.text, " ".join(body.urls)]
+
+    comments = []
+    for c in _results(_get(p, "children", "comment")):
+        parsed = storage_to_text(_str(_get(c, "body", "storage", "value")) or "")
+        who = _user_id(_get(c, "history", "createdBy")) or _user_id(_get(c, "version", "by")) or "unknown"
+        when = _str(_get(c, "history", "createdDate")) or _str(_get(c, "version", "when")) or ""
+        if parsed.text:
+            sections.append(f"Comment by {who} {when}:\n{parsed.text}".replace("  ", " "))
+            texts_for_refs += [parsed.text, " ".join(parsed.urls)]
+        comments.append(
+            {
+                "id": _str(c.get("id")),
+                "author": who,
+                "created": when or None,
+                "title": _str(c.get("title")),
+                "location": _str(_get(c, "extensions", "location")),
+                "url": _abs(base, _str(_get(c, "_links", "webui"))),
+            }
+        )
+
+    attachments = []
+    att_text: Mapping[str, str] = ctx.get("attachment_text") or {}
+    for a in _results(_get(p, "children", "attachment")):
+        aid = _str(a.get("id")) or ""
+        media = _str(_get(a, "metadata", "mediaType")) or _str(_get(a, "extensions", "mediaType"))
+        download = _str(_get(a, "_links", "download"))
+        attachments.append(
+            {
+                "id": aid,
+                "title": _str(a.get("title")),
+                "media_type": media,
+                "size": _get(a, "extensions", "fileSize"),
+                "url": _abs(base, download),
+                "comment": _str(_get(a, "extensions", "comment")) or None,
+                "file_id": _str(_get(a, "extensions", "fileId")),
+                "kind": _str(_get(a, "extensions", "mediaTypeDescription")),
+                "preview_url": _abs(base, _str(_get(a, "_links", "webui"))),
+            }
+        )
+        if aid in att_text and att_text[aid].strip():
+            sections.append(f"Attachment {a.get('title')}:\n{att_text[aid].strip()}")
+
+    urls = list(dict.fromkeys([*body.urls, *_URL_RE.findall("\n".join(texts_for_refs))]))
+    edges, link_refs = _edges(p, ctx, body.page_links, urls, space_key, base)
+    refs = list(link_refs)
+    refs += extract_refs("\n\n".join(texts_for_refs), exclude_hints={"confluence"}, mention_hint="confluence")
+    refs += [Ref("mentions", "issue", k, "jira") for k in body.jira_keys]
+    refs += [Ref("mentions", "user", "@" + u, "confluence") for u in body.users]
+
+    labels = [_str(lab.get("name")) for lab in _results(_get(p, "metadata", "labels")) if _str(lab.get("name"))]
+    ancestors = [a for a in (p.get("ancestors") or []) if isinstance(a, Mapping)]
+    status_raw = _str(p.get("status")) or "current"
+    metadata: dict[str, Any] = {
+        "space_key": space_key,
+        "space_name": _str(space.get("name")),
+        "space_id": _str(space.get("id")),
+        "space_type": _str(space.get("type")),
+        "author_account_id": _str(_get(history, "createdBy", "accountId")),
+        "api_url": _str(_get(p, "_links", "self")),
+        "edit_url": _abs(base, _str(_get(p, "_links", "editui"))),
+        "content_type": _str(p.get("type")),
+        "status_raw": status_raw,
+        "version": version.get("number"),
+        "version_message": _str(version.get("message")) or None,
+        "minor_edit": version.get("minorEdit"),
+        "last_editor": _user_id(version.get("by")),
+        "labels": labels,
+        "ancestors": [_str(a.get("id")) for a in ancestors],
+        "ancestor_titles": [_str(a.get("title")) for a in ancestors],
+        "attachments": attachments,
+        "comments": comments,
+        "tiny_url": _abs(base, _str(_get(p, "_links", "tinyui"))),
+        "position": _get(p, "extensions", "position"),
+    }
+    return Entity(
+        source_type="page",
+        source_entity_id=page_id,
+        status=_STATUS.get(status_raw, "final"),
+        title=title,
+        text="\n\n".join(sections),
+        url=_abs(base, _str(_get(p, "_links", "webui"))),
+        author=_user_id(history.get("createdBy")) or _user_id(version.get("by")),
+        created_at=_dt(history.get("createdDate")),
+        updated_at=_dt(version.get("when")) or _dt(_get(history, "lastUpdated", "when")),
+        acl=effective_acl(p, ctx),
+        metadata={k: v for k, v in metadata.items() if v not in (None, [], "")},
+        natural_key=page_id,
+        container=space_key,
+        edges=tuple(dict.fromkeys(edges)),
+        refs=dedup(refs),
+        sections=tuple(sections),
+    )
+
+
+# ---------------------------------------------------------------- edges
+
+
+def _edges(
+    p: Mapping[str, Any],
+    ctx: Mapping[str, Any],
+    page_links: list[tuple[str | None, str]],
+    urls: list[str],
+    space_key: str | None,
+    base: str | None,
+) -> tuple[list[Edge], list[Ref]]:
+    edges: list[Edge] = []
+    refs: list[Ref] = []
+    ancestors = [a for a in (p.get("ancestors") or []) if isinstance(a, Mapping)]
+    if ancestors and _str(ancestors[-1].get("id")):
+        parent = ancestors[-1]
+        edges.append(Edge("parent", "page", _str(parent.get("id")) or "", _str(parent.get("title")) or None))
+    page_ids: Mapping[str, str] = ctx.get("page_ids") or {}
+    for link_space, link_title in page_links:
+        key = f"{link_space or space_key}/{link_title}"
+        target = page_ids.get(key)
+        if target:
+            edges.append(Edge("links_to", "page", str(target), link_title))
+        else:
+            # A title the client could not resolve stays a claim until the title resolves.
+            refs.append(Ref("links_to", "page", key, "confluence"))
+    own_host = urlsplit(base).netloc if base else None
+    for url in urls:
+        m = _PAGE_URL_RE.search(url)
+        if m is None:
+            continue
+        host = urlsplit(url).netloc
+        target = m.group(1) or m.group(2)
+        if not host or host == own_host:
+            edges.append(Edge("links_to", "page", target))
+        else:
+            refs.append(Ref("mentions", "page", target, "confluence"))
+    return edges, refs
+
+
+# ---------------------------------------------------------------- ACL
+
+
+def effective_acl(p: Mapping[str, Any], ctx: Mapping[str, Any]) -> Acl:
+    """Space read permission intersected with every restricted level on the page's path."""
+    space = ctx.get("space_read")
+    inherited = ctx.get("inherited_restrictions")
+    own = _own_restriction(p)
+    if not isinstance(space, Mapping) or inherited is None or own is None:
+        return Acl(None)
+    members: Mapping[str, Iterable[str]] = ctx.get("group_members") or {}
+    levels: list[Level] = []
+    for r in [*inherited, own]:
+        users = frozenset(_str(u) or "" for u in r.get("users") or []) - {""}
+        groups = frozenset(_str(g) or "" for g in r.get("groups") or []) - {""}
+        if users or groups:
+            levels.append((users, groups))
+    anonymous = bool(space.get("anonymous"))
+    space_level: Level = (
+        frozenset(_str(u) or "" for u in space.get("users") or []) - {""},
+        frozenset(_str(g) or "" for g in space.get("groups") or []) - {""},
+    )
+    if not levels:
+        out = [f"user:{u}" for u in sorted(space_level[0])]
+        out += [f"group:confluence:{g}" for g in sorted(space_level[1])]
+        if anonymous:
+            out.append("group:confluence:anonymous")
+        return Acl(tuple(out))
+    member_sets = {g: frozenset(m) for g, m in members.items()}
+
+    def user_in(user: str, level: Level) -> bool:
+        return user in level[0] or any(user in member_sets.get(g, ()) for g in level[1])
+
+    candidates_users: set[str] = set()
+    candidates_groups: set[str] = set()
+    for users, groups in levels:
+        candidates_users |= users
+        candidates_groups |= groups
+        for g in groups:
+            candidates_users |= member_sets.get(g, frozenset())
+    principals: list[str] = []
+    for u in sorted(candidates_users):
+        if (anonymous or user_in(u, space_level)) and all(user_in(u, lv) for lv in levels):
+            principals.append(f"user:{u}")
+    for g in sorted(candidates_groups):
+        if (anonymous or g in space_level[1]) and all(g in lv[1] for lv in levels):
+            principals.append(f"group:confluence:{g}")
+    return Acl(tuple(principals))
+
+
+def _own_restriction(p: Mapping[str, Any]) -> dict[str, list[str]] | None:
+    """The page's own read restriction from the payload; None when the payload lacks the expansion."""
+    read = _get(p, "restrictions", "read", "restrictions")
+    if not isinstance(read, Mapping):
+        return None
+    return restriction_principals(read)
+
+
+def restriction_principals(restrictions: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{"user": {"results": [...]}, "group": {"results": [...]}}`` -> user ids and group names."""
+    users = [u for u in (_user_id(x) for x in _results(restrictions.get("user"))) if u]
+    groups = [g for g in (_str(x.get("name")) for x in _results(restrictions.get("group"))) if g]
+    return {"users": users, "groups": groups}
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def _user_id(user: Any) -> str | None:
+    """Identity by exact email (seed 000); the account id when Confluence hides the email."""
+    if not isinstance(user, Mapping):
+        return None
+    for key in ("email", "accountId", "userKey", "username"):
+        value = _str(user.get(key))
+        if value:
+            return value
+    return None
+
+
+def _results(container: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(container, Mapping):
+        return []
+    return [r for r in container.get("results") or [] if isinstance(r, Mapping)]
+
+
+def _get(d: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _str(v: Any) -> str | None:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    return None
+
+
+def _abs(base: str | None, link: str | None) -> str | None:
+    if not link:
+        return None
+    if link.startswith(("http://", "https://")):
+        return link
+    return (base or "").rstrip("/") + link if base else link
+
+
+def _dt(v: Any) -> datetime | None:
+    if not isinstance(v, str) or not v:
+        return None
+    try:
+        return datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        return None

@@ -1,0 +1,525 @@
+"""Building blocks for the local source emulators (stdlib only: ``http.server``).
+
+Every connector ships an ``emulator.py`` that speaks its source's API on 127.0.0.1 for tests and the
+demo; tests drive the real HTTP client against it instead of patching anything. This module holds what
+they share:
+
+- :class:`EmulatorApp` — a tiny router. ``@app.route("GET", r"/rest/api/2/issue/(?P<id>[^/]+)")``
+  registers a handler ``(Request) -> Response``; named groups land in ``Request.params``.
+- a control API under ``/_emulator/`` that every emulator has (never authenticated, never faulted):
+
+  ==========================  =============================================================
+  ``POST /_emulator/faults``  add a fault rule (JSON object, see below); returns the rules
+  ``DELETE /_emulator/faults`` remove all fault rules and latency
+  ``GET /_emulator/faults``   the current rules
+  ``GET /_emulator/stats``    ``{"requests", "by_status", "by_route", "faults_injected"}``
+  ``DELETE /_emulator/stats`` reset the counters
+  ==========================  =============================================================
+
+  Fault rules (several may be active; the first that fires wins):
+
+  - ``{"status": 429, "ratio": 0.5, "retry_after": 1}`` — that share of API requests answers 429 with
+    ``Retry-After: 1`` (``retry_after`` optional, any status);
+  - ``{"status": 503, "count": 3}`` — the next 3 API requests answer 503 (deterministic storms);
+  - ``{"latency_ms": 50}`` — every API request sleeps that long first;
+  - ``{"status": 403, "keys": ["P-1"]}`` — items with those keys answer 403 wherever the emulator
+    serves them one by one, and are skipped from list pages (see :meth:`Faults.for_key`);
+  - ``{"malformed": true, "keys": ["P-2"]}`` — those items are served broken (the subclass decides how).
+
+  Ratio decisions come from a ``random.Random`` seeded at start, so a single-threaded client sees the
+  same sequence of faults for the same seed.
+- auth: an optional token set at start; API requests without ``Authorization: Bearer <token>`` or
+  ``Basic base64(<anything>:<token>)`` answer 401.
+- :func:`serve` runs an app on an ephemeral port in a daemon thread (:class:`RunningEmulator`);
+  :func:`main_cli` is the ``python -m connectors.X.emulator`` entry point (first stdout line = base URL);
+  :func:`send_signed_webhook` posts an HMAC-SHA256 signed body, as the control APIs' "send webhook" do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import random
+import re
+import signal
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType, TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+CONTROL_PREFIX = "/_emulator/"
+
+
+@dataclass(slots=True)
+class Request:
+    """One HTTP request as handlers see it. ``headers`` keys are lower-case."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes = b""
+    params: dict[str, str] = field(default_factory=dict)
+
+    def json(self) -> Any:
+        """The body parsed as JSON (``None`` when empty); raises ``ValueError`` when not JSON."""
+        if not self.body:
+            return None
+        return json.loads(self.body)
+
+    def arg(self, name: str, default: str | None = None) -> str | None:
+        """First value of a query parameter."""
+        values = self.query.get(name)
+        return values[0] if values else default
+
+
+@dataclass(slots=True)
+class Response:
+    """``body``: bytes are sent as they are; anything else is JSON-encoded."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def encode(self) -> tuple[bytes, dict[str, str]]:
+        headers = dict(self.headers)
+        if isinstance(self.body, bytes):
+            data = self.body
+            headers.setdefault("Content-Type", "application/octet-stream")
+        elif self.body is None and self.status == 204:
+            data = b""
+        else:
+            data = json.dumps(self.body, separators=(",", ":")).encode()
+            headers.setdefault("Content-Type", "application/json;charset=UTF-8")
+        return data, headers
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """The error shape Atlassian APIs use (``errorMessages``), good enough for the other emulators."""
+    return Response(status, {"errorMessages": [message], "errors": {}}, headers or {})
+
+
+Handler = Callable[[Request], Response]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFault:
+    """What a per-item fault asks for: an HTTP status, or a malformed item."""
+
+    status: int | None
+    malformed: bool
+
+
+@dataclass(slots=True)
+class _Rule:
+    status: int | None
+    ratio: float
+    count: int | None
+    retry_after: float | None
+    keys: frozenset[str] | None
+    malformed: bool
+
+
+class Faults:
+    """Fault rules set through ``/_emulator/faults``; thread-safe; decisions from a seeded RNG."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._rules: list[_Rule] = []
+        self._latency_ms = 0.0
+        self.injected = 0
+
+    def add(self, spec: Mapping[str, Any]) -> None:
+        """Validate and add one rule; raises ``ValueError`` on a bad spec."""
+        if not isinstance(spec, Mapping):
+            raise ValueError("fault spec must be a JSON object")
+        known = {"status", "ratio", "count", "retry_after", "keys", "malformed", "latency_ms"}
+        unknown = set(spec) - known
+        if unknown:
+            raise ValueError(f"unknown fault fields: {sorted(unknown)}")
+        with self._lock:
+            if "latency_ms" in spec:
+                self._latency_ms = float(spec["latency_ms"])
+            status = spec.get("status")
+            malformed = bool(spec.get("malformed", False))
+            if status is None and not malformed:
+                if "latency_ms" in spec:
+                    return
+                raise ValueError("a fault needs 'status', 'malformed' or 'latency_ms'")
+            if status is not None and not (isinstance(status, int) and 100 <= status <= 599):
+                raise ValueError("status must be an HTTP status code")
+            keys = spec.get("keys")
+            if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+                raise ValueError("keys must be a list of strings")
+            if malformed and keys is None:
+                raise ValueError("a malformed fault needs 'keys'")
+            count = spec.get("count")
+            ratio = float(spec.get("ratio", 1.0 if keys is not None or count is not None else 0.0))
+            if not 0.0 <= ratio <= 1.0:
+                raise ValueError("ratio must be within [0, 1]")
+            retry_after = spec.get("retry_after")
+            self._rules.append(
+                _Rule(
+                    status=status,
+                    ratio=ratio,
+                    count=int(count) if count is not None else None,
+                    retry_after=float(retry_after) if retry_after is not None else None,
+                    keys=frozenset(keys) if keys is not None else None,
+                    malformed=malformed,
+                )
+            )
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rules.clear()
+            self._latency_ms = 0.0
+
+    def describe(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "latency_ms": self._latency_ms,
+                "rules": [
+                    {
+                        "status": r.status,
+                        "ratio": r.ratio,
+                        "count": r.count,
+                        "retry_after": r.retry_after,
+                        "keys": sorted(r.keys) if r.keys is not None else None,
+                        "malformed": r.malformed,
+                    }
+                    for r in self._rules
+                ],
+            }
+
+    def for_request(self) -> Response | None:
+        """Apply latency, then the request-wide rules: an error response to send instead, or None."""
+        with self._lock:
+            latency = self._latency_ms
+            chosen: _Rule | None = None
+            for rule in self._rules:
+                if rule.keys is not None or rule.status is None:
+                    continue
+                if rule.count is not None:
+                    if rule.count <= 0:
+                        continue
+                    rule.count -= 1
+                    chosen = rule
+                    break
+                if self._rng.random() < rule.ratio:
+                    chosen = rule
+                    break
+            if chosen is not None:
+                self.injected += 1
+        if latency > 0:
+            time.sleep(latency / 1000.0)
+        if chosen is None or chosen.status is None:
+            return None
+        headers: dict[str, str] = {}
+        if chosen.retry_after is not None:
+            headers["Retry-After"] = _format_seconds(chosen.retry_after)
+        return error_response(chosen.status, f"injected fault {chosen.status}", headers)
+
+    def for_key(self, key: str) -> KeyFault | None:
+        """The per-item fault for ``key`` (status or malformed), or None."""
+        with self._lock:
+            for rule in self._rules:
+                if rule.keys is None or key not in rule.keys:
+                    continue
+                if rule.count is not None:
+                    if rule.count <= 0:
+                        continue
+                    rule.count -= 1
+                elif rule.ratio < 1.0 and self._rng.random() >= rule.ratio:
+                    continue
+                self.injected += 1
+                return KeyFault(status=rule.status, malformed=rule.malformed)
+        return None
+
+
+def _format_seconds(value: float) -> str:
+    return str(int(value)) if value == int(value) else str(value)
+
+
+class EmulatorApp:
+    """Router + control API + auth + fault injection. Subclass it or register routes on an instance."""
+
+    def __init__(self, *, seed: int = 0, token: str | None = None) -> None:
+        self.seed = seed
+        self.token = token
+        self.faults = Faults(seed)
+        self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
+        self._stats_lock = threading.Lock()
+        self._by_status: Counter[int] = Counter()
+        self._by_route: Counter[str] = Counter()
+        self._requests = 0
+        self.route("POST", r"/_emulator/faults")(self._add_fault)
+        self.route("GET", r"/_emulator/faults")(lambda _req: Response(200, self.faults.describe()))
+        self.route("DELETE", r"/_emulator/faults")(self._clear_faults)
+        self.route("GET", r"/_emulator/stats")(lambda _req: Response(200, self.stats()))
+        self.route("DELETE", r"/_emulator/stats")(self._reset_stats)
+
+    def route(self, method: str, pattern: str) -> Callable[[Handler], Handler]:
+        """Register ``handler`` for ``method`` and a full-match path regex (named groups -> params)."""
+        compiled = re.compile(pattern)
+
+        def register(handler: Handler) -> Handler:
+            self._routes.append((method.upper(), compiled, handler))
+            return handler
+
+        return register
+
+    # ------------------------------------------------------------ control API
+
+    def _add_fault(self, req: Request) -> Response:
+        try:
+            self.faults.add(req.json())
+        except ValueError as exc:
+            return error_response(400, str(exc))
+        return Response(200, self.faults.describe())
+
+    def _clear_faults(self, _req: Request) -> Response:
+        self.faults.clear()
+        return Response(204)
+
+    def _reset_stats(self, _req: Request) -> Response:
+        with self._stats_lock:
+            self._by_status.clear()
+            self._by_route.clear()
+            self._requests = 0
+        self.faults.injected = 0
+        return Response(204)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of API requests (control API excluded), by status and by route pattern."""
+        with self._stats_lock:
+            return {
+                "requests": self._requests,
+                "by_status": {str(k): v for k, v in sorted(self._by_status.items())},
+                "by_route": dict(sorted(self._by_route.items())),
+                "faults_injected": self.faults.injected,
+            }
+
+    # ------------------------------------------------------------ dispatch
+
+    def authorized(self, req: Request) -> bool:
+        """Bearer <token>, or Basic with the token as password (Jira Cloud: email:api_token)."""
+        if self.token is None:
+            return True
+        value = req.headers.get("authorization", "")
+        scheme, _, cred = value.partition(" ")
+        if scheme.lower() == "bearer":
+            return hmac.compare_digest(cred.strip(), self.token)
+        if scheme.lower() == "basic":
+            try:
+                decoded = base64.b64decode(cred.strip(), validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError):
+                return False
+            return hmac.compare_digest(decoded.partition(":")[2], self.token)
+        return False
+
+    def handle(self, req: Request) -> Response:
+        control = req.path.startswith(CONTROL_PREFIX)
+        allowed_methods: set[str] = set()
+        for method, pattern, handler in self._routes:
+            match = pattern.fullmatch(req.path)
+            if match is None:
+                continue
+            if method != req.method:
+                allowed_methods.add(method)
+                continue
+            if control:
+                return self._call(handler, req, match.groupdict())
+            return self._api(req, pattern.pattern, match.groupdict(), handler)
+        if allowed_methods:
+            return error_response(405, f"{req.method} not allowed on {req.path}")
+        if not control:
+            self._count("(unrouted)", 404)
+        return error_response(404, f"no route for {req.method} {req.path}")
+
+    def _api(self, req: Request, route: str, params: dict[str, str], handler: Handler) -> Response:
+        if not self.authorized(req):
+            resp = error_response(401, "Client must be authenticated to access this resource.")
+        else:
+            resp = self.faults.for_request() or self._call(handler, req, params)
+        self._count(f"{req.method} {route}", resp.status)
+        return resp
+
+    @staticmethod
+    def _call(handler: Handler, req: Request, params: dict[str, str]) -> Response:
+        req.params = params
+        try:
+            return handler(req)
+        except ValueError as exc:
+            return error_response(400, str(exc))
+
+    def _count(self, route: str, status: int) -> None:
+        with self._stats_lock:
+            self._requests += 1
+            self._by_status[status] += 1
+            self._by_route[route] += 1
+
+
+# ---------------------------------------------------------------- server
+
+
+def _make_handler(app: EmulatorApp) -> type[BaseHTTPRequestHandler]:
+    class _Handler(BaseHTTPRequestHandler):
+        # Headers and body go out in separate writes; without this each response waits ~40 ms on delayed ACK.
+        disable_nagle_algorithm = True
+        # HTTP/1.1 keeps httpx's pooled connections alive; every response carries Content-Length.
+        protocol_version = "HTTP/1.1"
+
+        def _dispatch(self) -> None:
+            split = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length > 0 else b""
+            req = Request(
+                method=self.command,
+                path=split.path,
+                query=parse_qs(split.query, keep_blank_values=True),
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+            )
+            try:
+                resp = app.handle(req)
+            except Exception as exc:  # an emulator bug must show up as a 500, not a dropped socket
+                resp = error_response(500, f"emulator error: {type(exc).__name__}: {exc}")
+            data, headers = resp.encode()
+            self.send_response(resp.status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _dispatch
+
+        def log_message(self, format: str, *args: Any) -> None:
+            # Quiet: test output and the CLI's first-line contract must not be polluted.
+            return
+
+    return _Handler
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class RunningEmulator:
+    """An app served on a daemon thread. Use as a context manager or call :meth:`stop`."""
+
+    def __init__(self, app: EmulatorApp, server: ThreadingHTTPServer, thread: threading.Thread) -> None:
+        self.app = app
+        self._server = server
+        self._thread = thread
+        host, port = server.server_address[:2]
+        self.host = str(host)
+        self.port = int(port)
+        self.base_url = f"http://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> RunningEmulator:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def serve(app: EmulatorApp, host: str = "127.0.0.1", port: int = 0) -> RunningEmulator:
+    """Start serving ``app``; ``port=0`` picks a free ephemeral port."""
+    server = _Server((host, port), _make_handler(app))
+    # A short poll interval keeps stop() (shutdown) quick in tests.
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"emulator-{port}", daemon=True
+    )
+    thread.start()
+    return RunningEmulator(app, server, thread)
+
+
+# ---------------------------------------------------------------- webhooks
+
+
+def sign(body: bytes, secret: str) -> str:
+    """Hex HMAC-SHA256 of ``body`` with ``secret``."""
+    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def send_signed_webhook(
+    url: str,
+    body: bytes,
+    secret: str,
+    header: str = "X-Hub-Signature",
+    scheme: str = "sha256=",
+    extra_headers: Mapping[str, str] | None = None,
+) -> int:
+    """POST ``body`` signed ``<header>: <scheme><hex hmac-sha256>``; the HTTP status (0: unreachable)."""
+    headers = {"Content-Type": "application/json", header: f"{scheme}{sign(body, secret)}"}
+    headers.update(extra_headers or {})
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except (urllib.error.URLError, OSError):
+        return 0
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def base_parser(description: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--seed", type=int, default=0, help="data and fault decisions derive from it")
+    parser.add_argument("--token", default=None, help="require this API token (Bearer or Basic password)")
+    return parser
+
+
+def main_cli(
+    build_app: Callable[[argparse.Namespace], EmulatorApp],
+    add_args: Callable[[argparse.ArgumentParser], None] | None = None,
+    argv: list[str] | None = None,
+    description: str | None = None,
+) -> None:
+    """Parse args, serve, print the base URL as the first stdout line, serve until SIGTERM/SIGINT."""
+    parser = base_parser(description)
+    if add_args is not None:
+        add_args(parser)
+    ns = parser.parse_args(argv)
+    app = build_app(ns)
+    stop = threading.Event()
+
+    def _on_signal(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+    running = serve(app, ns.host, ns.port)
+    print(running.base_url, flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        running.stop()

@@ -1,0 +1,219 @@
+"""The one HTTP client every connector uses: JSON over httpx, retries by tenacity, call counting.
+
+Behaviour (seed 000 "Ошибки", seed 003 request counters):
+
+- every attempt counts in ``CallStats.api_calls``; every 429 or 503 response in ``rate_limited``;
+- a status the manifest's :class:`ErrorClassification` calls transient is retried with exponential
+  backoff and jitter; a ``Retry-After`` header (seconds or an HTTP date) replaces the backoff;
+  every wait is capped at ``max_wait``. Exhausted retries -> :class:`HttpError` ``transient=True``;
+- a permanent status -> :class:`HttpError` at once (the caller turns it into an ``ItemError``);
+- 401 -> :class:`SourceAuthFailed`: the credential is wrong for the whole run;
+- connection errors and timeouts are retried like transient statuses, then :class:`SourceUnreachable`;
+- a 2xx body that is not JSON -> :class:`HttpError` ``reason="malformed"``.
+
+Error texts never carry the credential: header values are redacted from every message we build.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import email.utils
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from connectors.base import (
+    CallStats,
+    DeadLetterReason,
+    ErrorClassification,
+    SourceAuthFailed,
+    SourceUnreachable,
+)
+
+_RATE_LIMITED = frozenset({429, 503})
+_REDACTED = "***"
+
+
+class HttpError(Exception):
+    """A request that failed for good: a permanent status, retries exhausted, or a malformed body."""
+
+    def __init__(self, status: int, reason: DeadLetterReason, transient: bool, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.reason: DeadLetterReason = reason
+        self.transient = transient
+        self.detail = detail
+
+
+class _RetryableStatus(Exception):
+    def __init__(self, status: int, retry_after: float | None, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.retry_after = retry_after
+        self.detail = detail
+
+
+class _RetryableTransport(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP date); None if absent/invalid."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return max(0.0, float(text))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class SourceHttp:
+    """JSON client bound to one source's base URL and credential headers."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: Mapping[str, str],
+        stats: CallStats,
+        errors: ErrorClassification,
+        max_attempts: int = 5,
+        max_wait: float = 30.0,
+        timeout: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.stats = stats
+        self.errors = errors
+        self.max_attempts = max(1, max_attempts)
+        self.max_wait = max_wait
+        self._secrets = _secret_fragments(headers)
+        self._client = httpx.Client(
+            base_url=self.base_url,
+            headers={"Accept": "application/json", **dict(headers)},
+            timeout=timeout,
+            follow_redirects=True,
+        )
+        self._backoff = wait_exponential_jitter(multiplier=0.5, max=max_wait, jitter=0.5)
+
+    def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        """GET ``path`` and return the decoded JSON body."""
+        return self._request("GET", path, params, None)
+
+    def post_json(self, path: str, body: Any, params: Mapping[str, Any] | None = None) -> Any:
+        """POST ``body`` as JSON to ``path`` and return the decoded JSON body."""
+        return self._request("POST", path, params, body)
+
+    def close(self) -> None:
+        self._client.close()
+
+    # ------------------------------------------------------------ internals
+
+    def _request(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> Any:
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type((_RetryableStatus, _RetryableTransport)),
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    return self._attempt(method, path, params, body)
+        except _RetryableStatus as exc:
+            raise HttpError(exc.status, self.errors.reason(exc.status), True, exc.detail) from None
+        except _RetryableTransport as exc:
+            raise SourceUnreachable(exc.detail) from None
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _attempt(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> Any:
+        where = f"{method} {path}"
+        self.stats.api_calls += 1
+        try:
+            resp = self._client.request(
+                method,
+                path,
+                params=_clean_params(params),
+                json=body if body is not None else None,
+            )
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            raise _RetryableTransport(
+                self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
+            ) from None
+        status = resp.status_code
+        if status in _RATE_LIMITED:
+            self.stats.rate_limited += 1
+        if 200 <= status < 300:
+            if status == 204 or not resp.content:
+                return None
+            try:
+                return json.loads(resp.content)
+            except ValueError:
+                raise HttpError(
+                    status, "malformed", False, self._redact(f"{where} -> {status}: body is not JSON")
+                ) from None
+        detail = self._redact(f"{where} -> {status}: {_snippet(resp)}")
+        if status == 401:
+            raise SourceAuthFailed(detail)
+        if self.errors.is_transient(status):
+            raise _RetryableStatus(status, parse_retry_after(resp.headers.get("Retry-After")), detail)
+        raise HttpError(status, self.errors.reason(status), False, detail)
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
+            return min(exc.retry_after, self.max_wait)
+        return min(float(self._backoff(state)), self.max_wait)
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, _REDACTED)
+        return text
+
+
+def _secret_fragments(headers: Mapping[str, str]) -> tuple[str, ...]:
+    """Every header value, and for ``Scheme cred`` values the credential alone (and Basic's parts)."""
+    out: set[str] = set()
+    for value in headers.values():
+        if len(value) < 4:
+            continue
+        out.add(value)
+        scheme, _, cred = value.partition(" ")
+        if cred:
+            out.add(cred)
+            if scheme.lower() == "basic":
+                try:
+                    decoded = base64.b64decode(cred, validate=True).decode()
+                except (binascii.Error, UnicodeDecodeError):
+                    continue
+                password = decoded.partition(":")[2]
+                if len(password) >= 4:
+                    out.add(password)
+    # Longest first so a value is redacted whole before its fragments are.
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if params is None:
+        return None
+    return {k: v for k, v in params.items() if v is not None}
+
+
+def _snippet(resp: httpx.Response) -> str:
+    text = resp.text[:300].replace("\n", " ")
+    return text or resp.reason_phrase

@@ -1,0 +1,491 @@
+"""Jira REST client implementing the Connector protocol (paging, scope, ACL facts, neighbours).
+
+Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
+
+- API version: ``GET /rest/api/2/serverInfo`` once; Cloud -> v3 ``/search/jql`` with
+  ``nextPageToken`` (total from ``/search/approximate-count``), else v2 ``/search`` with
+  ``startAt``/``total``. Filter ``force_api_v2`` pins v2.
+- Incremental window: ``updated >= "yyyy/MM/dd HH:mm"``. Jira reads JQL dates in the *calling user's*
+  time zone, so ``since`` (UTC) is converted to the zone ``/myself`` reports and floored to the
+  minute; if the zone is unknown the window opens 14 h earlier (the widest UTC offset). The window
+  can only widen, never shift later; the pipeline's look-back and content hashes absorb repeats.
+- v2 offset paging can skip an item when an earlier one is updated mid-run (it moves to the end);
+  each next page therefore starts ``OVERLAP`` items early and repeats of the previous page's ids are
+  dropped.
+- Checkpoints: ``{"phase": "scope", "api": 3, "token": ...}`` / ``{"phase": "scope", "api": 2,
+  "start_at": n, "last_ids": [...]}`` after each page, ``{"phase": "neighbours", "batch": k}`` after
+  each neighbour batch. A resumed run that lost the in-memory neighbour candidates re-reads them
+  with a links-only pass (``fields=issuelinks``).
+- Neighbours: keys linked (either direction) from enumerated issues and outside the scope
+  (``key in (...) AND NOT (<scope>)``), one hop, emitted with ``context["neighbour"] = True``.
+- ACL facts: ``/project/{key}/permissionscheme?expand=permissions`` (``BROWSE_PROJECTS`` grants with
+  ``group``/``user``/``anyone`` holders) and ``/issuesecurityschemes/level/member?levelId=``; any other
+  holder type (project roles, application roles) or an error makes the facts unknown -> the mapping
+  fails closed with ``Acl(None)`` and ``context["acl_unknown"]`` notes it.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Generator, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from connectors.base import (
+    CallStats,
+    Checkpoint,
+    Emitted,
+    ItemError,
+    ItemGone,
+    Manifest,
+    ProbeStatus,
+    RawItem,
+    SourceAuthFailed,
+    SourceConfig,
+    SourceError,
+    SourceType,
+    SourceUnreachable,
+)
+from connectors.http import HttpError, SourceHttp
+from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
+
+PAGE_SIZE = 100
+OVERLAP = 5
+NEIGHBOUR_BATCH = 50
+_WIDEST_OFFSET = timedelta(hours=14)
+_FIELD_NAMES = {
+    "planned_start": {"start date", "target start", "planned start"},
+    "planned_end": {"target end", "planned end", "end date"},
+}
+_FIELD_CUSTOM = {
+    "com.pyxis.greenhopper.jira:gh-sprint": "sprint",
+    "com.pyxis.greenhopper.jira:gh-epic-link": "epic_link",
+    "com.pyxis.greenhopper.jira:gh-epic-label": "epic_name",
+}
+
+
+def auth_headers(credential: str | None) -> dict[str, str]:
+    """``email:token`` -> Basic (Cloud API token); anything else -> Bearer (DC personal access token)."""
+    if not credential:
+        return {}
+    if ":" in credential:
+        return {"Authorization": "Basic " + base64.b64encode(credential.encode()).decode()}
+    return {"Authorization": f"Bearer {credential}"}
+
+
+def scope_clause(config: SourceConfig) -> str | None:
+    """The base JQL of the scope (no ORDER BY), or None for the whole instance."""
+    if config.scope_mode == "all":
+        return None
+    projects: list[str] = []
+    jqls: list[str] = []
+    for item in config.scope_list:
+        if isinstance(item, Mapping):
+            if item.get("kind") == "project" and item.get("key"):
+                projects.append(str(item["key"]).upper())
+            elif item.get("kind") == "jql" and item.get("jql"):
+                jqls.append(str(item["jql"]))
+        elif isinstance(item, str) and PROJECT_KEY_RE.match(item.strip()):
+            projects.append(item.strip())
+        elif isinstance(item, str) and item.strip():
+            jqls.append(item.strip())
+    parts = []
+    if projects:
+        parts.append(f"project in ({', '.join(dict.fromkeys(projects))})")
+    parts.extend(f"({j})" for j in jqls)
+    if not parts:
+        # An empty selection means nothing is in scope, never "everything".
+        return "key in (EMPTY-0)"
+    return " OR ".join(parts)
+
+
+class JiraConnector:
+    manifest: Manifest = MANIFEST
+
+    def __init__(
+        self,
+        config: SourceConfig,
+        stats: CallStats,
+        *,
+        page_size: int = PAGE_SIZE,
+        max_attempts: int = 5,
+        max_wait: float = 30.0,
+    ) -> None:
+        self.config = config
+        self.stats = stats
+        self.page_size = page_size
+        self.http = SourceHttp(
+            config.base_url,
+            headers=auth_headers(config.credential),
+            stats=stats,
+            errors=MANIFEST.errors,
+            max_attempts=max_attempts,
+            max_wait=max_wait,
+        )
+        self.scope = scope_clause(config)
+        self._scope_projects = self._projects_only()
+        self._api: int | None = None
+        self._tz: ZoneInfo | None = None
+        self._tz_known = False
+        self._field_map: dict[str, str] | None = None
+        self._project_acl: dict[str, list[str] | None] = {}
+        self._level_acl: dict[str, list[str] | None] = {}
+        self._key_ids: dict[str, str] = {}
+
+    def _filter(self, name: str) -> bool:
+        default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
+        return bool(self.config.content_filters.get(name, default))
+
+    # ------------------------------------------------------------ protocol
+
+    def probe(self) -> ProbeStatus:
+        try:
+            self.http.get_json("/rest/api/2/myself")
+        except SourceAuthFailed:
+            return "auth_failed"
+        except HttpError as exc:
+            return "auth_failed" if exc.status == 403 else "unreachable"
+        except SourceError:
+            return "unreachable"
+        return "ok"
+
+    def has_delta(self, since: datetime) -> bool:
+        api = self.api()
+        jql = self._jql(since)
+        if api == 3:
+            page = self.http.get_json("/rest/api/3/search/jql", {"jql": jql, "maxResults": 1, "fields": "id"})
+        else:
+            page = self.http.get_json("/rest/api/2/search", {"jql": jql, "maxResults": 1, "fields": "id"})
+        return bool(_obj(page).get("issues"))
+
+    def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
+        api = self.api()
+        position = dict(checkpoint or {})
+        jql = self._jql(since)
+        candidates: set[str] = set()
+        resumed = bool(position)
+        if position.get("phase", "scope") == "scope":
+            yield from self._scope_pages(api, jql, position, candidates)
+            position = {"phase": "neighbours", "batch": 0}
+        if not self._filter("neighbours") or self.scope is None:
+            return
+        if resumed:
+            candidates = self._link_targets(api, jql)
+        yield from self._neighbours(api, sorted(candidates), int(position.get("batch", 0)))
+
+    def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        api = self.api()
+        wanted = [sid for stype, sid in ids if stype == "ticket"]
+        in_scope = self._in_scope(api, wanted)
+        for sid in wanted:
+            try:
+                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", {"fields": "*all"})
+            except HttpError as exc:
+                if exc.status in (404, 410):
+                    yield ItemGone("ticket", sid)
+                else:
+                    yield ItemError("ticket", sid, exc.reason, exc.detail)
+                continue
+            yield self._emit(issue, neighbour=sid not in in_scope)
+
+    def close(self) -> None:
+        self.http.close()
+
+    # ------------------------------------------------------------ paging
+
+    def _scope_pages(self, api: int, jql: str, position: dict[str, Any], candidates: set[str]) -> Iterator[Emitted]:
+        total: int | None = None
+        if api == 3:
+            token = position.get("token")
+            if position.get("done"):
+                return
+            try:
+                count = self.http.post_json("/rest/api/3/search/approximate-count", {"jql": jql})
+                value = _obj(count).get("count")
+                total = int(value) if isinstance(value, int) else None
+            except HttpError:
+                total = None
+            while True:
+                params: dict[str, Any] = {"jql": jql, "maxResults": self.page_size, "fields": "*all"}
+                if token:
+                    params["nextPageToken"] = token
+                page = _obj(self.http.get_json("/rest/api/3/search/jql", params))
+                yield from self._emit_page(page.get("issues"), candidates, set())
+                token = page.get("nextPageToken")
+                last = bool(page.get("isLast", not token)) or not token
+                yield Checkpoint({"phase": "scope", "api": 3, "token": token, "done": last}, total)
+                if last:
+                    return
+        start_at = int(position.get("start_at", 0))
+        last_ids = {str(x) for x in position.get("last_ids", [])}
+        while True:
+            overlap = min(OVERLAP, self.page_size // 2)
+            begin = max(0, start_at - overlap) if last_ids else start_at
+            page = _obj(
+                self.http.get_json(
+                    "/rest/api/2/search",
+                    {"jql": jql, "startAt": begin, "maxResults": self.page_size, "fields": "*all"},
+                )
+            )
+            issues = page.get("issues") or []
+            total = int(page["total"]) if isinstance(page.get("total"), int) else None
+            ids = yield from self._emit_page(issues, candidates, last_ids)
+            start_at = begin + len(issues)
+            last_ids = ids
+            done = not issues or (total is not None and start_at >= total)
+            yield Checkpoint({"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(ids)}, total)
+            if done:
+                return
+
+    def _emit_page(self, issues: Any, candidates: set[str], skip_ids: set[str]) -> Generator[Emitted, None, set[str]]:
+        """Emit one page's items; returns the ids on the page (generator return value)."""
+        ids: set[str] = set()
+        for issue in issues or []:
+            sid = str(_obj(issue).get("id") or "")
+            ids.add(sid)
+            if sid and sid in skip_ids:
+                continue
+            for key in _linked_keys(issue):
+                if self._maybe_outside(key):
+                    candidates.add(key)
+            yield self._emit(issue, neighbour=False)
+        return ids
+
+    def _emit(self, issue: Any, *, neighbour: bool) -> RawItem | ItemError:
+        data = _obj(issue)
+        sid = str(data.get("id") or data.get("key") or "unknown")
+        fields = data.get("fields")
+        if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
+            return ItemError("ticket", sid, "malformed", "issue without id, key or fields")
+        project = str(_obj(fields.get("project")).get("key") or str(data["key"]).rsplit("-", 1)[0])
+        level = _obj(fields.get("security")).get("id")
+        project_principals = self._project_principals(project)
+        level_principals = self._level_principals(str(level)) if level else None
+        ctx: dict[str, Any] = {
+            "field_map": self.field_map(),
+            "neighbour": neighbour,
+            "project_principals": project_principals,
+            "acl_unknown": project_principals is None or (level is not None and level_principals is None),
+        }
+        if level is not None:
+            ctx["security_principals"] = level_principals
+        self._key_ids[str(data["key"])] = str(data["id"])
+        epic = fields.get(self.field_map().get("epic_link", "")) if self.field_map().get("epic_link") else None
+        if isinstance(epic, str) and epic in self._key_ids:
+            ctx["key_ids"] = {epic: self._key_ids[epic]}
+        return RawItem(
+            source_type="ticket",
+            source_entity_id=str(data["id"]),
+            payload=data,
+            fetched_at=datetime.now(UTC),
+            source_updated_at=_parse_time(fields.get("updated")),
+            container=project,
+            context=ctx,
+        )
+
+    # ------------------------------------------------------------ neighbours
+
+    def _neighbours(self, api: int, candidates: list[str], first_batch: int) -> Iterator[Emitted]:
+        batches = [candidates[k : k + NEIGHBOUR_BATCH] for k in range(0, len(candidates), NEIGHBOUR_BATCH)]
+        for number in range(first_batch, len(batches)):
+            jql = f"key in ({', '.join(batches[number])}) AND NOT ({self.scope}) ORDER BY updated ASC, key ASC"
+            for issue in self._search_all(api, jql, "*all"):
+                yield self._emit(issue, neighbour=True)
+            yield Checkpoint({"phase": "neighbours", "batch": number + 1}, None)
+
+    def _link_targets(self, api: int, jql: str) -> set[str]:
+        found: set[str] = set()
+        for issue in self._search_all(api, jql, "issuelinks"):
+            found.update(k for k in _linked_keys(issue) if self._maybe_outside(k))
+        return found
+
+    def _in_scope(self, api: int, ids: list[str]) -> set[str]:
+        if self.scope is None:
+            return set(ids)
+        inside: set[str] = set()
+        for k in range(0, len(ids), NEIGHBOUR_BATCH):
+            batch = ids[k : k + NEIGHBOUR_BATCH]
+            jql = f"id in ({', '.join(batch)}) AND ({self.scope})"
+            inside.update(str(_obj(i).get("id")) for i in self._search_all(api, jql, "id"))
+        return inside
+
+    def _search_all(self, api: int, jql: str, fields: str) -> Iterator[Any]:
+        if api == 3:
+            token: str | None = None
+            while True:
+                params: dict[str, Any] = {"jql": jql, "maxResults": self.page_size, "fields": fields}
+                if token:
+                    params["nextPageToken"] = token
+                page = _obj(self.http.get_json("/rest/api/3/search/jql", params))
+                yield from page.get("issues") or []
+                token = page.get("nextPageToken")
+                if not token or page.get("isLast"):
+                    return
+        start = 0
+        while True:
+            page = _obj(
+                self.http.get_json(
+                    "/rest/api/2/search", {"jql": jql, "startAt": start, "maxResults": self.page_size, "fields": fields}
+                )
+            )
+            issues = page.get("issues") or []
+            yield from issues
+            start += len(issues)
+            if not issues or start >= int(page.get("total") or 0):
+                return
+
+    def _projects_only(self) -> set[str] | None:
+        """Scope projects when the scope is made of projects only (then links are classified locally)."""
+        if self.scope is None:
+            return None
+        items = self.config.scope_list
+        if all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
+            return {str(i).strip() for i in items}
+        return None
+
+    def _maybe_outside(self, key: str) -> bool:
+        if self._scope_projects is None:
+            return True
+        return key.rsplit("-", 1)[0] not in self._scope_projects
+
+    # ------------------------------------------------------------ instance facts
+
+    def api(self) -> int:
+        if self._api is None:
+            if self._filter("force_api_v2"):
+                self._api = 2
+            else:
+                info = _obj(self.http.get_json("/rest/api/2/serverInfo"))
+                self._api = 3 if info.get("deploymentType") == "Cloud" else 2
+        return self._api
+
+    def _jql(self, since: datetime | None) -> str:
+        parts = [f"({self.scope})"] if self.scope else []
+        if since is not None:
+            parts.append(f'updated >= "{self.jql_time(since)}"')
+        if not parts:
+            # Cloud's /search/jql refuses unbounded queries; this bound matches every issue.
+            parts.append('updated >= "1970/01/01 00:00"')
+        return " AND ".join(parts) + " ORDER BY updated ASC, key ASC"
+
+    def jql_time(self, since: datetime) -> str:
+        """``since`` as a JQL literal in the calling user's zone, floored to the minute."""
+        tz = self._user_zone()
+        moment = since if since.tzinfo else since.replace(tzinfo=UTC)
+        local = moment.astimezone(tz) if tz is not None else (moment - _WIDEST_OFFSET).astimezone(UTC)
+        return local.strftime("%Y/%m/%d %H:%M")
+
+    def _user_zone(self) -> ZoneInfo | None:
+        if not self._tz_known:
+            self._tz_known = True
+            me = _obj(self.http.get_json("/rest/api/2/myself"))
+            try:
+                self._tz = ZoneInfo(str(me.get("timeZone"))) if me.get("timeZone") else None
+            except (ZoneInfoNotFoundError, ValueError):
+                self._tz = None
+        return self._tz
+
+    def field_map(self) -> dict[str, str]:
+        if self._field_map is None:
+            fmap: dict[str, str] = {}
+            try:
+                fields = self.http.get_json(f"/rest/api/{self.api()}/field")
+            except HttpError:
+                fields = []
+            for f in fields if isinstance(fields, list) else []:
+                f = _obj(f)
+                custom = str(_obj(f.get("schema")).get("custom") or "")
+                name = str(f.get("name") or "").lower()
+                role = _FIELD_CUSTOM.get(custom) or next((r for r, n in _FIELD_NAMES.items() if name in n), None)
+                if role and role not in fmap and f.get("id"):
+                    fmap[role] = str(f["id"])
+            self._field_map = fmap
+        return self._field_map
+
+    def _project_principals(self, project: str) -> list[str] | None:
+        if project not in self._project_acl:
+            try:
+                scheme = _obj(
+                    self.http.get_json(
+                        f"/rest/api/{self.api()}/project/{project}/permissionscheme", {"expand": "permissions"}
+                    )
+                )
+                self._project_acl[project] = _principals(
+                    g for g in scheme.get("permissions") or [] if _obj(g).get("permission") == "BROWSE_PROJECTS"
+                )
+            except HttpError:
+                self._project_acl[project] = None
+        return self._project_acl[project]
+
+    def _level_principals(self, level: str) -> list[str] | None:
+        if level not in self._level_acl:
+            try:
+                page = _obj(
+                    self.http.get_json(
+                        f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
+                        {"levelId": level, "expand": "user,group"},
+                    )
+                )
+                self._level_acl[level] = _principals(page.get("values") or [])
+            except HttpError:
+                self._level_acl[level] = None
+        return self._level_acl[level]
+
+
+def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
+    return JiraConnector(config, stats)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _principals(grants: Any) -> list[str] | None:
+    out: list[str] = []
+    for grant in grants:
+        holder = _obj(_obj(grant).get("holder"))
+        kind = holder.get("type")
+        if kind == "group" and holder.get("parameter"):
+            out.append(f"group:jira:{holder['parameter']}")
+        elif kind == "user":
+            user = _obj(holder.get("user"))
+            ident = user.get("emailAddress") or user.get("accountId") or holder.get("parameter")
+            if not ident:
+                return None
+            out.append(f"user:{ident}")
+        elif kind == "anyone":
+            out.append("group:jira:anyone")
+        else:
+            # Roles and other holders need resolution we do not do: unknown -> fail closed.
+            return None
+    return sorted(set(out))
+
+
+def _linked_keys(issue: Any) -> list[str]:
+    keys = []
+    for link in _obj(_obj(issue).get("fields")).get("issuelinks") or []:
+        for side in ("outwardIssue", "inwardIssue"):
+            key = _obj(_obj(link).get(side)).get("key")
+            if key:
+                keys.append(str(key))
+    return keys
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    text = value.replace("Z", "+00:00")
+    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":":
+        text = f"{text[:-2]}:{text[-2:]}"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+__all__ = ["JiraConnector", "SourceUnreachable", "auth_headers", "create", "scope_clause"]

@@ -1,0 +1,474 @@
+"""Jira issue (REST v2 or v3 payload) -> Entity. Pure; raises MalformedPayload.
+
+Seed 003 "Зеркало задачи" fields land in ``Entity.metadata`` under these names (JSON-safe; dates as
+ISO strings in UTC, date-only fields as ``YYYY-MM-DD``): ``key``, ``id``, ``issue_type``, ``summary``,
+``description`` (clean text, from ADF or wiki), ``status``, ``status_category``, ``priority``,
+``assignee``, ``reporter``, ``due_date``, ``planned_start``, ``planned_end``, ``epic_key``,
+``labels``, ``sprint`` (+ ``sprints``), ``updated``, ``created``; plus ``project``, ``parent_key``,
+``resolution``, ``resolved``, ``components``, ``fix_versions``, ``affects_versions``,
+``security_level``, ``environment``, ``attachments``, ``comment_count``, ``subtasks``, ``votes``,
+``watchers``, ``time_tracking``, ``neighbour``.
+
+Context keys the client provides (all optional):
+
+- ``field_map``: ``{"sprint", "epic_link", "epic_name", "planned_start", "planned_end"}`` -> field id,
+  learned from ``/rest/api/N/field``. Without it, custom fields are recognised by shape.
+- ``project_principals``: principals with Browse Projects on the issue's project (list of str);
+  ``security_principals``: members of the issue's security level. ACL rule: no security level ->
+  project principals; a level -> principals present in both lists (a level only narrows; Jira
+  requires browse permission *and* level membership). Missing facts -> ``Acl(None)`` (fail closed).
+- ``neighbour``: fetched one hop outside the scope -> ``out_of_scope``.
+- ``attachment_texts``: ``{attachment id: text}`` for text attachments the client downloaded.
+- ``previous_keys``: keys the issue had before a move (also read from an expanded changelog).
+- ``archived``: the issue is archived (Cloud also sends ``fields.archiveddate``).
+- ``key_ids``: ``{issue key: issue id}`` for the epic link, which the payload names by key only.
+
+Status: category ``new`` (To Do) and ``indeterminate`` (In Progress) -> ``draft``; ``done`` ->
+``final``; archived -> ``archived`` whatever the category.
+
+Edges (seed 003 "Загрузка состояния заменяет связи"): for every ``issuelinks`` entry with an
+``outwardIssue`` Y, this issue declares ``Edge(<outward name, e.g. "blocks">, Y)``; an entry with an
+``inwardIssue`` Z declares nothing here — Z declares it when Z is loaded. ``parent`` -> ``parent``
+edge; epic link -> ``epic`` edge (a ``Ref(relation="epic")`` when the epic's id is unknown).
+
+Refs: cross-source mentions in description, environment and comments (connectors.refs). Keys of this
+Jira that are already edges are not repeated as refs; other keys stay refs with hint ``jira``.
+
+Text: ``Entity.sections`` are the blocks of ``Entity.text`` in order (summary+description, each
+comment, each inlined attachment); ``text == "\\n\\n".join(sections)``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
+from connectors.jira.text import to_text
+from connectors.refs import dedup, extract_refs
+
+_SPRINT_STRING_RE = re.compile(r"com\.atlassian\.greenhopper\.service\.sprint\.Sprint@\w+\[(.*)\]")
+_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_KEY_RE = re.compile(r"^[A-Z][A-Z0-9_]+-\d+$")
+
+# Jira Cloud's default ids for the agile fields (go-atlassian captures); used only when no field map.
+_DEFAULT_FIELDS = {
+    "epic_link": "customfield_10014",
+    "epic_name": "customfield_10011",
+    "planned_start": "customfield_10015",
+}
+
+
+def map_item(raw: RawItem) -> Entity:
+    payload = raw.payload
+    ctx = raw.context
+    issue_id = payload.get("id")
+    key = payload.get("key")
+    fields = payload.get("fields")
+    if not isinstance(issue_id, str | int) or not str(issue_id) or not isinstance(key, str) or not key:
+        raise MalformedPayload("issue without id or key")
+    if not isinstance(fields, Mapping):
+        raise MalformedPayload(f"issue {key} without fields")
+    issue_id = str(issue_id)
+    fmap = _field_map(fields, ctx)
+
+    summary = _s(fields.get("summary")) or ""
+    description = to_text(fields.get("description"))
+    environment = to_text(fields.get("environment"))
+    status = _obj(fields.get("status"))
+    category = _s(_obj(status.get("statusCategory")).get("key"))
+    project = _obj(fields.get("project"))
+    project_key = _s(project.get("key")) or key.rsplit("-", 1)[0]
+    archived = bool(ctx.get("archived")) or bool(fields.get("archiveddate"))
+
+    comments = _comments(fields.get("comment"))
+    attachments, attachment_sections = _attachments(fields.get("attachment"), ctx.get("attachment_texts"))
+
+    head = f"{key}: {summary}" if summary else key
+    sections = [head + (f"\n\n{description}" if description else "")]
+    if environment:
+        sections.append(f"Environment: {environment}")
+    for c in comments:
+        if c["text"]:
+            sections.append(f"Comment by {c['author'] or 'unknown'} at {c['created'] or '?'}:\n{c['text']}")
+    sections.extend(attachment_sections)
+
+    parent = _obj(fields.get("parent"))
+    parent_key = _s(parent.get("key"))
+    epic_key = _epic_key(fields, fmap, parent)
+    sprints = _sprints(fields.get(fmap["sprint"]) if fmap.get("sprint") else _find_sprint_field(fields))
+
+    edges, linked_keys = _edges(fields.get("issuelinks"), parent, epic_key, ctx.get("key_ids"))
+    refs = _refs("\n\n".join([description, environment, *(c["text"] for c in comments)]), key, linked_keys)
+    if epic_key and not any(e.relation == "epic" for e in edges):
+        refs = dedup([Ref("epic", "issue", epic_key, "jira"), *refs])
+
+    reporter = _user(fields.get("reporter"))
+    assignee = _user(fields.get("assignee"))
+    creator = _user(fields.get("creator"))
+    created = _dt(fields.get("created"))
+    updated = _dt(fields.get("updated"))
+    security = _obj(fields.get("security"))
+
+    metadata: dict[str, Any] = {
+        "key": key,
+        "id": issue_id,
+        "issue_type": _s(_obj(fields.get("issuetype")).get("name")),
+        "subtask": bool(_obj(fields.get("issuetype")).get("subtask", False)),
+        "summary": summary,
+        "description": description,
+        "status": _s(status.get("name")),
+        "status_category": category,
+        "priority": _s(_obj(fields.get("priority")).get("name")),
+        "assignee": assignee["id"],
+        "assignee_name": assignee["name"],
+        "reporter": reporter["id"],
+        "reporter_name": reporter["name"],
+        "creator": creator["id"],
+        "due_date": _date(fields.get("duedate")),
+        "planned_start": _date(fields.get(fmap["planned_start"])) if fmap.get("planned_start") else None,
+        "planned_end": _date(fields.get(fmap["planned_end"])) if fmap.get("planned_end") else None,
+        "epic_key": epic_key,
+        "epic_name": _s(fields.get(fmap["epic_name"])) if fmap.get("epic_name") else None,
+        "parent_key": parent_key,
+        "labels": [str(x) for x in fields.get("labels") or [] if x is not None],
+        "sprint": _current_sprint(sprints),
+        "sprints": sprints,
+        "created": _iso(created),
+        "updated": _iso(updated),
+        "project": {"key": project_key, "name": _s(project.get("name")), "id": _s(project.get("id"))},
+        "resolution": _s(_obj(fields.get("resolution")).get("name")),
+        "resolved": _iso(_dt(fields.get("resolutiondate"))),
+        "components": _names(fields.get("components")),
+        "fix_versions": _names(fields.get("fixVersions")),
+        "affects_versions": _names(fields.get("versions")),
+        "security_level": _s(security.get("name")),
+        "environment": environment or None,
+        "attachments": attachments,
+        "comment_count": len(comments),
+        "subtasks": [s for s in (_s(_obj(t).get("key")) for t in fields.get("subtasks") or []) if s],
+        "votes": _obj(fields.get("votes")).get("votes"),
+        "watchers": _obj(fields.get("watches")).get("watchCount"),
+        "time_tracking": _time_tracking(fields),
+        "status_changed": _iso(_dt(fields.get("statuscategorychangedate"))),
+        "custom_fields": _custom_fields(fields, fmap),
+        "archived": archived,
+        "neighbour": bool(ctx.get("neighbour", False)),
+    }
+    return Entity(
+        source_type="ticket",
+        source_entity_id=issue_id,
+        status=_classify(category, archived),
+        title=summary or key,
+        text="\n\n".join(sections),
+        url=_browse_url(payload, key),
+        author=reporter["id"] or creator["id"],
+        created_at=created,
+        updated_at=updated,
+        acl=_acl(ctx, bool(security)),
+        metadata=metadata,
+        natural_key=key,
+        container=project_key,
+        edges=edges,
+        refs=refs,
+        aliases=_aliases(payload, ctx, key),
+        out_of_scope=bool(ctx.get("neighbour", False)),
+        sections=tuple(sections),
+    )
+
+
+# ---------------------------------------------------------------- pieces
+
+
+def _classify(category: str | None, archived: bool) -> EntityStatus:
+    if archived:
+        return "archived"
+    return "final" if category == "done" else "draft"
+
+
+def _acl(ctx: Mapping[str, Any], has_security_level: bool) -> Acl:
+    project = ctx.get("project_principals")
+    if not isinstance(project, Sequence) or isinstance(project, str):
+        return Acl(None)
+    principals = [str(p) for p in project]
+    if has_security_level:
+        level = ctx.get("security_principals")
+        if not isinstance(level, Sequence) or isinstance(level, str):
+            return Acl(None)
+        allowed = {str(p) for p in level}
+        principals = [p for p in principals if p in allowed]
+    return Acl(tuple(sorted(set(principals))))
+
+
+def _field_map(fields: Mapping[str, Any], ctx: Mapping[str, Any]) -> dict[str, str]:
+    given = ctx.get("field_map")
+    if isinstance(given, Mapping):
+        return {str(k): str(v) for k, v in given.items() if v}
+    fmap = {k: v for k, v in _DEFAULT_FIELDS.items() if k != "planned_start" or _date(fields.get(v))}
+    if not _KEY_RE.match(str(fields.get(fmap["epic_link"]) or "")):
+        fmap.pop("epic_link")
+    if not isinstance(fields.get(fmap["epic_name"]), str):
+        fmap.pop("epic_name")
+    return fmap
+
+
+def _find_sprint_field(fields: Mapping[str, Any]) -> Any:
+    """Without a field map, the sprint field is the custom field shaped like a sprint list."""
+    for name, value in fields.items():
+        if not name.startswith("customfield_") or not isinstance(value, list) or not value:
+            continue
+        first = value[0]
+        if isinstance(first, Mapping) and "boardId" in first and "name" in first:
+            return value
+        if isinstance(first, str) and _SPRINT_STRING_RE.search(first):
+            return value
+    return None
+
+
+def _sprints(value: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in value or []:
+        if isinstance(item, Mapping):
+            out.append({"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))})
+        elif isinstance(item, str):
+            m = _SPRINT_STRING_RE.search(item)
+            if m:
+                attrs = dict(p.split("=", 1) for p in m.group(1).split(",") if "=" in p)
+                sid = attrs.get("id")
+                out.append(
+                    {
+                        "id": int(sid) if sid and sid.isdigit() else sid,
+                        "name": attrs.get("name"),
+                        "state": (attrs.get("state") or "").lower() or None,
+                    }
+                )
+    return out
+
+
+def _current_sprint(sprints: list[dict[str, Any]]) -> str | None:
+    for s in sprints:
+        if s.get("state") == "active":
+            return str(s.get("name"))
+    return str(sprints[-1].get("name")) if sprints else None
+
+
+def _epic_key(fields: Mapping[str, Any], fmap: Mapping[str, str], parent: Mapping[str, Any]) -> str | None:
+    link = fields.get(fmap["epic_link"]) if fmap.get("epic_link") else None
+    if isinstance(link, str) and link:
+        return link
+    if isinstance(link, Mapping) and link.get("key"):
+        return str(link["key"])
+    # Team-managed (and newer company-managed) projects: the epic is the parent.
+    ptype = _obj(_obj(parent.get("fields")).get("issuetype"))
+    if parent.get("key") and (ptype.get("name") == "Epic" or ptype.get("hierarchyLevel") == 1):
+        return str(parent["key"])
+    return None
+
+
+def _edges(
+    links: Any, parent: Mapping[str, Any], epic_key: str | None, key_ids: Any
+) -> tuple[tuple[Edge, ...], set[str]]:
+    edges: list[Edge] = []
+    keys: set[str] = set()
+    for link in links or []:
+        if not isinstance(link, Mapping):
+            continue
+        ltype = _obj(link.get("type"))
+        for side in ("outwardIssue", "inwardIssue"):
+            other = _obj(link.get(side))
+            if other.get("key"):
+                keys.add(str(other["key"]))
+        out = _obj(link.get("outwardIssue"))
+        if out.get("id"):
+            relation = (_s(ltype.get("outward")) or _s(ltype.get("name")) or "relates").lower()
+            edges.append(Edge(relation, "ticket", str(out["id"]), _s(out.get("key"))))
+    if parent.get("id"):
+        edges.append(Edge("parent", "ticket", str(parent["id"]), _s(parent.get("key"))))
+        if parent.get("key"):
+            keys.add(str(parent["key"]))
+    if epic_key:
+        keys.add(epic_key)
+        epic_id = key_ids.get(epic_key) if isinstance(key_ids, Mapping) else None
+        if epic_key == parent.get("key") and parent.get("id"):
+            epic_id = parent["id"]
+        if epic_id:
+            edges.append(Edge("epic", "ticket", str(epic_id), epic_key))
+    unique: dict[tuple[str, str], Edge] = {}
+    for e in edges:
+        unique.setdefault((e.relation, e.target_id), e)
+    return tuple(unique.values()), keys
+
+
+def _refs(text: str, own_key: str, edge_keys: set[str]) -> tuple[Ref, ...]:
+    refs = extract_refs(text, mention_hint="jira")
+    return tuple(
+        r
+        for r in refs
+        if not (r.source_hint == "jira" and r.target_kind == "issue" and r.target_ref in (edge_keys | {own_key}))
+    )
+
+
+def _comments(value: Any) -> list[dict[str, Any]]:
+    # Search/get-issue give {"comments": [...], "total": n}; some docs examples give a bare list.
+    items = value.get("comments") if isinstance(value, Mapping) else value
+    out = []
+    for c in items or []:
+        if not isinstance(c, Mapping):
+            continue
+        author = _user(c.get("author"))
+        out.append(
+            {
+                "id": _s(c.get("id")),
+                "author": author["id"] or author["name"],
+                "created": _iso(_dt(c.get("created"))),
+                "text": to_text(c.get("body")),
+            }
+        )
+    return out
+
+
+_TEXT_MIME = re.compile(r"^(text/|application/(json|xml|x-yaml|yaml|csv))")
+
+
+def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    meta: list[dict[str, Any]] = []
+    sections: list[str] = []
+    texts = texts if isinstance(texts, Mapping) else {}
+    for a in value or []:
+        if not isinstance(a, Mapping):
+            continue
+        aid = str(a.get("id")) if a.get("id") is not None else None
+        mime = _s(a.get("mimeType"))
+        inline = aid is not None and isinstance(texts.get(aid), str) and bool(_TEXT_MIME.match(mime or ""))
+        meta.append(
+            {
+                "id": aid,
+                "filename": _s(a.get("filename")),
+                "mime_type": mime,
+                "size": a.get("size") if isinstance(a.get("size"), int) else None,
+                "url": _s(a.get("content")) or _s(a.get("self")),
+                "created": _iso(_dt(a.get("created"))),
+                "inline": inline,
+            }
+        )
+        if inline and aid is not None:
+            sections.append(f"Attachment {a.get('filename')}:\n{str(texts[aid]).strip()}")
+    return meta, sections
+
+
+def _aliases(payload: Mapping[str, Any], ctx: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    keys = [str(k) for k in ctx.get("previous_keys") or []]
+    for history in _obj(payload.get("changelog")).get("histories") or []:
+        for item in _obj(history).get("items") or []:
+            if _obj(item).get("field") == "Key" and item.get("fromString"):
+                keys.append(str(item["fromString"]))
+    return tuple(dict.fromkeys(k for k in keys if k != key))
+
+
+_RANK_RE = re.compile(r"^\d+\|[0-9a-z]+:")
+_CHART_MARK = "_*:*_"
+
+
+def _custom_fields(fields: Mapping[str, Any], fmap: Mapping[str, str]) -> dict[str, Any]:
+    """Other custom fields reduced to JSON scalars/lists (selects, pickers, numbers, text).
+
+    Board rank and time-in-status charts are left out: they change without the issue changing and
+    would make every re-sync rewrite the entity.
+    """
+    known = set(fmap.values())
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if not name.startswith("customfield_") or name in known:
+            continue
+        simple = _simple(value)
+        if simple in (None, "", []):
+            continue
+        if isinstance(simple, str) and (_RANK_RE.match(simple) or _CHART_MARK in simple or simple == "{}"):
+            continue
+        out[name] = simple
+    return out
+
+
+def _simple(value: Any) -> Any:
+    if isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for k in ("value", "name", "emailAddress", "displayName", "key"):
+            if isinstance(value.get(k), str):
+                child = value.get("child")
+                text = str(value[k])
+                return f"{text} / {_simple(child)}" if isinstance(child, Mapping) else text
+        return None
+    if isinstance(value, list):
+        items = [_simple(v) for v in value]
+        return [v for v in items if v not in (None, "")]
+    return None
+
+
+def _time_tracking(fields: Mapping[str, Any]) -> dict[str, int] | None:
+    values = {
+        "original_estimate_s": fields.get("timeoriginalestimate"),
+        "remaining_estimate_s": fields.get("timeestimate"),
+        "time_spent_s": fields.get("timespent"),
+    }
+    clean = {k: int(v) for k, v in values.items() if isinstance(v, int | float)}
+    return clean or None
+
+
+def _browse_url(payload: Mapping[str, Any], key: str) -> str | None:
+    link = _s(payload.get("self"))
+    if not link or "/rest/api/" not in link:
+        return None
+    return f"{link.split('/rest/api/', 1)[0]}/browse/{key}"
+
+
+def _user(value: Any) -> dict[str, str | None]:
+    u = _obj(value)
+    ident = _s(u.get("emailAddress")) or _s(u.get("accountId")) or _s(u.get("name")) or _s(u.get("key"))
+    return {"id": ident, "name": _s(u.get("displayName"))}
+
+
+def _names(value: Any) -> list[str]:
+    return [str(v["name"]) for v in value or [] if isinstance(v, Mapping) and v.get("name")]
+
+
+def _obj(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _s(value: Any) -> str | None:
+    if value is None or isinstance(value, Mapping | list):
+        return None
+    text = str(value)
+    return text or None
+
+
+def _dt(value: Any) -> datetime | None:
+    """Jira timestamps: ``2021-05-08T07:04:25.376+0100`` (also ``Z`` / ``+01:00``) -> aware UTC."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    m = re.match(r"^(.*[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2}):?(\d{2})$", text)
+    if m:
+        text = f"{m.group(1)}{m.group(2)}:{m.group(3)}"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def _date(value: Any) -> str | None:
+    if isinstance(value, str) and _DATE_RE.match(value[:10]):
+        return value[:10]
+    return None

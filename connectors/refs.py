@@ -1,0 +1,134 @@
+"""Cross-source mentions found in text -> :class:`Ref` claims (seed 000 "Формат refs").
+
+Pure functions, shared by every connector. What is recognised and what ``target_ref`` holds:
+
+=====================================================  ===========  ==========================  ==========
+text                                                   target_kind  target_ref                  hint
+=====================================================  ===========  ==========================  ==========
+``PROJ-12``, ``https://x/browse/PROJ-12``              issue        ``PROJ-12``                 jira
+``.../wiki/spaces/ENG/pages/123/Title``,               page         ``123`` (the page id)       confluence
+``.../pages/viewpage.action?pageId=123``
+``https://x.slack.com/archives/C01/p1700000000123456``  message      ``C01/1700000000.123456``   slack
+``https://gl/group/proj/-/merge_requests/7``           mr           ``group/proj!7``            gitlab
+``https://gl/group/proj/-/issues/7``                   issue        ``group/proj#7``            gitlab
+``https://gl/group/proj/-/commit/<sha>``               commit       ``<sha>``                   gitlab
+``@jdoe``, Jira wiki ``[~jdoe]``                       user         ``@jdoe``                   caller's
+=====================================================  ===========  ==========================  ==========
+
+Target refs are the natural ids the target connector uses as ``source_entity_id``/``natural_key``
+(Confluence page id, Slack ``channel/ts``, Jira key), so the knowledge store can resolve a claim
+by a plain lookup. Results keep the order of first appearance and are de-duplicated.
+
+``exclude_hints`` drops whole families (a connector decides its own source's links itself, e.g. the
+Jira mapping turns issuelinks into edges and passes the remaining keys through).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+
+from connectors.base import Ref
+
+MENTIONS = "mentions"
+
+# Jira project keys: upper-case letter then upper-case letters/digits (Jira's default key pattern).
+JIRA_KEY_RE = re.compile(r"(?<![A-Za-z0-9_/.-])([A-Z][A-Z0-9]+-[1-9][0-9]*)(?![A-Za-z0-9_-])")
+_JIRA_BROWSE_RE = re.compile(r"https?://[^\s<>\"'|\]]+?/browse/([A-Z][A-Z0-9]+-[1-9][0-9]*)")
+_CONFLUENCE_PAGE_RE = re.compile(r"https?://[^\s<>\"'|\]]*?/(?:wiki/)?spaces/[^/\s<>\"'|\]]+/pages/(\d+)")
+_CONFLUENCE_VIEWPAGE_RE = re.compile(
+    r"https?://[^\s<>\"'|\]]*?/pages/viewpage\.action\?(?:[^\s<>\"'|\]]*&)?pageId=(\d+)"
+)
+_SLACK_RE = re.compile(r"https?://[\w.-]+\.slack\.com/archives/([CGD][A-Z0-9]+)/p(\d{10})(\d{6})")
+_GITLAB_RE = re.compile(
+    r"https?://[^\s/<>\"'|\]]+/((?:[\w.-]+/)+[\w.-]+)/-/(merge_requests|issues|commit)/([0-9a-fA-F]+|\d+)"
+)
+_MENTION_RE = re.compile(r"(?<![\w.@/+-])@([A-Za-z0-9](?:[\w.-]*[A-Za-z0-9_])?)")
+_WIKI_MENTION_RE = re.compile(r"\[~(?:accountid:)?([^\]\s]+)\]")
+_URL_RE = re.compile(r"https?://[^\s<>\"'|\]]+")
+
+# Upper-case tokens that look like issue keys but are standards, encodings, hashes...
+_NOT_PROJECTS = frozenset(
+    {"UTF", "ISO", "SHA", "MD", "CVE", "RFC", "COVID", "HTTP", "TLS", "SSL", "AES", "PEP", "GPT", "IEC", "CP"}
+)
+
+
+def extract_refs(
+    text: str,
+    *,
+    exclude_hints: Collection[str] = (),
+    jira_projects: Collection[str] | None = None,
+    mention_hint: str | None = None,
+) -> tuple[Ref, ...]:
+    """All mentions in ``text``, in order of appearance, de-duplicated.
+
+    ``exclude_hints``: source hints to leave out (``{"jira"}`` drops issue keys and browse URLs).
+    ``jira_projects``: when given, only keys of these projects count as Jira keys (fewer false hits).
+    ``mention_hint``: source hint for ``@user`` mentions (the user lives in the caller's source).
+    """
+    found: list[tuple[int, Ref]] = []
+    url_spans: list[tuple[int, int]] = []
+    for m in _URL_RE.finditer(text):
+        url_spans.append(m.span())
+    skip = set(exclude_hints)
+
+    def add(pos: int, kind: str, ref: str, hint: str | None) -> None:
+        if hint is not None and hint in skip:
+            return
+        found.append((pos, Ref(MENTIONS, kind, ref, hint)))
+
+    for m in _JIRA_BROWSE_RE.finditer(text):
+        if _key_ok(m.group(1), jira_projects):
+            add(m.start(), "issue", m.group(1), "jira")
+    for m in JIRA_KEY_RE.finditer(text):
+        if _inside(m.start(), url_spans) or not _key_ok(m.group(1), jira_projects):
+            continue
+        add(m.start(), "issue", m.group(1), "jira")
+    for m in _CONFLUENCE_PAGE_RE.finditer(text):
+        add(m.start(), "page", m.group(1), "confluence")
+    for m in _CONFLUENCE_VIEWPAGE_RE.finditer(text):
+        add(m.start(), "page", m.group(1), "confluence")
+    for m in _SLACK_RE.finditer(text):
+        add(m.start(), "message", f"{m.group(1)}/{m.group(2)}.{m.group(3)}", "slack")
+    for m in _GITLAB_RE.finditer(text):
+        project, what, ident = m.group(1), m.group(2), m.group(3)
+        if what == "merge_requests" and ident.isdigit():
+            add(m.start(), "mr", f"{project}!{ident}", "gitlab")
+        elif what == "issues" and ident.isdigit():
+            add(m.start(), "issue", f"{project}#{ident}", "gitlab")
+        elif what == "commit":
+            add(m.start(), "commit", ident.lower(), "gitlab")
+    for m in _MENTION_RE.finditer(text):
+        if not _inside(m.start(), url_spans):
+            add(m.start(), "user", f"@{m.group(1)}", mention_hint)
+    for m in _WIKI_MENTION_RE.finditer(text):
+        add(m.start(), "user", f"@{m.group(1)}", mention_hint)
+    found.sort(key=lambda pair: pair[0])
+    return dedup(ref for _, ref in found)
+
+
+def jira_keys(text: str, jira_projects: Collection[str] | None = None) -> tuple[str, ...]:
+    """Issue keys mentioned in ``text`` (bare or in browse URLs), de-duplicated, in order."""
+    return tuple(r.target_ref for r in extract_refs(text, jira_projects=jira_projects) if r.source_hint == "jira")
+
+
+def dedup(refs: Iterable[Ref]) -> tuple[Ref, ...]:
+    """Drop repeated refs, keeping the first occurrence's position."""
+    seen: set[Ref] = set()
+    out: list[Ref] = []
+    for ref in refs:
+        if ref not in seen:
+            seen.add(ref)
+            out.append(ref)
+    return tuple(out)
+
+
+def _key_ok(key: str, projects: Collection[str] | None) -> bool:
+    project = key.rsplit("-", 1)[0]
+    if projects is not None:
+        return project in projects
+    return project not in _NOT_PROJECTS
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= pos < end for start, end in spans)

@@ -1,0 +1,386 @@
+"""Slack Web API client: channels -> messages (threads included) with the ACL facts the mapping needs.
+
+Calls: ``auth.test`` (team id and URL), ``users.list`` (id -> e-mail, identity by exact e-mail),
+``conversations.list`` (scope), ``conversations.members`` (private channels and DMs),
+``conversations.history`` and ``conversations.replies``; all cursor-paged by
+``response_metadata.next_cursor``. HTTP 429 + ``Retry-After`` (Slack's tiered limits) is retried by
+:class:`connectors.http.SourceHttp`. Slack reports most errors as HTTP 200 ``{"ok": false, "error"}``:
+:func:`classify_slack_error` maps them (auth -> the run fails; channel_not_found -> not_found;
+missing_scope / not_in_channel -> permission; ratelimited -> transient).
+
+Incremental runs read each channel's history from ``since - thread_lookback`` so that a thread whose
+parent is older than ``since`` but which got replies since is seen (its ``latest_reply``) and re-read
+whole; older top-level messages in that look-back are not emitted unless edited since. Replies to
+threads older than the look-back arrive through the Events API (webhook), which re-fetches the thread.
+
+A channel that cannot be read is reported as one :class:`ItemError` with id ``<channel>:*``; fetching
+``<channel>:*`` (DLQ retry, membership webhook) re-reads that whole channel.
+
+Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from connectors.base import (
+    CallStats,
+    Checkpoint,
+    DeadLetterReason,
+    Emitted,
+    ItemError,
+    ItemGone,
+    ProbeStatus,
+    RawItem,
+    SourceAuthFailed,
+    SourceConfig,
+    SourceError,
+    SourceType,
+    SourceUnreachable,
+)
+from connectors.http import HttpError, SourceHttp
+from connectors.slack.manifest import MANIFEST
+from connectors.slack.mapping import message_id, ts_to_datetime
+
+_AUTH = {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "no_permission"}
+_NOT_FOUND = {"channel_not_found", "thread_not_found", "message_not_found", "user_not_found"}
+_PERMISSION = {"missing_scope", "not_in_channel", "access_denied", "restricted_action", "ekm_access_denied"}
+_TRANSIENT = {
+    "ratelimited",
+    "rate_limited",
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+}
+_MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)")
+ALL = "*"
+_CHANNEL_FACTS = ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")
+
+
+@dataclass(frozen=True, slots=True)
+class SlackError(Exception):
+    error: str
+    reason: DeadLetterReason
+    transient: bool
+
+    def __str__(self) -> str:
+        return f"slack error: {self.error}"
+
+
+def classify_slack_error(error: str) -> SlackError:
+    """Slack's ``error`` string -> DLQ reason and transience; auth errors raise (the run cannot go on)."""
+    if error in _AUTH:
+        raise SourceAuthFailed(f"slack: {error}")
+    if error in _NOT_FOUND:
+        return SlackError(error, "not_found", False)
+    if error in _PERMISSION:
+        return SlackError(error, "permission", False)
+    if error in _TRANSIENT:
+        return SlackError(error, "rate_limited" if "rate" in error else "unknown", True)
+    return SlackError(error, "unknown", False)
+
+
+class SlackConnector:
+    manifest = MANIFEST
+
+    def __init__(
+        self,
+        config: SourceConfig,
+        stats: CallStats,
+        *,
+        page_size: int = 200,
+        thread_lookback: timedelta = timedelta(days=7),
+        max_wait: float = 30.0,
+    ) -> None:
+        base = config.base_url.rstrip("/")
+        if not base.endswith("/api"):
+            base += "/api"
+        headers = {"Authorization": f"Bearer {config.credential}"} if config.credential else {}
+        self.http = SourceHttp(base, headers=headers, stats=stats, errors=MANIFEST.errors, max_wait=max_wait)
+        self.config = config
+        self.page_size = page_size
+        self.lookback = thread_lookback
+        filters = {f.key: f.default for f in MANIFEST.content_filters}
+        filters.update(config.content_filters)
+        self.filters = filters
+        self._team: dict[str, Any] | None = None
+        self._users: dict[str, dict[str, str | None]] | None = None
+        self._channels: dict[str, dict[str, Any]] = {}
+        self._members: dict[str, list[str] | None] = {}
+
+    # ------------------------------------------------------------ Connector protocol
+
+    def probe(self) -> ProbeStatus:
+        try:
+            self.call("auth.test")
+        except SourceAuthFailed:
+            return "auth_failed"
+        except (SourceUnreachable, HttpError, SlackError):
+            return "unreachable"
+        return "ok"
+
+    def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
+        cp = dict(checkpoint or {})
+        channels = self._scoped_channels()
+        first = int(cp.get("channel", 0))
+        for ci in range(first, len(channels)):
+            cursor = cp.get("cursor") if ci == first else None
+            if ci == first and cursor == "":
+                continue  # the checkpoint was taken after this channel's last page
+            channel = channels[ci]
+            try:
+                for emitted in self._channel_messages(channel, since, cursor):
+                    if isinstance(emitted, str):
+                        yield Checkpoint({"channel": ci, "cursor": emitted})
+                    else:
+                        yield emitted
+            except SlackError as exc:
+                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, str(exc))
+            except HttpError as exc:
+                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, exc.detail)
+            yield Checkpoint({"channel": ci + 1, "cursor": None})
+
+    def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        scoped = {c["id"] for c in self._scoped_channels()}
+        done: set[str] = set()
+        for source_type, sid in ids:
+            cid, _, ts = sid.partition(":")
+            if source_type != "message" or not cid or not ts:
+                yield ItemError(source_type, sid, "not_found", "slack ids look like <channel>:<ts>")
+                continue
+            if sid in done:
+                continue
+            if cid not in scoped:
+                yield ItemGone("message", sid)
+                continue
+            channel = self._channels[cid]
+            try:
+                if ts == ALL:
+                    for item in self._channel_messages(channel, None, None):
+                        if isinstance(item, RawItem):
+                            done.add(item.source_entity_id)
+                            yield item
+                        elif not isinstance(item, str):
+                            yield item
+                    continue
+                found = False
+                for item in self._one(channel, ts):
+                    found = found or item.source_entity_id == sid
+                    if item.source_entity_id not in done:
+                        done.add(item.source_entity_id)
+                        yield item
+                if not found:
+                    yield ItemGone("message", sid)
+            except SlackError as exc:
+                if exc.reason == "not_found":
+                    yield ItemGone("message", sid)
+                else:
+                    yield ItemError("message", sid, exc.reason, str(exc))
+            except HttpError as exc:
+                yield ItemError("message", sid, exc.reason, exc.detail)
+
+    def has_delta(self, since: datetime) -> bool:
+        oldest = _ts(since)
+        for channel in self._scoped_channels():
+            try:
+                data = self.call("conversations.history", channel=channel["id"], oldest=oldest, limit=1)
+            except SlackError:
+                continue
+            if data.get("messages"):
+                return True
+        return False
+
+    def close(self) -> None:
+        self.http.close()
+
+    # ------------------------------------------------------------ Web API
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        data = self.http.get_json(f"/{method}", params)
+        if not isinstance(data, Mapping):
+            raise SlackError("invalid_response", "malformed", False)
+        if not data.get("ok"):
+            raise classify_slack_error(str(data.get("error") or "unknown_error"))
+        return dict(data)
+
+    def paged(self, method: str, key: str, cursor: str | None = None, **params: Any) -> Iterator[tuple[Any, str]]:
+        """Items of a cursor-paged method, each with the cursor of the page *after* its own."""
+        while True:
+            data = self.call(method, limit=self.page_size, cursor=cursor or None, **params)
+            nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
+            for item in data.get(key) or []:
+                yield item, nxt
+            if not nxt:
+                return
+            cursor = nxt
+
+    # ------------------------------------------------------------ enumeration
+
+    def _channel_messages(
+        self, channel: dict[str, Any], since: datetime | None, cursor: str | None
+    ) -> Iterator[RawItem | ItemError | str]:
+        """Messages of one channel, newest page first; a ``str`` marks the end of a page (its cursor)."""
+        cid = channel["id"]
+        members = self._channel_members(channel)
+        since_ts = _ts(since) if since is not None else None
+        oldest = _ts(since - self.lookback) if since is not None else None
+        last_cursor: str | None = None
+        for msg, nxt in self.paged("conversations.history", "messages", cursor, channel=cid, oldest=oldest):
+            if last_cursor is not None and nxt != last_cursor:
+                yield last_cursor
+            last_cursor = nxt
+            if not isinstance(msg, Mapping):
+                continue
+            ts = str(msg.get("ts", ""))
+            is_parent = bool(msg.get("reply_count")) and msg.get("thread_ts", ts) == ts
+            latest = _key(str(msg.get("latest_reply", "")))
+            # a parent whose thread moved since is re-read whole (its reply count changed too)
+            thread_active = is_parent and (since_ts is None or latest >= _key(since_ts))
+            if (since_ts is None or thread_active or _changed_since(msg, since_ts)) and self._wanted(msg):
+                yield self._raw(channel, msg, members)
+            if thread_active:
+                for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts):
+                    if isinstance(reply, Mapping) and reply.get("ts") != ts and self._wanted(reply):
+                        yield self._raw(channel, reply, members)
+        if last_cursor is not None:
+            yield last_cursor
+
+    def _one(self, channel: dict[str, Any], ts: str) -> Iterator[RawItem]:
+        """One message by ts; a thread parent comes with its whole thread (nothing missed)."""
+        cid = channel["id"]
+        members = self._channel_members(channel)
+        data = self.call("conversations.history", channel=cid, latest=ts, oldest=ts, inclusive="true", limit=1)
+        hits = [m for m in data.get("messages") or [] if isinstance(m, Mapping) and m.get("ts") == ts]
+        if hits:
+            parent = hits[0]
+            yield self._raw(channel, parent, members)
+            if parent.get("reply_count"):
+                for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts):
+                    if isinstance(reply, Mapping) and reply.get("ts") != ts:
+                        yield self._raw(channel, reply, members)
+            return
+        data = self.call("conversations.replies", channel=cid, ts=ts, limit=self.page_size)
+        for m in data.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("ts") == ts:
+                yield self._raw(channel, m, members)
+
+    def _wanted(self, msg: Mapping[str, Any]) -> bool:
+        return self.filters["bot_messages"] or not (msg.get("subtype") == "bot_message" or msg.get("bot_id"))
+
+    def _raw(self, channel: Mapping[str, Any], msg: Mapping[str, Any], members: list[str] | None) -> RawItem:
+        team = self._team_info()
+        users = self._user_map()
+        ts = str(msg.get("ts", ""))
+        wanted = {str(msg.get("user") or "")} | set(_MENTION_RE.findall(str(msg.get("text") or "")))
+        edited = (msg.get("edited") or {}).get("ts") if isinstance(msg.get("edited"), Mapping) else None
+        return RawItem(
+            source_type="message",
+            source_entity_id=message_id(channel["id"], ts),
+            payload=msg,
+            fetched_at=datetime.now(UTC),
+            source_updated_at=_when(str(edited or ts)),
+            container=channel["id"],
+            context={
+                "channel": {k: channel.get(k) for k in ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")},
+                "team_id": team.get("team_id"),
+                "team_url": team.get("url"),
+                "users": {u: users[u] for u in wanted if u in users},
+                "members": members,
+            },
+        )
+
+    # ------------------------------------------------------------ workspace facts (cached per run)
+
+    def _team_info(self) -> dict[str, Any]:
+        if self._team is None:
+            self._team = self.call("auth.test")
+        return self._team
+
+    def _user_map(self) -> dict[str, dict[str, str | None]]:
+        if self._users is None:
+            users: dict[str, dict[str, str | None]] = {}
+            for u, _ in self.paged("users.list", "members"):
+                if isinstance(u, Mapping) and u.get("id"):
+                    profile = u.get("profile") or {}
+                    email = profile.get("email") if isinstance(profile, Mapping) else None
+                    users[str(u["id"])] = {"email": email or None, "name": u.get("name") or None}
+            self._users = users
+        return self._users
+
+    def _channel_members(self, channel: Mapping[str, Any]) -> list[str] | None:
+        """Member principals (e-mail, else user id) of a private channel / DM; None when unknown."""
+        cid = channel["id"]
+        if not (channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim")):
+            return []
+        if cid not in self._members:
+            users = self._user_map()
+            try:
+                ids = [str(m) for m, _ in self.paged("conversations.members", "members", channel=cid)]
+                self._members[cid] = [users.get(m, {}).get("email") or m for m in ids]
+            except (SlackError, HttpError):
+                self._members[cid] = None
+        return self._members[cid]
+
+    def _scoped_channels(self) -> list[dict[str, Any]]:
+        if not self._channels:
+            types = ["public_channel"]
+            if self.filters["private_channels"]:
+                types.append("private_channel")
+            if self.filters["direct_messages"]:
+                types += ["im", "mpim"]
+            listed = {str(s).lstrip("#") for s in self.config.scope_list}
+            try:
+                pages = list(
+                    self.paged(
+                        "conversations.list",
+                        "channels",
+                        types=",".join(types),
+                        exclude_archived="false" if self.filters["archived_channels"] else "true",
+                    )
+                )
+            except (SlackError, HttpError) as exc:
+                raise SourceError(f"slack conversations.list failed: {exc}") from exc
+            for c, _ in pages:
+                if not isinstance(c, Mapping) or not c.get("id"):
+                    continue
+                named = {str(c["id"]), str(c.get("name") or "")} & listed
+                keep = bool(named) if self.config.scope_mode == "selected" else not named
+                if keep:
+                    self._channels[str(c["id"])] = dict(c)
+        return list(self._channels.values())
+
+
+def _changed_since(msg: Mapping[str, Any], since_ts: str) -> bool:
+    edited = msg.get("edited")
+    edited_ts = str(edited.get("ts", "")) if isinstance(edited, Mapping) else ""
+    return _key(str(msg.get("ts", ""))) >= _key(since_ts) or (bool(edited_ts) and _key(edited_ts) >= _key(since_ts))
+
+
+def _key(ts: str) -> tuple[int, int]:
+    sec, _, frac = ts.partition(".")
+    try:
+        return int(sec or 0), int((frac + "000000")[:6])
+    except ValueError:
+        return (0, 0)
+
+
+def _ts(when: datetime) -> str:
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return f"{when.timestamp():.6f}"
+
+
+def _when(ts: str) -> datetime | None:
+    try:
+        return ts_to_datetime(ts)
+    except ValueError:
+        return None
+
+
+def create(config: SourceConfig, stats: CallStats) -> SlackConnector:
+    return SlackConnector(config, stats)

@@ -1,0 +1,225 @@
+"""Slack message (as ``conversations.history`` / ``.replies`` return it) -> :class:`Entity`. Pure.
+
+One message is one entity: ``source_entity_id = "<channel>:<ts>"``, ``natural_key = "<channel>/<ts>"``
+(the form :mod:`connectors.refs` gives Slack archive links). What the message lacks, the client puts
+in ``RawItem.context``:
+
+- ``channel``: ``{"id", "name", "is_private", "is_im", "is_mpim", "is_archived"}``;
+- ``team_id``, ``team_url`` (``https://acme.slack.com/``) for permalinks and the workspace group;
+- ``users``: ``{user id: {"email", "name"}}`` for the author and every ``<@U...>`` in the text;
+- ``members``: principal ids (email, else user id) of a private channel / DM, None when unknown.
+
+ACL (fail closed): public channel -> ``group:slack:<team>:members``; private channel, group DM and DM
+-> ``user:<email>`` of each member; no channel facts, no team id or no member list -> ``Acl(None)``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from connectors.base import Acl, Edge, Entity, MalformedPayload, RawItem, Ref
+from connectors.refs import dedup, extract_refs
+
+_TS_RE = re.compile(r"^\d{9,11}\.\d{1,6}$")
+# Slack's mrkdwn escapes: <@U123>, <@U123|name>, <#C123|name>, <!here>, <url|label>, <url>
+_ANGLE_RE = re.compile(r"<([^<>]+)>")
+_SLACK_ARCHIVE_RE = re.compile(r"https?://[\w.-]+\.slack\.com/archives/([CGD][A-Z0-9]+)/p(\d{10})(\d{6})")
+_TITLE_WORDS = 8
+
+
+def message_id(channel: str, ts: str) -> str:
+    return f"{channel}:{ts}"
+
+
+def map_item(raw: RawItem) -> Entity:
+    m = raw.payload
+    ctx = raw.context
+    channel: Mapping[str, Any] = ctx.get("channel") or {}
+    channel_id = raw.container or _str(channel.get("id")) or _str(m.get("channel"))
+    ts = m.get("ts")
+    text = m.get("text", "")
+    if not channel_id or not isinstance(ts, str) or not _TS_RE.match(ts):
+        raise MalformedPayload("slack message needs a channel and a 'ts' like 1512085950.000216")
+    if not isinstance(text, str):
+        raise MalformedPayload(f"slack message {channel_id}:{ts}: 'text' is not a string")
+    try:
+        return _map(m, ctx, channel, channel_id, ts, text)
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:
+        raise MalformedPayload(f"slack message {channel_id}:{ts}: unexpected shape: {exc}") from exc
+
+
+def _map(
+    m: Mapping[str, Any],
+    ctx: Mapping[str, Any],
+    channel: Mapping[str, Any],
+    channel_id: str,
+    ts: str,
+    text: str,
+) -> Entity:
+    users: Mapping[str, Mapping[str, Any]] = ctx.get("users") or {}
+    clean, mentioned, links = render_text(text, users)
+    sections = [clean] if clean else []
+    for att in m.get("attachments") or []:
+        if isinstance(att, Mapping):
+            part = "\n".join(
+                s for s in (_str(att.get("title")), _str(att.get("text")) or _str(att.get("fallback"))) if s
+            )
+            if part:
+                sections.append(part)
+            if _str(att.get("title_link")):
+                links.append(str(att["title_link"]))
+    body = "\n\n".join(sections)
+
+    user_id = _str(m.get("user"))
+    author = _author(user_id, users) or _str(m.get("username")) or _str(m.get("bot_id"))
+    thread_ts = _str(m.get("thread_ts"))
+    is_reply = bool(thread_ts and thread_ts != ts)
+    edges: list[Edge] = []
+    if is_reply and thread_ts:
+        edges.append(Edge("reply_to", "message", message_id(channel_id, thread_ts), f"{channel_id}/{thread_ts}"))
+    for url in links:
+        hit = _SLACK_ARCHIVE_RE.match(url)
+        if hit:
+            target = f"{hit.group(2)}.{hit.group(3)}"
+            edges.append(Edge("links_to", "message", message_id(hit.group(1), target), f"{hit.group(1)}/{target}"))
+
+    refs = [r for r in extract_refs(body + "\n" + "\n".join(links), exclude_hints={"slack"}) if r.target_kind != "user"]
+    refs += [Ref("mentions", "user", _author(u, users) or u, "slack") for u in mentioned]
+
+    name = _str(channel.get("name")) or channel_id
+    prefix = f"#{name}" if not channel.get("is_im") else f"DM {name}"
+    words = " ".join(clean.split()[:_TITLE_WORDS]) if clean else (_str(m.get("subtype")) or "message")
+    if clean and len(clean.split()) > _TITLE_WORDS:
+        words += " …"
+    edited = _get(m, "edited", "ts")
+    files = [
+        {
+            "id": _str(f.get("id")),
+            "name": _str(f.get("name")),
+            "title": _str(f.get("title")),
+            "mimetype": _str(f.get("mimetype")),
+            "size": f.get("size"),
+            "url": _str(f.get("permalink")) or _str(f.get("url_private")),
+        }
+        for f in m.get("files") or []
+        if isinstance(f, Mapping)
+    ]
+    metadata: dict[str, Any] = {
+        "channel_id": channel_id,
+        "channel_name": _str(channel.get("name")),
+        "channel_type": _channel_type(channel) if channel else _str(m.get("channel_type")),
+        "subtype": _str(m.get("subtype")),
+        "thread_ts": thread_ts,
+        "reply_count": m.get("reply_count"),
+        "reply_users": m.get("reply_users"),
+        "latest_reply": _str(m.get("latest_reply")),
+        "user_id": user_id,
+        "bot_id": _str(m.get("bot_id")),
+        "team": _str(m.get("team")) or _str(ctx.get("team_id")),
+        "client_msg_id": _str(m.get("client_msg_id")),
+        "edited_by": _str(_get(m, "edited", "user")),
+        "edited_ts": _str(edited),
+        "parent_user_id": _str(m.get("parent_user_id")),
+        "reactions": [
+            {"name": r.get("name"), "count": r.get("count")} for r in m.get("reactions") or [] if isinstance(r, Mapping)
+        ],
+        "files": [{k: v for k, v in f.items() if v is not None} for f in files],
+        "pinned_to": m.get("pinned_to"),
+    }
+    return Entity(
+        source_type="message",
+        source_entity_id=message_id(channel_id, ts),
+        status="archived" if channel.get("is_archived") else "final",
+        title=f"{prefix}: {words}",
+        text=body,
+        url=permalink(_str(ctx.get("team_url")), channel_id, ts, thread_ts if is_reply else None),
+        author=author,
+        created_at=ts_to_datetime(ts),
+        updated_at=ts_to_datetime(edited) if isinstance(edited, str) and _TS_RE.match(edited) else ts_to_datetime(ts),
+        acl=channel_acl(channel, ctx),
+        metadata={k: v for k, v in metadata.items() if v not in (None, [], "")},
+        natural_key=f"{channel_id}/{ts}",
+        container=channel_id,
+        edges=tuple(dict.fromkeys(edges)),
+        refs=dedup(refs),
+        sections=tuple(sections),
+    )
+
+
+def render_text(text: str, users: Mapping[str, Mapping[str, Any]]) -> tuple[str, list[str], list[str]]:
+    """Slack mrkdwn -> readable text; also the mentioned user ids and the linked URLs."""
+    mentioned: list[str] = []
+    links: list[str] = []
+
+    def repl(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        target, _, label = inner.partition("|")
+        if target.startswith("@"):
+            uid = target[1:]
+            mentioned.append(uid)
+            user = users.get(uid) or {}
+            return "@" + (_str(user.get("name")) or label or uid)
+        if target.startswith("#"):
+            return "#" + (label or target[1:])
+        if target.startswith("!"):
+            return "@" + (label or target[1:].split("^")[0])
+        url = html.unescape(target)
+        links.append(url)
+        return f"{label} ({url})" if label and label != url else url
+
+    rendered = html.unescape(_ANGLE_RE.sub(repl, text))
+    return rendered.strip(), list(dict.fromkeys(mentioned)), list(dict.fromkeys(links))
+
+
+def channel_acl(channel: Mapping[str, Any], ctx: Mapping[str, Any]) -> Acl:
+    if channel.get("is_im") or channel.get("is_mpim") or channel.get("is_private"):
+        members = ctx.get("members")
+        if not isinstance(members, list | tuple) or not members:
+            return Acl(None)
+        return Acl(tuple(sorted({f"user:{m}" for m in members if isinstance(m, str) and m})))
+    team = _str(ctx.get("team_id"))
+    if channel.get("is_private") is not False or not team:
+        return Acl(None)  # privacy not stated, or no workspace to name: fail closed
+    return Acl((f"group:slack:{team}:members",))
+
+
+def permalink(team_url: str | None, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+    if not team_url:
+        return None
+    url = f"{team_url.rstrip('/')}/archives/{channel}/p{ts.replace('.', '')}"
+    return f"{url}?thread_ts={thread_ts}&cid={channel}" if thread_ts else url
+
+
+def ts_to_datetime(ts: str) -> datetime:
+    return datetime.fromtimestamp(float(ts), tz=UTC)
+
+
+def _channel_type(channel: Mapping[str, Any]) -> str:
+    if channel.get("is_im"):
+        return "im"
+    if channel.get("is_mpim"):
+        return "mpim"
+    return "private_channel" if channel.get("is_private") else "public_channel"
+
+
+def _author(user_id: str | None, users: Mapping[str, Mapping[str, Any]]) -> str | None:
+    if not user_id:
+        return None
+    user = users.get(user_id) or {}
+    return _str(user.get("email")) or user_id
+
+
+def _get(d: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) and v else None

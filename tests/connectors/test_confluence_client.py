@@ -1,0 +1,188 @@
+"""Confluence client against the Confluence emulator over real HTTP (Cloud /wiki and Server flavours)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from connectors.base import (
+    Acl,
+    CallStats,
+    Checkpoint,
+    Emitted,
+    ItemError,
+    ItemGone,
+    MalformedPayload,
+    RawItem,
+    SourceAuthFailed,
+    SourceConfig,
+)
+from connectors.confluence import CONNECTOR
+from connectors.confluence.client import ConfluenceConnector
+from connectors.confluence.emulator import ConfluenceEmulator
+from connectors.emulator_kit import RunningEmulator, serve
+
+TOKEN = "conf-token"
+ALICE = "alice.ng@demo.example"
+
+
+@pytest.fixture
+def emu() -> Iterator[RunningEmulator]:
+    running = serve(ConfluenceEmulator(pages=60, seed=3, token=TOKEN))
+    yield running
+    running.stop()
+
+
+def connector(base: str, stats: CallStats | None = None, **kw: Any) -> ConfluenceConnector:
+    config = SourceConfig(1, base, f"bot@demo.example:{TOKEN}", kw.pop("scope_mode", "all"),
+                          tuple(kw.pop("scope_list", ())), {})  # fmt: skip
+    return ConfluenceConnector(config, stats or CallStats(), page_size=kw.pop("page_size", 7), max_wait=0.01)
+
+
+def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
+    resp = httpx.request(method, emu.base_url + "/_emulator/" + path, json=body)
+    resp.raise_for_status()
+    return resp.json() if resp.content else None
+
+
+def raws(items: list[Emitted]) -> dict[str, RawItem]:
+    return {i.source_entity_id: i for i in items if isinstance(i, RawItem)}
+
+
+@pytest.mark.parametrize("flavour", ["cloud", "server"])
+def test_full_run_enumerates_every_live_page_with_checkpoints(emu: RunningEmulator, flavour: str) -> None:
+    base = emu.base_url + ("/wiki" if flavour == "cloud" else "")
+    stats = CallStats()
+    conn = connector(base, stats)
+    try:
+        items = list(conn.enumerate(None, None))
+    finally:
+        conn.close()
+    found = raws(items)
+    assert sorted(found) == sorted(control(emu, "GET", "pages")["pages"])
+    assert sum(isinstance(i, Checkpoint) for i in items) >= 8  # 4 spaces x >= 2 pages of 7
+    assert stats.api_calls > 0 and stats.rate_limited == 0
+    entities = [CONNECTOR.map_item(r) for r in found.values()]
+    assert all(e.acl.principals is not None for e in entities)
+    assert any(e.edges for e in entities) and any(e.refs for e in entities)
+
+
+def test_scope_allow_and_deny_lists(emu: RunningEmulator) -> None:
+    conn = connector(emu.base_url + "/wiki", scope_mode="selected", scope_list=["HR"])
+    only_hr = raws(list(conn.enumerate(None, None)))
+    conn.close()
+    assert only_hr and {r.container for r in only_hr.values()} == {"HR"}
+    conn = connector(emu.base_url + "/wiki", scope_mode="all", scope_list=["HR"])
+    no_hr = raws(list(conn.enumerate(None, None)))
+    conn.close()
+    assert "HR" not in {r.container for r in no_hr.values()} and len(no_hr) == 60 - len(only_hr)
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Pacific/Kiritimati", "America/Los_Angeles"])
+def test_incremental_since_finds_edits_whatever_the_user_time_zone(zone: str) -> None:
+    with serve(ConfluenceEmulator(pages=40, seed=1, token=TOKEN, time_zone=zone)) as running:
+        before = datetime.now(UTC) - timedelta(seconds=1)
+        httpx.patch(running.base_url + "/_emulator/pages/100009", json={"title": "Edited"}).raise_for_status()
+        conn = connector(running.base_url + "/wiki")
+        try:
+            items = list(conn.enumerate(before, None))
+            assert conn.has_delta(before)
+        finally:
+            conn.close()
+    found = raws(items)
+    assert set(found) == {"100009"}  # the generated pages are months older than the window
+    assert CONNECTOR.map_item(found["100009"]).title == "Edited"
+
+
+def test_rate_limits_are_retried_honouring_retry_after(emu: RunningEmulator) -> None:
+    control(emu, "POST", "faults", {"status": 429, "count": 4, "retry_after": 0})
+    stats = CallStats()
+    conn = connector(emu.base_url + "/wiki", stats)
+    items = list(conn.enumerate(None, None))
+    conn.close()
+    assert len(raws(items)) == 60 and not [i for i in items if isinstance(i, ItemError)]
+    assert stats.rate_limited == 4
+
+
+def test_per_item_403_404_and_malformed(emu: RunningEmulator) -> None:
+    control(emu, "POST", "faults", {"status": 403, "keys": ["100005"]})
+    control(emu, "POST", "faults", {"malformed": True, "keys": ["100006"]})
+    control(emu, "DELETE", "pages/100007")
+    conn = connector(emu.base_url + "/wiki")
+    out = list(conn.fetch([("page", "100005"), ("page", "100006"), ("page", "100007"), ("page", "100008")]))
+    items = list(conn.enumerate(None, None))
+    conn.close()
+    assert out[0] == ItemError("page", "100005", "permission", out[0].detail)  # type: ignore[union-attr]
+    assert isinstance(out[1], RawItem)
+    with pytest.raises(MalformedPayload):
+        CONNECTOR.map_item(out[1])
+    assert out[2] == ItemGone("page", "100007")
+    assert isinstance(out[3], RawItem) and out[3].source_entity_id == "100008"
+    assert {"100005", "100007"}.isdisjoint(raws(items))
+
+
+def test_checkpoint_resume_covers_the_rest(emu: RunningEmulator) -> None:
+    conn = connector(emu.base_url + "/wiki")
+    first: list[Emitted] = []
+    checkpoint = None
+    for item in conn.enumerate(None, None):
+        first.append(item)
+        if isinstance(item, Checkpoint) and len(raws(first)) > 20:
+            checkpoint = item.position
+            break
+    assert checkpoint is not None
+    rest = list(conn.enumerate(None, checkpoint))
+    conn.close()
+    seen_first, seen_rest = raws(first), raws(rest)
+    assert not set(seen_first) & set(seen_rest)
+    assert len(seen_first) + len(seen_rest) == 60
+
+
+def test_restricting_a_parent_hides_its_subtree(emu: RunningEmulator) -> None:
+    # ENG page j=1 (index 4) is the parent of ENG pages j=4..6 (indices 16, 20, 24).
+    control(emu, "PATCH", "pages/100004", {"restrictions": {"users": [ALICE], "groups": []}})
+    conn = connector(emu.base_url + "/wiki")
+    got = {r.source_entity_id: CONNECTOR.map_item(r) for r in conn.fetch([("page", "100016"), ("page", "100008")])
+           if isinstance(r, RawItem)}  # fmt: skip
+    conn.close()
+    child = got["100016"].acl.principals
+    assert child is not None and set(child) <= {f"user:{ALICE}"}
+    assert got["100008"].acl == Acl(("group:confluence:confluence-users",))
+
+
+def test_probe_and_bad_credentials(emu: RunningEmulator) -> None:
+    conn = connector(emu.base_url + "/wiki")
+    assert conn.probe() == "ok"
+    conn.close()
+    bad = ConfluenceConnector(SourceConfig(1, emu.base_url + "/wiki", "x:wrong", "all", (), {}), CallStats())
+    assert bad.probe() == "auth_failed"
+    with pytest.raises(SourceAuthFailed):
+        list(bad.enumerate(None, None))
+    bad.close()
+    gone = ConfluenceConnector(SourceConfig(1, "http://127.0.0.1:9/wiki", None, "all", (), {}), CallStats())
+    gone.http.max_attempts = 1
+    assert gone.probe() == "unreachable"
+    gone.close()
+
+
+def test_cli_prints_base_url_first() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "connectors.confluence.emulator", "--port", "0", "--pages", "5", "--seed", "2"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base = proc.stdout.readline().strip()
+        assert base.startswith("http://127.0.0.1:")
+        pages = httpx.get(base + "/_emulator/pages").json()["pages"]
+        assert len(pages) == 5
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -1,0 +1,281 @@
+"""SourceHttp against a real local server built with emulator_kit (no patched clients)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from connectors.base import CallStats, ErrorClassification, SourceAuthFailed, SourceUnreachable
+from connectors.emulator_kit import (
+    EmulatorApp,
+    Request,
+    Response,
+    RunningEmulator,
+    send_signed_webhook,
+    serve,
+)
+from connectors.http import HttpError, SourceHttp, parse_retry_after
+
+TOKEN = "s3cr3t-token-value"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _app() -> EmulatorApp:
+    app = EmulatorApp(seed=7, token=TOKEN)
+
+    @app.route("GET", r"/items/(?P<id>[^/]+)")
+    def item(req: Request) -> Response:
+        fault = app.faults.for_key(req.params["id"])
+        if fault is not None and fault.malformed:
+            return Response(200, b"<html>oops</html>", {"Content-Type": "text/html"})
+        if fault is not None and fault.status is not None:
+            return Response(fault.status, {"errorMessages": ["nope"]})
+        return Response(200, {"id": req.params["id"], "q": req.query})
+
+    @app.route("POST", r"/echo")
+    def echo(req: Request) -> Response:
+        return Response(200, {"got": req.json()})
+
+    return app
+
+
+@pytest.fixture
+def emu() -> Iterator[RunningEmulator]:
+    with serve(_app()) as running:
+        yield running
+
+
+def _client(base_url: str, stats: CallStats, **kw: float) -> SourceHttp:
+    return SourceHttp(
+        base_url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        stats=stats,
+        errors=ErrorClassification(),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _fault(emu: RunningEmulator, spec: dict[str, object]) -> None:
+    httpx.post(f"{emu.base_url}/_emulator/faults", json=spec).raise_for_status()
+
+
+def test_get_and_post_json_count_one_call_each(emu: RunningEmulator) -> None:
+    stats = CallStats()
+    http = _client(emu.base_url, stats)
+    try:
+        assert http.get_json("/items/A", {"x": "1", "skip": None})["q"] == {"x": ["1"]}
+        assert http.post_json("/echo", {"a": 1}) == {"got": {"a": 1}}
+    finally:
+        http.close()
+    assert (stats.api_calls, stats.rate_limited) == (2, 0)
+
+
+def test_retry_after_is_honoured_and_counters_are_exact(emu: RunningEmulator) -> None:
+    _fault(emu, {"status": 429, "count": 3, "retry_after": 0})
+    stats = CallStats()
+    waits: list[float] = []
+    http = _client(emu.base_url, stats, max_wait=5.0)
+    original = http._wait
+
+    def spy(state):  # type: ignore[no-untyped-def]
+        waits.append(original(state))
+        return waits[-1]
+
+    http._wait = spy  # type: ignore[method-assign]
+    try:
+        assert http.get_json("/items/A")["id"] == "A"
+    finally:
+        http.close()
+    # Retry-After: 0 replaced the exponential backoff (which starts at 0.5 s) on every retry.
+    assert waits == [0.0, 0.0, 0.0]
+    assert (stats.api_calls, stats.rate_limited) == (4, 3)
+    assert httpx.get(f"{emu.base_url}/_emulator/stats").json()["by_status"] == {"200": 1, "429": 3}
+
+
+def test_retry_after_is_capped_by_max_wait() -> None:
+    assert parse_retry_after("120") == 120.0
+    future = format_datetime(datetime.now(UTC) + timedelta(seconds=90), usegmt=True)
+    delay = parse_retry_after(future)
+    assert delay is not None and 80 < delay <= 90
+    assert parse_retry_after("garbage") is None
+    assert parse_retry_after(None) is None
+
+
+def test_exhausted_retries_raise_transient_error(emu: RunningEmulator) -> None:
+    _fault(emu, {"status": 503, "ratio": 1.0, "retry_after": 0})
+    stats = CallStats()
+    http = _client(emu.base_url, stats, max_attempts=3)
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_json("/items/A")
+    finally:
+        http.close()
+    assert info.value.transient and info.value.status == 503 and info.value.reason == "unknown"
+    assert (stats.api_calls, stats.rate_limited) == (3, 3)
+
+
+def test_permanent_status_is_not_retried(emu: RunningEmulator) -> None:
+    _fault(emu, {"status": 403, "keys": ["P-1"]})
+    _fault(emu, {"status": 404, "keys": ["P-2"]})
+    stats = CallStats()
+    http = _client(emu.base_url, stats)
+    try:
+        with pytest.raises(HttpError) as forbidden:
+            http.get_json("/items/P-1")
+        with pytest.raises(HttpError) as missing:
+            http.get_json("/items/P-2")
+    finally:
+        http.close()
+    assert (forbidden.value.status, forbidden.value.reason, forbidden.value.transient) == (
+        403,
+        "permission",
+        False,
+    )
+    assert (missing.value.status, missing.value.reason) == (404, "not_found")
+    assert stats.api_calls == 2
+
+
+def test_non_json_success_body_is_malformed(emu: RunningEmulator) -> None:
+    _fault(emu, {"malformed": True, "keys": ["P-3"]})
+    http = _client(emu.base_url, CallStats())
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_json("/items/P-3")
+    finally:
+        http.close()
+    assert (info.value.status, info.value.reason, info.value.transient) == (200, "malformed", False)
+
+
+def test_wrong_credential_fails_the_run_and_never_leaks(emu: RunningEmulator) -> None:
+    wrong = "wrong-secret-credential"
+    basic = base64.b64encode(f"me@example.com:{wrong}".encode()).decode()
+    stats = CallStats()
+    http = SourceHttp(
+        emu.base_url, headers={"Authorization": f"Basic {basic}"}, stats=stats, errors=ErrorClassification()
+    )
+    try:
+        with pytest.raises(SourceAuthFailed) as info:
+            http.get_json("/items/A")
+    finally:
+        http.close()
+    assert stats.api_calls == 1
+    assert wrong not in str(info.value) and basic not in str(info.value)
+
+
+def test_secret_is_redacted_from_error_text(emu: RunningEmulator) -> None:
+    _fault(emu, {"status": 403, "keys": [TOKEN]})
+    http = _client(emu.base_url, CallStats())
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_json(f"/items/{TOKEN}")
+    finally:
+        http.close()
+    assert TOKEN not in info.value.detail and TOKEN not in str(info.value)
+    assert "***" in info.value.detail
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_port_raises_source_unreachable() -> None:
+    stats = CallStats()
+    http = _client(f"http://127.0.0.1:{_free_port()}", stats, max_attempts=2, max_wait=0.01)
+    try:
+        with pytest.raises(SourceUnreachable) as info:
+            http.get_json("/items/A")
+    finally:
+        http.close()
+    assert stats.api_calls == 2
+    assert TOKEN not in str(info.value)
+
+
+# ---------------------------------------------------------------- emulator_kit itself
+
+
+def test_control_api_is_not_authenticated_nor_counted(emu: RunningEmulator) -> None:
+    assert httpx.get(f"{emu.base_url}/_emulator/stats").json()["requests"] == 0
+    assert httpx.get(f"{emu.base_url}/items/A").status_code == 401
+    assert httpx.post(f"{emu.base_url}/_emulator/faults", json={"bogus": 1}).status_code == 400
+    assert httpx.delete(f"{emu.base_url}/_emulator/faults").status_code == 204
+    stats = httpx.get(f"{emu.base_url}/_emulator/stats").json()
+    assert stats["requests"] == 1 and stats["by_status"] == {"401": 1}
+
+
+def test_ratio_faults_are_deterministic_for_a_seed() -> None:
+    def run() -> list[int]:
+        with serve(_app()) as running:
+            _fault(running, {"status": 503, "ratio": 0.5})
+            headers = {"Authorization": f"Bearer {TOKEN}"}
+            with httpx.Client(headers=headers) as client:
+                return [client.get(f"{running.base_url}/items/x").status_code for _ in range(20)]
+
+    first, second = run(), run()
+    assert first == second and {200, 503} == set(first)
+
+
+def test_signed_webhook_carries_a_verifiable_signature() -> None:
+    received: list[Request] = []
+    app = EmulatorApp()
+
+    @app.route("POST", r"/hook")
+    def hook(req: Request) -> Response:
+        received.append(req)
+        return Response(202, {})
+
+    body = json.dumps({"webhookEvent": "jira:issue_updated"}).encode()
+    with serve(app) as running:
+        status = send_signed_webhook(
+            f"{running.base_url}/hook",
+            body,
+            "whsec",
+            "X-Hub-Signature",
+            "sha256=",
+            {"X-Atlassian-Webhook-Identifier": "d1"},
+        )
+    assert status == 202
+    expected = "sha256=" + hmac.new(b"whsec", body, hashlib.sha256).hexdigest()
+    assert received[0].headers["x-hub-signature"] == expected
+    assert received[0].headers["x-atlassian-webhook-identifier"] == "d1"
+
+
+def test_cli_prints_base_url_first_and_stops_on_sigterm() -> None:
+    code = "from connectors.emulator_kit import EmulatorApp, main_cli\nmain_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "--port", "0", "--seed", "3"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base_url = proc.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:")
+        assert httpx.get(f"{base_url}/_emulator/stats").status_code == 200
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def test_serve_stops_cleanly() -> None:
+    before = threading.active_count()
+    running = serve(EmulatorApp())
+    running.stop()
+    assert threading.active_count() == before

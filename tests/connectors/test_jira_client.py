@@ -1,0 +1,211 @@
+"""Jira client against the Jira emulator over real HTTP (both API versions)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from connectors.base import (
+    CallStats,
+    Checkpoint,
+    Emitted,
+    ItemError,
+    ItemGone,
+    RawItem,
+    SourceAuthFailed,
+    SourceConfig,
+)
+from connectors.emulator_kit import RunningEmulator, serve
+from connectors.jira import CONNECTOR
+from connectors.jira.client import JiraConnector
+from connectors.jira.emulator import JiraEmulator
+
+TOKEN = "jira-test-token"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def emu() -> Iterator[RunningEmulator]:
+    with serve(JiraEmulator(120, seed=5, token=TOKEN)) as running:
+        yield running
+
+
+def _connector(
+    emu: RunningEmulator, *, v2: bool = False, scope: tuple[Any, ...] = ("ALPHA", "BETA"), **kw: Any
+) -> tuple[JiraConnector, CallStats]:
+    cfg = SourceConfig(
+        source_id=1,
+        base_url=emu.base_url,
+        credential=f"bot@example.com:{TOKEN}",
+        scope_mode="selected" if scope else "all",
+        scope_list=scope,
+        content_filters={"force_api_v2": v2},
+    )
+    stats = CallStats()
+    return JiraConnector(cfg, stats, page_size=kw.pop("page_size", 10), **kw), stats
+
+
+def _run(conn: JiraConnector, since: datetime | None = None, cp: Any = None) -> list[Emitted]:
+    try:
+        return list(conn.enumerate(since, cp))
+    finally:
+        conn.close()
+
+
+def _items(out: list[Emitted], neighbour: bool | None = False) -> list[RawItem]:
+    return [o for o in out if isinstance(o, RawItem) and (neighbour is None or o.context["neighbour"] == neighbour)]
+
+
+def _control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
+    resp = httpx.request(method, f"{emu.base_url}/_emulator/{path}", json=body)
+    resp.raise_for_status()
+    return resp.json() if resp.content else None
+
+
+def test_both_api_versions_page_the_same_scope(emu: RunningEmulator) -> None:
+    v3 = _run(_connector(emu)[0])
+    v2 = _run(_connector(emu, v2=True)[0])
+    keys3 = [i.payload["key"] for i in _items(v3)]
+    keys2 = [i.payload["key"] for i in _items(v2)]
+    assert keys3 == keys2 and len(keys3) == 60
+    assert all(k.split("-")[0] in ("ALPHA", "BETA") for k in keys3)
+    cps3 = [o for o in v3 if isinstance(o, Checkpoint) and o.position["phase"] == "scope"]
+    cps2 = [o for o in v2 if isinstance(o, Checkpoint) and o.position["phase"] == "scope"]
+    assert len(cps3) == 6 and cps3[-1].total == 60 and cps3[-1].position["done"]
+    assert cps2[-1].total == 60 and cps2[-1].position["start_at"] == 60
+    # ADF (v3) and wiki (v2) descriptions map to the same words.
+    e3 = CONNECTOR.map_item(_items(v3)[0])
+    e2 = CONNECTOR.map_item(_items(v2)[0])
+    assert e3.text.split() == e2.text.split() and e3.acl.principals
+
+
+def test_neighbours_are_one_hop_outside_scope_and_flagged(emu: RunningEmulator) -> None:
+    out = _run(_connector(emu)[0])
+    in_scope = {i.payload["key"] for i in _items(out)}
+    neighbours = _items(out, neighbour=True)
+    assert neighbours and all(n.payload["key"].split("-")[0] not in ("ALPHA", "BETA") for n in neighbours)
+    linked = {
+        link.get(side, {}).get("key")
+        for i in _items(out)
+        for link in i.payload["fields"]["issuelinks"]
+        for side in ("outwardIssue", "inwardIssue")
+    }
+    assert {n.payload["key"] for n in neighbours} == {k for k in linked if k and k not in in_scope}
+    assert all(CONNECTOR.map_item(n).out_of_scope for n in neighbours)
+
+
+def test_incremental_since_returns_only_later_updates(emu: RunningEmulator) -> None:
+    conn, _ = _connector(emu)
+    full = _items(_run(conn))
+    cutoff = full[40].source_updated_at
+    assert cutoff is not None
+    edited = _control(emu, "PATCH", "issues/ALPHA-1", {"summary": "changed"})
+    later = _items(_run(_connector(emu)[0], since=cutoff))
+    keys = [i.payload["key"] for i in later]
+    assert keys[-1] == edited["key"] and later[-1].payload["fields"]["summary"] == "changed"
+    # The JQL minute floor may add the item(s) of the same minute, never drop a later one.
+    assert set(keys) >= {i.payload["key"] for i in full[41:]} and len(keys) <= 20 + 2
+
+
+def test_time_zone_never_shifts_the_window(emu: RunningEmulator) -> None:
+    conn, _ = _connector(emu)
+    since = datetime(2024, 1, 1, 0, 30, 45, tzinfo=UTC)
+    # The emulated user sits in Europe/Berlin (UTC+1 in winter): 00:30 UTC is 01:30 local.
+    assert conn.jql_time(since) == "2024/01/01 01:30"
+    conn.close()
+
+
+def test_429_storm_with_retry_after_still_completes(emu: RunningEmulator) -> None:
+    clean = [i.payload["key"] for i in _items(_run(_connector(emu)[0]), None)]
+    _control(emu, "DELETE", "stats")
+    _control(emu, "POST", "faults", {"status": 429, "ratio": 0.4, "retry_after": 0})
+    conn, stats = _connector(emu, max_wait=0.0, max_attempts=20)
+    stormy = [i.payload["key"] for i in _items(_run(conn), None)]
+    assert stormy == clean
+    emu_stats = _control(emu, "GET", "stats")
+    assert stats.rate_limited == emu_stats["by_status"]["429"] > 0
+    assert stats.api_calls == emu_stats["requests"]
+
+
+def test_per_item_faults_become_item_errors_or_gone(emu: RunningEmulator) -> None:
+    _control(emu, "POST", "faults", {"malformed": True, "keys": ["ALPHA-2"]})
+    out = _run(_connector(emu)[0])
+    errors = [o for o in out if isinstance(o, ItemError)]
+    assert [(e.source_entity_id, e.reason) for e in errors] == [("10004", "malformed")]
+    _control(emu, "DELETE", "faults")
+    _control(emu, "POST", "faults", {"status": 403, "keys": ["ALPHA-3"]})
+    _control(emu, "DELETE", "issues/BETA-3")
+    conn, _ = _connector(emu)
+    got = list(conn.fetch([("ticket", "10008"), ("ticket", "10009"), ("ticket", "10000"), ("ticket", "10002")]))
+    conn.close()
+    assert isinstance(got[0], ItemError) and got[0].reason == "permission"
+    assert got[1] == ItemGone("ticket", "10009")
+    assert isinstance(got[2], RawItem) and not got[2].context["neighbour"]
+    assert isinstance(got[3], RawItem) and got[3].context["neighbour"]  # CORE-1: outside the scope
+
+
+def test_resume_from_checkpoint_yields_the_remainder_without_repeats(emu: RunningEmulator) -> None:
+    for v2 in (False, True):
+        full = _run(_connector(emu, v2=v2)[0])
+        cps = [k for k, o in enumerate(full) if isinstance(o, Checkpoint)]
+        cut = cps[2]
+        head = full[: cut + 1]
+        checkpoint = full[cut]
+        assert isinstance(checkpoint, Checkpoint)
+        tail = _run(_connector(emu, v2=v2)[0], cp=checkpoint.position)
+        ids = lambda xs: [x.source_entity_id for x in xs if isinstance(x, RawItem)]  # noqa: E731
+        assert ids(head) + ids(tail) == ids(full)
+
+
+def test_has_delta_and_probe(emu: RunningEmulator) -> None:
+    conn, _ = _connector(emu)
+    assert conn.probe() == "ok"
+    assert not conn.has_delta(datetime.now(UTC) + timedelta(days=1))
+    assert conn.has_delta(datetime(2000, 1, 1, tzinfo=UTC))
+    conn.close()
+    cfg = SourceConfig(1, emu.base_url, "wrong", "all", (), {})
+    bad = JiraConnector(cfg, CallStats())
+    assert bad.probe() == "auth_failed"
+    with pytest.raises(SourceAuthFailed):
+        list(bad.enumerate(None, None))
+    bad.close()
+    down = JiraConnector(SourceConfig(1, "http://127.0.0.1:9", TOKEN, "all", (), {}), CallStats(), max_attempts=1)
+    assert down.probe() == "unreachable"
+    down.close()
+
+
+def test_security_level_and_permission_changes_reach_the_acl(emu: RunningEmulator) -> None:
+    _control(emu, "POST", "permissions", {"project": "ALPHA", "principals": ["group:jira:auditors"]})
+    out = _items(_run(_connector(emu)[0]))
+    alpha = [CONNECTOR.map_item(i) for i in out if i.container == "ALPHA"]
+    plain = [e for e in alpha if not e.metadata["security_level"]]
+    secured = [e for e in alpha if e.metadata["security_level"]]
+    assert plain and all(e.acl.principals == ("group:jira:auditors",) for e in plain)
+    # The level's members do not include the auditors group: nobody may see it.
+    assert secured and all(e.acl.principals == () for e in secured)
+
+
+def test_cli_prints_base_url_first() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "connectors.jira.emulator", "--port", "0", "--issues", "1000000", "--seed", "2"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        base_url = proc.stdout.readline().strip()
+        keys = httpx.get(f"{base_url}/rest/api/2/search", params={"jql": "project = BETA", "maxResults": 2}).json()
+        assert keys["total"] == 250_000 and [i["key"] for i in keys["issues"]] == ["BETA-1", "BETA-2"]
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -1,0 +1,53 @@
+"""Jira emulator: deterministic, lazy, control API."""
+
+from __future__ import annotations
+
+import httpx
+
+from connectors.emulator_kit import serve
+from connectors.jira.emulator import JiraEmulator
+
+
+def test_same_seed_same_data_other_seed_other_data() -> None:
+    a, b, c = JiraEmulator(500, seed=3), JiraEmulator(500, seed=3), JiraEmulator(500, seed=4)
+    assert [a.render(i, 3, "http://x") for i in range(0, 500, 37)] == [
+        b.render(i, 3, "http://x") for i in range(0, 500, 37)
+    ]
+    assert a.render(1, 2, "http://x") != c.render(1, 2, "http://x")
+
+
+def test_a_million_issues_start_lazily() -> None:
+    emu = JiraEmulator(1_000_000, seed=1)
+    assert not emu.edits and not emu.deleted
+    assert emu.count("project in (ALPHA, BETA) ORDER BY updated ASC") == 500_000
+    last = emu.render(999_999, 3, "http://x")
+    assert last["key"] == "OPS-250000" and last["id"] == "1009999"
+    page = [i for _, i in zip(range(3), emu.iterate('project = CORE AND updated >= "2025/01/01 00:00"'), strict=False)]
+    assert len(page) == 3 and all(i % emu.p == 2 for _, i in page)
+
+
+def test_links_agree_on_both_ends() -> None:
+    emu = JiraEmulator(300, seed=2)
+    for i in range(300):
+        for link in emu.links(i):
+            other = emu.links(int(link["other"]))
+            back = [x for x in other if x["other"] == i and x["type"] == link["type"]]
+            assert back and back[0]["dir"] != link["dir"]
+
+
+def test_control_api_edits_deletes_creates() -> None:
+    with serve(JiraEmulator(12, seed=1)) as emu:
+        base = f"{emu.base_url}/_emulator"
+        assert httpx.get(f"{base}/issues").json()["count"] == 12
+        assert httpx.delete(f"{base}/issues/ALPHA-1").status_code == 204
+        created = httpx.post(f"{base}/issues", json={"project": "BETA", "summary": "new"}).json()
+        assert httpx.patch(f"{base}/issues/BETA-1", json={"summary": "edited", "status": "Done"}).status_code == 200
+        keys = httpx.get(f"{base}/issues").json()["keys"]
+        assert "ALPHA-1" not in keys and created["key"] in keys
+        search = httpx.get(f"{emu.base_url}/rest/api/2/search", params={"jql": "project = BETA"}).json()
+        order = [i["key"] for i in search["issues"]]
+        # Edited and created issues sort after the untouched ones (updated ASC).
+        assert order[-2:] == [created["key"], "BETA-1"]
+        assert search["issues"][-1]["fields"]["status"]["statusCategory"]["key"] == "done"
+        assert httpx.get(f"{emu.base_url}/rest/api/3/issue/ALPHA-1").status_code == 404
+        assert httpx.patch(f"{base}/issues/BETA-2", json={"bogus": 1}).status_code == 400

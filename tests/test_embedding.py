@@ -1,0 +1,353 @@
+"""Embedders: the offline local model and an OpenAI-compatible endpoint (issue 5, item 2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from app.chunking import chunk_entity
+from app.embedding import DimensionMismatch, Embedder, EmbeddingError, get_embedder
+from app.embedding.local import LocalEmbedder
+from app.embedding.openai import OpenAIEmbedder, endpoint_url, parse_retry_after
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / ".." / "shared" / "fixtures"
+
+
+# ---------------------------------------------------------------- local model
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalEmbedder:
+    return LocalEmbedder(batch_size=4, threads=2)
+
+
+def test_local_embedder_returns_unit_float32_rows_of_384(local: LocalEmbedder) -> None:
+    vectors = local.embed(["one", "two words", ""])
+    assert isinstance(local, Embedder)
+    assert (local.model_name, local.dimension, local.max_tokens) == ("all-MiniLM-L6-v2-int8-onnx", 384, 256)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert local.embed([]).shape == (0, 384)
+
+
+def test_local_embedder_puts_related_texts_close_and_unrelated_far(local: LocalEmbedder) -> None:
+    a, b, c = local.embed(
+        [
+            "How do I reset my password?",
+            "Steps to recover a forgotten account password",
+            "The quarterly revenue grew by ten percent",
+        ]
+    )
+    related, unrelated = float(a @ b), float(a @ c)
+    assert related > 0.5 and unrelated < 0.2 and related - unrelated > 0.4
+
+
+def test_length_sorting_and_batching_do_not_change_vectors_or_their_order(local: LocalEmbedder) -> None:
+    texts = [("word " * n).strip() for n in (40, 1, 300, 7, 7, 90, 2, 15, 60)]
+    together = local.embed(texts)
+    one_by_one = np.vstack([local.embed([t]) for t in texts])
+    np.testing.assert_allclose((together * one_by_one).sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_count_tokens_is_untruncated_and_input_is_truncated_at_256(local: LocalEmbedder) -> None:
+    long_text = "alpha " * 400
+    assert local.count_tokens(long_text) == 402  # [CLS] + 400 + [SEP]
+    assert local.count_tokens("") == 2
+    assert max(len(e.ids) for e in local.tokenize([long_text])) == 256
+    same_head = local.embed([long_text, "alpha " * 254])
+    assert float(same_head[0] @ same_head[1]) > 0.9999
+
+
+def test_chunks_of_real_ticket_text_fit_the_model_window(local: LocalEmbedder) -> None:
+    search = json.loads((FIXTURES / "go-atlassian/jira/mocks/issue-search-v2.json").read_text())
+    for issue in search["issues"]:
+        fields = issue["fields"]
+        comments = [c["body"] for c in (fields.get("comment") or {}).get("comments", [])]
+        text = "\n\n".join([fields.get("description") or "", *comments])
+        for max_tokens in (32, 256):
+            chunks = chunk_entity(
+                fields["summary"], text, comments, max_tokens=max_tokens, count_tokens=local.count_tokens
+            )
+            assert all(local.count_tokens(c.text) <= max_tokens for c in chunks)
+    mixed = "\n\n".join(
+        ["Сервер базы данных перезапустился ночью, репликация отстала на 40 минут. " * 12] * 3
+        + ["```sql\n" + "select * from entity_chunks where entity_id = $1;\n" * 60 + "```"]
+    )
+    chunks = chunk_entity("INC-7 Replica lag", mixed, [], max_tokens=256, count_tokens=local.count_tokens)
+    assert len(chunks) > 3 and all(local.count_tokens(c.text) <= 256 for c in chunks)
+
+
+def test_thread_count_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARVESTER_EMBED_THREADS", "1")
+    assert LocalEmbedder().threads == 1
+    monkeypatch.setenv("HARVESTER_EMBED_THREADS", "0")
+    with pytest.raises(ValueError):
+        LocalEmbedder()
+
+
+OFFLINE_SCRIPT = """
+import socket, sys
+
+def deny_network(event, args):
+    if event in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname"):
+        raise RuntimeError(f"network used: {event} {args!r}")
+
+sys.addaudithook(deny_network)
+from app.embedding import get_embedder
+embedder = get_embedder({"embedder": "local"})
+vectors = embedder.embed(["offline works", "no network needed"])
+print(embedder.model_name, vectors.shape[0], vectors.shape[1])
+"""
+
+
+def test_local_embedder_loads_and_runs_with_networking_disabled(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env.update(
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        # Any attempt to go out through a proxy lands on a closed port instead of the internet.
+        http_proxy="http://127.0.0.1:9",
+        https_proxy="http://127.0.0.1:9",
+        HOME=str(tmp_path),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        HF_HOME=str(tmp_path / "hf"),
+        PYTHONPATH=str(REPO),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", OFFLINE_SCRIPT],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["all-MiniLM-L6-v2-int8-onnx", "2", "384"]
+    assert not (tmp_path / "hf").exists()  # nothing fetched into a Hugging Face cache
+
+
+# ---------------------------------------------------------------- an OpenAI-compatible server
+
+
+def fake_vector(text: str, dimension: int) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(digest[i % len(digest)] - 128) / 16.0 for i in range(dimension)]
+
+
+@dataclass
+class Script:
+    """What the server answers: scripted failures first, then vectors of ``dimension``."""
+
+    dimension: int = 16
+    failures: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    throttle_every: int = 0  # every n-th request gets 429 + Retry-After: 0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: EmbeddingsServer
+
+    def do_POST(self) -> None:
+        script = self.server.script
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with script.lock:
+            script.requests.append(
+                {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
+            )
+            n = len(script.requests)
+            failure = script.failures.pop(0) if script.failures else None
+        if failure is None and script.throttle_every and n % script.throttle_every == 0:
+            failure = (429, {"Retry-After": "0"})
+        if failure is not None:
+            status, headers = failure
+            self._send(status, {"error": {"message": "scripted failure"}}, headers)
+            return
+        data = [
+            {"object": "embedding", "index": i, "embedding": fake_vector(text, script.dimension)}
+            for i, text in enumerate(body["input"])
+        ]
+        # Servers may answer out of order; the index field is what counts.
+        self._send(200, {"object": "list", "data": data[::-1], "model": body["model"]}, {})
+
+    def _send(self, status: int, payload: object, headers: dict[str, str]) -> None:
+        raw = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class EmbeddingsServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.script = Script()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+@pytest.fixture
+def server() -> Iterator[EmbeddingsServer]:
+    srv = EmbeddingsServer()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+    thread.join(timeout=10)
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def remote(server: EmbeddingsServer, sleeps: list[float]) -> Iterator[OpenAIEmbedder]:
+    embedder = OpenAIEmbedder(
+        url=server.url,
+        model="test-embed",
+        dimension=16,
+        api_key="sk-secret-123",
+        batch_size=3,
+        attempts=4,
+        sleep=sleeps.append,
+    )
+    yield embedder
+    embedder.close()
+
+
+def expected(texts: list[str], dimension: int = 16) -> np.ndarray:
+    raw = np.asarray([fake_vector(t, dimension) for t in texts], dtype=np.float32)
+    return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+
+def test_remote_embedder_batches_and_keeps_input_order(
+    remote: OpenAIEmbedder, server: EmbeddingsServer
+) -> None:
+    texts = [f"text {n}" for n in range(7)]
+    vectors = remote.embed(texts)
+    np.testing.assert_allclose(vectors, expected(texts), atol=1e-6)
+    assert [len(r["body"]["input"]) for r in server.script.requests] == [3, 3, 1]
+    assert {r["path"] for r in server.script.requests} == {"/v1/embeddings"}
+    assert {r["body"]["model"] for r in server.script.requests} == {"test-embed"}
+    assert remote.embed([]).shape == (0, 16)
+
+
+def test_retry_after_from_a_429_is_honoured(
+    remote: OpenAIEmbedder, server: EmbeddingsServer, sleeps: list[float]
+) -> None:
+    server.script.failures = [(429, {"Retry-After": "7"}), (503, {"Retry-After": "2"})]
+    vectors = remote.embed(["a", "b"])
+    np.testing.assert_allclose(vectors, expected(["a", "b"]), atol=1e-6)
+    assert sleeps == [7.0, 2.0]
+    assert len(server.script.requests) == 3
+
+
+def test_a_5xx_without_retry_after_backs_off_and_then_succeeds(
+    remote: OpenAIEmbedder, server: EmbeddingsServer, sleeps: list[float]
+) -> None:
+    server.script.failures = [(502, {}), (500, {})]
+    remote.embed(["a"])
+    assert len(sleeps) == 2 and all(0 < s <= 30 for s in sleeps)
+
+
+def test_intermittent_throttling_over_many_batches_loses_nothing(
+    remote: OpenAIEmbedder, server: EmbeddingsServer, sleeps: list[float]
+) -> None:
+    server.script.throttle_every = 3
+    texts = [f"t{n}" for n in range(30)]
+    np.testing.assert_allclose(remote.embed(texts), expected(texts), atol=1e-6)
+    assert sleeps and set(sleeps) == {0.0}
+
+
+def test_retries_are_bounded(remote: OpenAIEmbedder, server: EmbeddingsServer) -> None:
+    server.script.failures = [(503, {"Retry-After": "0"})] * 10
+    with pytest.raises(EmbeddingError, match="503"):
+        remote.embed(["a"])
+    assert len(server.script.requests) == 4
+
+
+def test_a_permanent_error_is_not_retried_and_never_shows_the_key(
+    remote: OpenAIEmbedder, server: EmbeddingsServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    server.script.failures = [(401, {})]
+    with pytest.raises(EmbeddingError) as raised:
+        remote.embed(["a"])
+    assert len(server.script.requests) == 1
+    assert server.script.requests[0]["auth"] == "Bearer sk-secret-123"
+    assert "sk-secret-123" not in str(raised.value) + repr(remote) + caplog.text
+
+
+def test_a_dimension_other_than_configured_is_an_error(
+    remote: OpenAIEmbedder, server: EmbeddingsServer
+) -> None:
+    server.script.dimension = 8
+    with pytest.raises(DimensionMismatch, match="8-d"):
+        remote.embed(["a"])
+
+
+def test_retry_after_parsing() -> None:
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after("-4") == 0.0
+    assert parse_retry_after("100000") == 120.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_endpoint_url_accepts_root_v1_or_full_url() -> None:
+    for url in ("http://h:1", "http://h:1/", "http://h:1/v1", "http://h:1/v1/embeddings"):
+        assert endpoint_url(url) == "http://h:1/v1/embeddings"
+
+
+# ---------------------------------------------------------------- selection
+
+
+def test_get_embedder_selects_by_configuration(
+    server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARVESTER_EMBEDDER_API_KEY", "from-env")
+    remote = get_embedder(
+        {"embedder": "openai", "embedder_url": server.url, "model": "m", "dimension": 16, "batch_size": 2}
+    )
+    assert isinstance(remote, OpenAIEmbedder) and remote.model_name == "m" and remote.dimension == 16
+    remote.embed(["x"])
+    remote.close()
+    assert server.script.requests[0]["auth"] == "Bearer from-env"
+
+    class Settings:
+        embedder = "local"
+        embedder_threads = 1
+
+    local = get_embedder(Settings())
+    assert isinstance(local, LocalEmbedder) and local.threads == 1
+    assert isinstance(get_embedder({}), LocalEmbedder)
+    with pytest.raises(ValueError, match="unknown embedder"):
+        get_embedder({"embedder": "word2vec"})
+    with pytest.raises(ValueError, match="dimension"):
+        get_embedder({"embedder": "openai", "url": server.url, "model": "m"})
