@@ -52,7 +52,7 @@ def make_chunk_texts(count: int, counter: LocalEmbedder, seed: int = 5) -> list[
         comments = []
         for _ in range(8):
             sentences = [
-                " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(9, 13))).capitalize() + "." for _ in range(5)
+                " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(8, 12))).capitalize() + "." for _ in range(5)
             ]
             comments.append(" ".join(sentences))
         chunks = chunk_entity(

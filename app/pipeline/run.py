@@ -39,6 +39,7 @@ from connectors.base import (
     SourceError,
     SourceType,
 )
+from connectors.http import HttpError
 
 log = logging.getLogger(__name__)
 
@@ -185,17 +186,31 @@ class _Run:
         try:
             for batch, position in self._pages(connector.enumerate if not self._items() else None, connector, source):
                 if not self._commit_page(batch, position, spec.map_item):
+                    self._clear_seen()
                     return RunOutcome(self.claim.id, "cancelled", self.done, self.errors)
             return self._resolve(source)
         except SourceError as exc:
             self.conn.rollback()
+            self._clear_seen()
             return self._finish("failed", str(exc))
+        except HttpError as exc:
+            # Retries ran out while enumerating: the source, not one item, is failing.
+            self.conn.rollback()
+            self._clear_seen()
+            return self._finish("failed", f"source kept failing: {exc.detail}"[:500])
         except Exception as exc:
             self.conn.rollback()
+            self._clear_seen()
             log.exception("run %s broke", self.claim.id)
             return self._finish("failed", f"internal error: {type(exc).__name__}: {exc}"[:500])
         finally:
             connector.close()
+
+    def _clear_seen(self) -> None:
+        """A run that did not succeed leaves no seen-set behind (run_seen_items is per run)."""
+        if self.record_seen:
+            eq.clear_seen(self.conn, run_id=self.claim.id)
+            self.conn.commit()
 
     def _scoped(self, config: SourceConfig) -> SourceConfig:
         if self.scope_kind == "containers":
@@ -327,6 +342,8 @@ class _Run:
         complete = self.complete or self._items() is not None
         if self.record_seen and complete and self.enumerated > 0:
             if self.claim.mode == "reconciliation":
+                # Collapse first: a duplicate the source no longer lists must merge, not just vanish.
+                eq.collapse_duplicates(self.conn, source_id=source_id)
                 counts = eq.count_unseen(self.conn, run_id=run_id, source_id=source_id)
                 assert counts is not None
                 share = counts.unseen / counts.live if counts.live else 0.0
@@ -339,7 +356,6 @@ class _Run:
                     )
                 else:
                     deleted = eq.soft_delete_unseen(self.conn, source_id=source_id, run_id=run_id)
-                    eq.collapse_duplicates(self.conn, source_id=source_id)
             elif self.claim.mode == "full":
                 eq.flag_unseen_as_neighbours(self.conn, source_id=source_id, run_id=run_id)
         elif self.record_seen and self.enumerated == 0:

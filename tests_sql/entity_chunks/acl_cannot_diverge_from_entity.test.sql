@@ -1,6 +1,5 @@
 -- A chunk is never visible to more than its entity (comment on entity_chunks.acl_principals): a direct
 -- UPDATE of a chunk's inherited columns must not make them differ from the entity.
--- Known gap (_300_inherit_acl fires only on INSERT and UPDATE OF entity_id): marked TODO until fixed.
 begin;
 select plan(2);
 

@@ -1,0 +1,26 @@
+-- Vector projection: chunks are child rows of their entity with a content hash (seed 000).
+
+-- name: ListChunkHashes :many
+-- The stored chunks of the given entities, to decide which ones to re-embed.
+select entity_id, ordinal, content_hash, embedding_model from entity_chunks
+where entity_id = any(sqlc.arg(entity_ids)::bigint[])
+order by entity_id, ordinal;
+
+-- name: UpsertChunks :execrows
+-- Writes new or changed chunks (one jsonb batch); a chunk with an equal hash and model is not rewritten.
+insert into entity_chunks as c (entity_id, ordinal, body, content_hash, embedding, embedding_model)
+select r.entity_id, r.ordinal, r.body, r.content_hash, r.embedding::vector, r.embedding_model
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
+    entity_id bigint, ordinal integer, body text, content_hash text, embedding text, embedding_model text)
+on conflict on constraint entity_chunks_entity_ordinal_key do update
+set body = excluded.body,
+    content_hash = excluded.content_hash,
+    embedding = excluded.embedding,
+    embedding_model = excluded.embedding_model
+where c.content_hash is distinct from excluded.content_hash
+   or c.embedding_model is distinct from excluded.embedding_model;
+
+-- name: DeleteChunksFrom :execrows
+-- Removes chunks past an entity's new last ordinal (the text got shorter).
+delete from entity_chunks
+where entity_id = sqlc.arg(entity_id)::bigint and ordinal >= sqlc.arg(first_removed)::integer;
