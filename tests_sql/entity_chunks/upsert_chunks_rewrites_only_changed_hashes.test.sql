@@ -7,11 +7,11 @@ select plan(4);
 insert into sources (name, connector_type) values ('Jira', 'jira') returning id as source_id \gset
 insert into entities (source_id, source_type, source_entity_id, status, content_hash, acl_principals)
 values (:source_id, 'ticket', '1', 'final', 'h', '{user:a@x}') returning id as entity_id \gset
-create temp table batch1 as select jsonb_build_array(
+select jsonb_build_array(
     jsonb_build_object('entity_id', :entity_id, 'ordinal', 0, 'body', 'a', 'content_hash', 'c0',
                        'embedding', array_fill(0.1, array[384])::vector::text, 'embedding_model', 'm'),
     jsonb_build_object('entity_id', :entity_id, 'ordinal', 1, 'body', 'b', 'content_hash', 'c1',
-                       'embedding', array_fill(0.2, array[384])::vector::text, 'embedding_model', 'm')) as rows;
+                       'embedding', array_fill(0.2, array[384])::vector::text, 'embedding_model', 'm'))::text as batch1 \gset
 prepare upsert_chunks(jsonb) as
     insert into entity_chunks as c (entity_id, ordinal, body, content_hash, embedding, embedding_model)
     select r.entity_id, r.ordinal, r.body, r.content_hash, r.embedding::vector, r.embedding_model
@@ -22,11 +22,11 @@ prepare upsert_chunks(jsonb) as
         embedding_model = excluded.embedding_model
     where c.content_hash is distinct from excluded.content_hash
        or c.embedding_model is distinct from excluded.embedding_model;
-execute upsert_chunks((select rows from batch1));
+execute upsert_chunks(:'batch1');
 create temp table before as select ordinal, xmin::text as x from entity_chunks where entity_id = :entity_id;
 
 -- Test
-execute upsert_chunks((select rows from batch1));
+execute upsert_chunks(:'batch1');
 select is((select count(*)::int from entity_chunks c join before b using (ordinal)
             where c.entity_id = :entity_id and c.xmin::text = b.x), 2,
     'Upserting chunks with equal hashes and model rewrites no row.');
