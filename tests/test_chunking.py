@@ -40,9 +40,7 @@ class Block:
 
     def render(self) -> str:
         names = iter(range(10_000))
-        sentences = [
-            " ".join(f"{self.tag}{self.bid}w{next(names)}" for _ in range(n)) + "." for n in self.sentences
-        ]
+        sentences = [" ".join(f"{self.tag}{self.bid}w{next(names)}" for _ in range(n)) + "." for n in self.sentences]
         body = " ".join(sentences)
         if self.kind == "heading":
             return f"# {body}"

@@ -166,9 +166,7 @@ class Handler(BaseHTTPRequestHandler):
         script = self.server.script
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with script.lock:
-            script.requests.append(
-                {"path": self.path, "auth": self.headers.get("Authorization"), "body": body}
-            )
+            script.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
             n = len(script.requests)
             failure = script.failures.pop(0) if script.failures else None
         if failure is None and script.throttle_every and n % script.throttle_every == 0:
@@ -246,9 +244,7 @@ def expected(texts: list[str], dimension: int = 16) -> np.ndarray:
     return raw / np.linalg.norm(raw, axis=1, keepdims=True)
 
 
-def test_remote_embedder_batches_and_keeps_input_order(
-    remote: OpenAIEmbedder, server: EmbeddingsServer
-) -> None:
+def test_remote_embedder_batches_and_keeps_input_order(remote: OpenAIEmbedder, server: EmbeddingsServer) -> None:
     texts = [f"text {n}" for n in range(7)]
     vectors = remote.embed(texts)
     np.testing.assert_allclose(vectors, expected(texts), atol=1e-6)
@@ -304,9 +300,7 @@ def test_a_permanent_error_is_not_retried_and_never_shows_the_key(
     assert "sk-secret-123" not in str(raised.value) + repr(remote) + caplog.text
 
 
-def test_a_dimension_other_than_configured_is_an_error(
-    remote: OpenAIEmbedder, server: EmbeddingsServer
-) -> None:
+def test_a_dimension_other_than_configured_is_an_error(remote: OpenAIEmbedder, server: EmbeddingsServer) -> None:
     server.script.dimension = 8
     with pytest.raises(DimensionMismatch, match="8-d"):
         remote.embed(["a"])
@@ -328,9 +322,7 @@ def test_endpoint_url_accepts_root_v1_or_full_url() -> None:
 # ---------------------------------------------------------------- selection
 
 
-def test_get_embedder_selects_by_configuration(
-    server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_get_embedder_selects_by_configuration(server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HARVESTER_EMBEDDER_API_KEY", "from-env")
     remote = get_embedder(
         {"embedder": "openai", "embedder_url": server.url, "model": "m", "dimension": 16, "batch_size": 2}

@@ -141,9 +141,7 @@ class OpenAIEmbedder:
                 parse_retry_after(response.headers.get("retry-after")),
             )
         if response.status_code != 200:
-            raise EmbeddingError(
-                f"embeddings endpoint answered {response.status_code}: {response.text[:300]!r}"
-            )
+            raise EmbeddingError(f"embeddings endpoint answered {response.status_code}: {response.text[:300]!r}")
         return self._vectors(response, len(batch))
 
     def _vectors(self, response: httpx.Response, expected: int) -> Vectors:
@@ -171,6 +169,4 @@ class OpenAIEmbedder:
     def _log_retry(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        log.warning(
-            "embedding request attempt %d failed (%s); retrying in %.1fs", state.attempt_number, exc, wait
-        )
+        log.warning("embedding request attempt %d failed (%s); retrying in %.1fs", state.attempt_number, exc, wait)
