@@ -15,7 +15,10 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
+
+from app.queries import chunks, dead_letters, entities
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "tests_sql"
@@ -41,6 +44,39 @@ def _ensure_pgtap(url: str) -> str:
         pytest.fail(f"pgTAP is not installed on the server ({exc}); {INSTALL_HINT}")
     except psycopg.errors.UndefinedFile as exc:
         pytest.fail(f"pgTAP is not installed on the server ({exc}); {INSTALL_HINT}")
+
+
+# Queries the pgTAP files exercise through their result rows, wrapped as SQL functions in schema
+# tap_queries from the generated modules' own text, so a test can never drift from the query the app runs.
+QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
+    (
+        "upsert_entities",
+        entities.UPSERT_ENTITIES,
+        "source_id bigint, rows jsonb",
+        "table (id bigint, source_type text, source_entity_id text, inserted boolean)",
+    ),
+    ("upsert_chunks", chunks.UPSERT_CHUNKS, "rows jsonb", "void"),
+    (
+        "upsert_dead_letter",
+        dead_letters.UPSERT_DEAD_LETTER,
+        "source_id bigint, run_id bigint, source_type text, source_entity_id text, reason text, error_detail text",
+        "void",
+    ),
+]
+
+
+def _install_query_functions(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("create schema if not exists tap_queries")
+        conn.execute("grant usage on schema tap_queries to public")
+        for name, text, args, returns in QUERY_FUNCTIONS:
+            # %(param)s -> the function's argument, qualified so it never loses to a column of that name.
+            body = re.sub(r"%\((\w+)\)s", rf"{name}.\1", text).replace("%%", "%")
+            conn.execute(
+                sql.SQL("create or replace function tap_queries.{}({}) returns {} language sql as {}").format(
+                    sql.Identifier(name), sql.SQL(args), sql.SQL(returns), sql.Literal(body)
+                )
+            )
 
 
 def _pg_prove_command(url: str) -> tuple[list[str], dict[str, str]]:
@@ -69,6 +105,7 @@ def test_pgtap_suite_passes(migrated_db_url: str) -> None:
         pytest.fail(f"pg_prove is not on PATH; {INSTALL_HINT}")
 
     schema = _ensure_pgtap(migrated_db_url)
+    _install_query_functions(migrated_db_url)
     cmd, env = _pg_prove_command(migrated_db_url)
     env["PGOPTIONS"] = f"{env.get('PGOPTIONS', '')} -c search_path=public,{schema}".strip()
     proc = subprocess.run(

@@ -9,8 +9,8 @@ insert into sync_runs (source_id, mode, trigger, state, finished_at)
 values (:source_id, 'incremental', 'schedule', 'succeeded', now()) returning id as run_1 \gset
 insert into sync_runs (source_id, mode, trigger, state, finished_at)
 values (:source_id, 'incremental', 'schedule', 'succeeded', now()) returning id as run_2 \gset
--- The UpsertDeadLetter statement with its parameters replaced by literals (run id filled in below).
-\set upsert_dead_letter 'insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail) values (:source_id::bigint, :run::bigint, ''ticket''::text, ''PROJ-7''::text, ''unknown''::text, null::text) on conflict on constraint dead_letters_item_key do update set attempts = dead_letters.attempts + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end, reason = excluded.reason, error_detail = excluded.error_detail, run_id = excluded.run_id'
+-- UpsertDeadLetter itself (tap_queries, built from the generated module); the run id is filled in below.
+\set upsert_dead_letter 'select tap_queries.upsert_dead_letter(:source_id::bigint, :run::bigint, ''ticket'', ''PROJ-7'', ''unknown'', null)'
 
 -- Test
 \set run :run_1

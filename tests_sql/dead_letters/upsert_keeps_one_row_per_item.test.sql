@@ -12,36 +12,15 @@ values (:source_id, 'incremental', 'schedule', 'succeeded', now()) returning id 
 
 -- Test
 -- The UpsertDeadLetter statement with its parameters replaced by literals, once per failure.
-insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
-values (:source_id::bigint, :run_1::bigint, 'ticket'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text)
-on conflict on constraint dead_letters_item_key do update
-set attempts = dead_letters.attempts
-               + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
-    reason = excluded.reason,
-    error_detail = excluded.error_detail,
-    run_id = excluded.run_id;
+select tap_queries.upsert_dead_letter(:source_id::bigint, :run_1::bigint, 'ticket'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text);
 select is((select count(*) from dead_letters where source_id = :source_id), 1::bigint,
     'The first failure of an item parks one row.');
 
-insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
-values (:source_id::bigint, :run_2::bigint, 'ticket'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text)
-on conflict on constraint dead_letters_item_key do update
-set attempts = dead_letters.attempts
-               + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
-    reason = excluded.reason,
-    error_detail = excluded.error_detail,
-    run_id = excluded.run_id;
+select tap_queries.upsert_dead_letter(:source_id::bigint, :run_2::bigint, 'ticket'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text);
 select is((select count(*) from dead_letters where source_id = :source_id), 1::bigint,
     'The same item failing again in the next run updates its row instead of adding one.');
 
-insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
-values (:source_id::bigint, :run_2::bigint, 'page'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text)
-on conflict on constraint dead_letters_item_key do update
-set attempts = dead_letters.attempts
-               + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
-    reason = excluded.reason,
-    error_detail = excluded.error_detail,
-    run_id = excluded.run_id;
+select tap_queries.upsert_dead_letter(:source_id::bigint, :run_2::bigint, 'page'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text);
 select is((select count(*) from dead_letters where source_id = :source_id), 2::bigint,
     'A different source_type with the same id is a different item with its own row.');
 

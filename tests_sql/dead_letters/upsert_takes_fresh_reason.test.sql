@@ -14,14 +14,7 @@ values (:source_id, :run_1, 'ticket', 'PROJ-9', 'rate_limited', '429 after 5 tri
 
 -- Test
 -- The UpsertDeadLetter statement with its parameters replaced by literals.
-insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
-values (:source_id::bigint, :run_2::bigint, 'ticket'::text, 'PROJ-9'::text, 'permission'::text, '403 Forbidden'::text)
-on conflict on constraint dead_letters_item_key do update
-set attempts = dead_letters.attempts
-               + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
-    reason = excluded.reason,
-    error_detail = excluded.error_detail,
-    run_id = excluded.run_id;
+select tap_queries.upsert_dead_letter(:source_id::bigint, :run_2::bigint, 'ticket'::text, 'PROJ-9'::text, 'permission'::text, '403 Forbidden'::text);
 select is((select reason from dead_letters where source_entity_id = 'PROJ-9'), 'permission',
     'The reason of the latest failure replaces the old one.');
 select is((select error_detail from dead_letters where source_entity_id = 'PROJ-9'), '403 Forbidden',

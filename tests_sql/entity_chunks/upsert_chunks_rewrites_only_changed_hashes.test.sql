@@ -12,27 +12,17 @@ select jsonb_build_array(
                        'embedding', array_fill(0.1, array[384])::vector::text, 'embedding_model', 'm'),
     jsonb_build_object('entity_id', :entity_id, 'ordinal', 1, 'body', 'b', 'content_hash', 'c1',
                        'embedding', array_fill(0.2, array[384])::vector::text, 'embedding_model', 'm'))::text as batch1 \gset
-prepare upsert_chunks(jsonb) as
-    insert into entity_chunks as c (entity_id, ordinal, body, content_hash, embedding, embedding_model)
-    select r.entity_id, r.ordinal, r.body, r.content_hash, r.embedding::vector, r.embedding_model
-    from jsonb_to_recordset($1) as r(
-        entity_id bigint, ordinal integer, body text, content_hash text, embedding text, embedding_model text)
-    on conflict on constraint entity_chunks_entity_ordinal_key do update
-    set body = excluded.body, content_hash = excluded.content_hash, embedding = excluded.embedding,
-        embedding_model = excluded.embedding_model
-    where c.content_hash is distinct from excluded.content_hash
-       or c.embedding_model is distinct from excluded.embedding_model;
-execute upsert_chunks(:'batch1');
+select tap_queries.upsert_chunks(:'batch1'::jsonb);
 create temp table before as select ordinal, xmin::text as x from entity_chunks where entity_id = :entity_id;
 
 -- Test
-execute upsert_chunks(:'batch1');
+select tap_queries.upsert_chunks(:'batch1'::jsonb);
 select is((select count(*)::int from entity_chunks c join before b using (ordinal)
             where c.entity_id = :entity_id and c.xmin::text = b.x), 2,
     'Upserting chunks with equal hashes and model rewrites no row.');
 
-execute upsert_chunks(jsonb_build_array(jsonb_build_object('entity_id', :entity_id, 'ordinal', 1, 'body', 'b2',
-    'content_hash', 'c1x', 'embedding', array_fill(0.3, array[384])::vector::text, 'embedding_model', 'm')));
+select tap_queries.upsert_chunks(jsonb_build_array(jsonb_build_object('entity_id', :entity_id, 'ordinal', 1, 'body', 'b2',
+    'content_hash', 'c1x', 'embedding', array_fill(0.3, array[384])::vector::text, 'embedding_model', 'm'))::jsonb);
 select is((select body from entity_chunks where entity_id = :entity_id and ordinal = 1), 'b2',
     'A chunk whose hash changed is rewritten with the new text.');
 select is((select acl_principals from entity_chunks where entity_id = :entity_id and ordinal = 1), '{user:a@x}'::text[],
