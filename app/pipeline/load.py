@@ -73,17 +73,11 @@ def load_batch(
             if chunks is not None:
                 chunks.apply(conn, written)
         # A loaded item leaves the dead-letter queue (seed 000 "Уход из очереди").
-        dlq.delete_dead_letters(
-            conn,
-            source_id=source_id,
-            rows=[{"source_type": e.source_type, "source_entity_id": e.source_entity_id} for e in entities],
-        )
-        if record_seen:
-            q.mark_seen(
-                conn,
-                run_id=run_id,
-                rows=[{"source_type": e.source_type, "source_entity_id": e.source_entity_id} for e in entities],
-            )
+        dlq.delete_dead_letters(conn, source_id=source_id, rows=_identities(entities))
+
+    if record_seen and (entities or batch.errors):
+        # A failing item still exists at the source: it must not be soft-deleted as unseen either.
+        q.mark_seen(conn, run_id=run_id, rows=_identities([*entities, *batch.errors]))
 
     for err in batch.errors:
         dlq.upsert_dead_letter(
@@ -95,11 +89,6 @@ def load_batch(
             reason=err.reason,
             error_detail=err.detail[:2000],
         )
-        if record_seen:
-            # A failing item still exists at the source: it must not be soft-deleted as unseen.
-            q.mark_seen(
-                conn, run_id=run_id, rows=[{"source_type": err.source_type, "source_entity_id": err.source_entity_id}]
-            )
     result.dead_letters = len(batch.errors)
 
     if batch.gone:
@@ -107,3 +96,7 @@ def load_batch(
         dlq.delete_dead_letters(conn, source_id=source_id, rows=rows)
         result.gone = q.soft_delete_items(conn, source_id=source_id, rows=rows)
     return result
+
+
+def _identities(items: Sequence[Entity | ItemError]) -> list[dict[str, str]]:
+    return [{"source_type": i.source_type, "source_entity_id": i.source_entity_id} for i in items]

@@ -43,8 +43,8 @@ from connectors.http import HttpError
 
 log = logging.getLogger(__name__)
 
+ITEMS_PER_PAGE = 50  # identities fetched per committed page in an items-scoped run (DLQ retry, webhook)
 HEARTBEAT_EVERY = 10.0  # seconds between heartbeats while a page is still being fetched
-MAX_BATCH = 500  # items buffered before a forced flush when a connector pages in huge pages
 # Lane lock (seed 001 "Координация полос"): Knowledge Store takes pg_advisory_lock(LANE_LOCK_CLASS,
 # source_id) around destructive steps; a run holds the shared form for its whole duration.
 LANE_LOCK_CLASS = 0x48565354  # "HVST"
@@ -156,7 +156,10 @@ class _Run:
         self.on_progress = on_progress
         envelope = claim.checkpoint or {}
         self.position: dict[str, Any] | None = envelope.get("connector")
-        self.max_updated: str | None = envelope.get("max_updated")
+        stamp = envelope.get("max_updated")
+        self.max_updated: datetime | None = datetime.fromisoformat(stamp) if stamp else None
+        # Enumeration finished and its last items are committed: a resumed run goes straight to resolve.
+        self.complete: bool = bool(envelope.get("complete"))
         self.enumerated: int = int(envelope.get("enumerated", 0))
         self.done = claim.entities_done or 0
         self.total = claim.entities_total
@@ -184,7 +187,7 @@ class _Run:
         except (KeyError, SourceError) as exc:
             return self._finish("failed", str(exc))
         try:
-            for batch, position in self._pages(connector.enumerate if not self._items() else None, connector, source):
+            for batch, position in self._pages(connector, source):
                 if not self._commit_page(batch, position, spec.map_item):
                     self._clear_seen()
                     return RunOutcome(self.claim.id, "cancelled", self.done, self.errors)
@@ -234,21 +237,29 @@ class _Run:
         return datetime.fromisoformat(cursor["updated"]) - timedelta(seconds=self.settings.incremental_lookback)
 
     def _pages(
-        self, enumerate_fn: Any, connector: Any, source: sq.GetSourceRow
+        self, connector: Any, source: sq.GetSourceRow
     ) -> Iterator[tuple[list[RawItem | ItemError | ItemGone], dict[str, Any] | None]]:
-        buf: list[RawItem | ItemError | ItemGone] = []
+        """Pages to commit, each with the connector position after it.
+
+        Only a connector's own Checkpoint ends a page: the page is already in memory as one API response,
+        and committing rows without a position would make a resumed run count them twice. The items after
+        the last checkpoint are committed together with the "complete" mark.
+        """
+        if self.complete:
+            return
         items = self._items()
         if items is not None:
-            skip = int((self.position or {}).get("fetched", 0))
-            fetched = skip
-            for chunk_start in range(skip, len(items), 50):
-                chunk = items[chunk_start : chunk_start + 50]
-                self.total = len(items)
-                buf = list(connector.fetch(chunk))
+            fetched = int((self.position or {}).get("fetched", 0))
+            self.total = len(items)
+            for start in range(fetched, len(items), ITEMS_PER_PAGE):
+                chunk = items[start : start + ITEMS_PER_PAGE]
                 fetched += len(chunk)
-                yield buf, {"fetched": fetched}
+                self.complete = fetched == len(items)
+                yield list(connector.fetch(chunk)), {"fetched": fetched}
+            self.complete = True
             return
-        emitted: Iterator[Emitted] = enumerate_fn(self._since(source), self.position)
+        buf: list[RawItem | ItemError | ItemGone] = []
+        emitted: Iterator[Emitted] = connector.enumerate(self._since(source), self.position)
         for item in emitted:
             if isinstance(item, Checkpoint):
                 if item.total is not None:
@@ -257,15 +268,9 @@ class _Run:
                 buf = []
             else:
                 buf.append(item)
-                if len(buf) >= MAX_BATCH:
-                    yield buf, None
-                    buf = []
             self._maybe_heartbeat()
-        if buf:
-            yield buf, None
         self.complete = True
-
-    complete: bool = False
+        yield buf, None
 
     def _maybe_heartbeat(self) -> None:
         if time.monotonic() - self.last_beat < HEARTBEAT_EVERY:
@@ -288,12 +293,10 @@ class _Run:
                     batch.entities.append(map_item(item))
                 except MalformedPayload as exc:
                     batch.errors.append(ItemError(item.source_type, item.source_entity_id, "malformed", str(exc)))
-                if item.source_updated_at is not None:
-                    stamp = item.source_updated_at.isoformat()
-                    if self.max_updated is None or datetime.fromisoformat(stamp) > datetime.fromisoformat(
-                        self.max_updated
-                    ):
-                        self.max_updated = stamp
+                if item.source_updated_at is not None and (
+                    self.max_updated is None or item.source_updated_at > self.max_updated
+                ):
+                    self.max_updated = item.source_updated_at
             elif isinstance(item, ItemError):
                 batch.errors.append(item)
             else:
@@ -311,7 +314,12 @@ class _Run:
         self.errors += len(batch.errors)
         if position is not None:
             self.position = position
-        envelope = {"connector": self.position, "max_updated": self.max_updated, "enumerated": self.enumerated}
+        envelope = {
+            "connector": self.position,
+            "max_updated": self.max_updated.isoformat() if self.max_updated else None,
+            "enumerated": self.enumerated,
+            "complete": self.complete,
+        }
         saved = rq.save_progress(
             self.conn,
             id=self.claim.id,
@@ -339,8 +347,7 @@ class _Run:
         detail: str | None = None
         deleted = 0
         run_id, source_id = self.claim.id, self.claim.source_id
-        complete = self.complete or self._items() is not None
-        if self.record_seen and complete and self.enumerated > 0:
+        if self.record_seen and self.complete and self.enumerated > 0:
             if self.claim.mode == "reconciliation":
                 # Collapse first: a duplicate the source no longer lists must merge, not just vanish.
                 eq.collapse_duplicates(self.conn, source_id=source_id)
@@ -362,9 +369,9 @@ class _Run:
             detail = "the source listed no items: nothing was deleted or re-flagged"
         if self.record_seen:
             eq.clear_seen(self.conn, run_id=run_id)
-        if self.whole_source and complete:
+        if self.whole_source and self.complete:
             previous = source.incremental_cursor or {}
-            updated = self.max_updated or previous.get("updated")
+            updated = self.max_updated.isoformat() if self.max_updated else previous.get("updated")
             if updated:
                 sq.set_incremental_cursor(self.conn, id=source_id, cursor={"updated": updated})
         outcome = self._finish("succeeded", detail, commit=False)
