@@ -11,26 +11,6 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-COUNT_APPLIED_MIGRATIONS = """
-select count(*) from schema_migrations
-"""
-
-
-def count_applied_migrations(
-    conn: psycopg.Connection[Any],
-) -> int | None:
-    """Number of applied migrations (0 on an empty database)."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        row = cur.execute(
-            COUNT_APPLIED_MIGRATIONS,
-            {},
-        ).fetchone()
-    if row is None:
-        return None
-    value: int = row[0]
-    return value
-
-
 CREATE_SCHEMA_MIGRATIONS = """
 create table if not exists schema_migrations (
     version    text        not null,

@@ -155,38 +155,6 @@ def get_source_id_by_name(
     return value
 
 
-LIST_SCHEDULABLE_SOURCES = """
-select id, connector_type, sync_interval, reconcile_interval, reconcile_window, webhook_enabled
-from sources where state = 'active' order by id
-"""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ListSchedulableSourcesRow:
-    """One row of ListSchedulableSources."""
-
-    id: int
-    connector_type: str
-    sync_interval: int | None
-    reconcile_interval: int | None
-    reconcile_window: int | None
-    webhook_enabled: bool
-
-
-def list_schedulable_sources(
-    conn: psycopg.Connection[Any],
-) -> list[ListSchedulableSourcesRow]:
-    """Active sources with their schedule overrides, for the schedule tick
-    (paused/disconnected never run).
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        rows = cur.execute(
-            LIST_SCHEDULABLE_SOURCES,
-            {},
-        ).fetchall()
-    return [ListSchedulableSourcesRow(*row) for row in rows]
-
-
 LIST_SCHEDULE_STATE = """
 select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
        s.last_probe_at, s.incremental_cursor,
@@ -234,23 +202,6 @@ def list_schedule_state(
             {},
         ).fetchall()
     return [ListScheduleStateRow(*row) for row in rows]
-
-
-LIST_SOURCE_IDS = """
-select id from sources order by id
-"""
-
-
-def list_source_ids(
-    conn: psycopg.Connection[Any],
-) -> list[int]:
-    """Every source id, ordered."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        rows = cur.execute(
-            LIST_SOURCE_IDS,
-            {},
-        ).fetchall()
-    return [row[0] for row in rows]
 
 
 LIST_SOURCES_OVERVIEW = """

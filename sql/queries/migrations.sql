@@ -32,7 +32,3 @@ select exists (select 1 from pg_catalog.pg_available_extensions() as x where x.n
 -- name: JobQueueInstalled :one
 -- Whether Procrastinate's schema is present.
 select (to_regclass('public.procrastinate_jobs') is not null)::boolean as installed;
-
--- name: CountAppliedMigrations :one
--- Number of applied migrations (0 on an empty database).
-select count(*) from schema_migrations;

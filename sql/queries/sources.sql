@@ -25,15 +25,6 @@ from sources where id = sqlc.arg(id)::bigint;
 -- Resolves a source name (CLI accepts names or ids).
 select id from sources where name = sqlc.arg(name)::text;
 
--- name: ListSourceIds :many
--- Every source id, ordered.
-select id from sources order by id;
-
--- name: ListSchedulableSources :many
--- Active sources with their schedule overrides, for the schedule tick (paused/disconnected never run).
-select id, connector_type, sync_interval, reconcile_interval, reconcile_window, webhook_enabled
-from sources where state = 'active' order by id;
-
 -- name: SetIncrementalCursor :exec
 -- Advances the cursor; called only in the transaction that marks a run succeeded (seed 001).
 update sources set incremental_cursor = sqlc.arg(cursor)::jsonb where id = sqlc.arg(id)::bigint;
