@@ -59,24 +59,30 @@ begin
          limit 1;
         exit when not found;
 
-        insert into public.entity_notes as n (source_id, source_type, source_entity_id, fact_status, work_kind,
-                                              done_text, rest_text, owner_note, updated_by, updated_at)
-        select p_source_id, pair.source_type, pair.survivor_key, d.fact_status, d.work_kind, d.done_text,
-               d.rest_text, d.owner_note, d.updated_by, d.updated_at
-          from public.entity_notes d
-         where d.source_id = p_source_id and d.source_type = pair.source_type
-           and d.source_entity_id = pair.duplicate_key
-        on conflict on constraint entity_notes_pkey do update
-        set fact_status = coalesce(nullif(excluded.fact_status, ''), n.fact_status),
-            work_kind   = coalesce(nullif(excluded.work_kind, ''), n.work_kind),
-            done_text   = coalesce(nullif(excluded.done_text, ''), n.done_text),
-            rest_text   = coalesce(nullif(excluded.rest_text, ''), n.rest_text),
-            owner_note  = coalesce(nullif(excluded.owner_note, ''), n.owner_note),
-            updated_by  = case when excluded.updated_at > n.updated_at then excluded.updated_by else n.updated_by end;
-
-        delete from public.entity_notes
-         where source_id = p_source_id and source_type = pair.source_type
-           and source_entity_id = pair.duplicate_key;
+        -- Both notes are replaced by one merged row written with INSERT, so the later note's updated_at is
+        -- kept as data (the _100_timestamps trigger stamps updates only).
+        with old as (
+            delete from public.entity_notes n
+             where n.source_id = p_source_id and n.source_type = pair.source_type
+               and n.source_entity_id in (pair.survivor_key, pair.duplicate_key)
+            returning n.*
+        ), s as (
+            select * from old where source_entity_id = pair.survivor_key
+        ), d as (
+            select * from old where source_entity_id = pair.duplicate_key
+        )
+        insert into public.entity_notes (source_id, source_type, source_entity_id, fact_status, work_kind,
+                                         done_text, rest_text, owner_note, updated_by, created_at, updated_at)
+        select p_source_id, pair.source_type, pair.survivor_key,
+               coalesce(nullif(d.fact_status, ''), s.fact_status),
+               coalesce(nullif(d.work_kind, ''), s.work_kind),
+               coalesce(nullif(d.done_text, ''), s.done_text),
+               coalesce(nullif(d.rest_text, ''), s.rest_text),
+               coalesce(nullif(d.owner_note, ''), s.owner_note),
+               case when s.updated_at is null or d.updated_at > s.updated_at then d.updated_by else s.updated_by end,
+               coalesce(least(s.created_at, d.created_at), s.created_at, d.created_at),
+               coalesce(greatest(s.updated_at, d.updated_at), s.updated_at, d.updated_at)
+          from d full join s on true;
 
         update public.entities set deleted_at = now() where id = pair.duplicate_id;
         collapsed := collapsed + 1;

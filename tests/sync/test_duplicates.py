@@ -115,11 +115,6 @@ def test_collapse_merges_the_duplicates_note_field_by_field(
     assert survivor in live_ids(probe, source_id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sql/schema/20261130000005_collapse_duplicates.sql: the note merge never sets updated_at and "
-    "the _100_timestamps trigger on entity_notes stamps now(), so updated_at is not the later note's",
-)
 def test_collapse_keeps_the_later_notes_updated_at(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
