@@ -132,6 +132,7 @@ class JiraConnector:
         self._project_acl: dict[str, list[str] | None] = {}
         self._level_acl: dict[str, list[str] | None] = {}
         self._key_ids: dict[str, str] = {}
+        self._missing_keys: set[str] = set()
 
     def _filter(self, name: str) -> bool:
         default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
@@ -272,8 +273,12 @@ class JiraConnector:
             ctx["security_principals"] = level_principals
         self._key_ids[str(data["key"])] = str(data["id"])
         epic = fields.get(self.field_map().get("epic_link", "")) if self.field_map().get("epic_link") else None
-        if isinstance(epic, str) and epic in self._key_ids:
-            ctx["key_ids"] = {epic: self._key_ids[epic]}
+        if isinstance(epic, str) and epic:
+            # Always resolve the epic's id, whatever else this run fetched: the same payload must map to
+            # the same Entity (an epic edge in one window and a ref in another would rewrite the row).
+            epic_id = self._issue_id(epic)
+            if epic_id is not None:
+                ctx["key_ids"] = {epic: epic_id}
         return RawItem(
             source_type="ticket",
             source_entity_id=str(data["id"]),
@@ -283,6 +288,22 @@ class JiraConnector:
             container=project,
             context=ctx,
         )
+
+    def _issue_id(self, key: str) -> str | None:
+        """Id of the issue with ``key`` (cached per connector; None if it does not exist or is hidden)."""
+        if key in self._key_ids:
+            return self._key_ids[key]
+        if key in self._missing_keys:
+            return None
+        try:
+            found = _obj(self.http.get_json(f"/rest/api/{self.api()}/issue/{key}", {"fields": "id"})).get("id")
+        except HttpError:
+            found = None
+        if found:
+            self._key_ids[key] = str(found)
+            return str(found)
+        self._missing_keys.add(key)
+        return None
 
     # ------------------------------------------------------------ neighbours
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
-import pytest
 
 from app.secrets import Keyring
 from tests.sync.conftest import Jira, add_source, live_ids, scalar, sync
@@ -33,15 +32,6 @@ def test_full_run_loads_every_issue_once(
     assert live_ids(probe, source_id) == [jira.id(i) for i in range(30)]
 
 
-EPIC_BUG = (
-    "connectors/jira/client.py JiraConnector._emit: the epic edge exists only when the epic was emitted "
-    "earlier by the same connector instance (self._key_ids); an incremental window without the epic maps "
-    "an unchanged child to a Ref instead of an Edge, so its content_hash changes, the row is rewritten and "
-    "its epic edge is dropped"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=EPIC_BUG)
 def test_incremental_rewrites_only_the_edited_issues(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
@@ -61,7 +51,6 @@ def test_incremental_rewrites_only_the_edited_issues(
     assert _entity_updates(conn, probe) - updates_before == len(edited)
 
 
-@pytest.mark.xfail(strict=True, reason=EPIC_BUG)
 def test_incremental_keeps_the_epic_edge_of_an_edited_issue(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
@@ -83,8 +72,8 @@ def test_incremental_keeps_the_epic_edge_of_an_edited_issue(
 def test_incremental_rewrites_only_the_edited_issues_when_no_epic_link_is_involved(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: Any
 ) -> None:
-    # Sidesteps EPIC_BUG: only epics (indexes 0-3 and 200 with 4 projects) are edited or re-fetched, so
-    # what is measured is the content-hash skip itself. Issue 200 is the last one, alone in its minute.
+    # Only epics (indexes 0-3 and 200 with 4 projects) are edited or re-fetched, so what is measured is the
+    # content-hash skip itself. Issue 200 is the last one, alone in its minute.
     jira: Jira = jira_factory(201)
     probe.execute("update platform_settings set value = '1' where key = 'incremental_lookback'")
     source_id = add_source(conn, keyring, jira)
