@@ -50,11 +50,12 @@ begin
           from public.entities s
           join public.entities d
             on d.source_id = s.source_id and d.source_type = s.source_type
-           and d.source_entity_id = any (s.aliases) and d.id <> s.id
+           and (d.source_entity_id = any (s.aliases) or d.natural_key = any (s.aliases)) and d.id <> s.id
          where s.source_id = p_source_id and s.deleted_at is null and d.deleted_at is null
          order by exists (select 1 from public.entities x
                            where x.source_id = d.source_id and x.source_type = d.source_type
-                             and x.source_entity_id = any (d.aliases) and x.deleted_at is null and x.id <> s.id),
+                             and (x.source_entity_id = any (d.aliases) or x.natural_key = any (d.aliases))
+                             and x.deleted_at is null and x.id <> s.id),
                   d.id
          limit 1;
         exit when not found;

@@ -37,7 +37,8 @@ Control API (no auth), besides the kit's ``/_emulator/faults`` and ``/_emulator/
 
 - ``GET /_emulator/issues`` -> ``{"keys": [...]}`` every live key (index order, then created);
 - ``PATCH /_emulator/issues/{key}`` with fields to change (``summary``, ``description`` (plain
-  text), ``status``, ``labels``, ``priority``, ``project`` (moves it: new key, same id)) -> bumps
+  text), ``status``, ``labels``, ``priority``, ``project`` (moves it: new key, same id; the issue then
+  carries a ``changelog`` with the ``Key`` changes, as Jira returns with ``expand=changelog``)) -> bumps
   ``updated``;
 - ``DELETE /_emulator/issues/{key}``; ``POST /_emulator/issues`` ``{"project", "summary", ...}``
   -> ``{"id", "key"}``; a deleted base issue can be restored with ``POST /_emulator/issues/{key}/restore``;
@@ -56,6 +57,7 @@ answer that status on ``GET issue``; malformed ones are served in pages and on G
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import threading
@@ -448,7 +450,18 @@ class JiraEmulator(EmulatorApp):
             ],
             "security": {"id": rec["security_level"], "name": "Internal"} if rec["security_level"] else None,
         }
-        return {"id": str(10000 + i), "key": key, "self": f"{api}/issue/{10000 + i}", "fields": fields}
+        issue: dict[str, Any] = {"id": str(10000 + i), "key": key, "self": f"{api}/issue/{10000 + i}", "fields": fields}
+        previous = self.edits.get(i, {}).get("previous_keys") or []
+        if previous:
+            # What Jira returns with expand=changelog for a moved issue (the emulator always includes it).
+            chain = [*previous, key]
+            issue["changelog"] = {
+                "histories": [
+                    {"id": str(n + 1), "items": [{"field": "Key", "fromString": a, "toString": b}]}
+                    for n, (a, b) in enumerate(itertools.pairwise(chain))
+                ]
+            }
+        return issue
 
     # ------------------------------------------------------------ search
 

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
-import pytest
 
 from app.queries import entities as eq
 from app.secrets import Keyring
@@ -78,12 +77,6 @@ def test_moved_issue_stays_one_live_entity_under_its_new_key(
     assert len(live) == len(set(live)) == 30
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="connectors/jira/client.py never supplies the issue's previous keys (no ctx['previous_keys'], "
-    "no expand=changelog) and connectors/jira/emulator.py serves no changelog, so mapping._aliases "
-    "is always empty for a moved issue",
-)
 def test_moved_issue_keeps_its_previous_key_as_an_alias(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
