@@ -278,3 +278,6 @@ class ConnectorSpec:
     create: ConnectorFactory
     map_item: Any  # Callable[[RawItem], Entity]; Any keeps mypy from fighting Protocol variance
     parse_webhook: Any  # Callable[[Mapping[str, str], bytes], WebhookEvent]
+    # True when the request's signature is valid for the source's webhook secret (the API refuses it
+    # otherwise, before parse_webhook sees the body).
+    verify_webhook: Any  # Callable[[Mapping[str, str], bytes, str], bool]

@@ -32,7 +32,11 @@ they share:
   ``Basic base64(<anything>:<token>)`` answer 401.
 - :func:`serve` runs an app on an ephemeral port in a daemon thread (:class:`RunningEmulator`);
   :func:`main_cli` is the ``python -m connectors.X.emulator`` entry point (first stdout line = base URL);
-  :func:`send_signed_webhook` posts an HMAC-SHA256 signed body, as the control APIs' "send webhook" do.
+  :func:`send_signed_webhook` posts an HMAC-SHA256 signed body, as the control APIs' "send webhook" do;
+  :func:`send_atlassian_webhook` and :func:`send_slack_event` are the two signing schemes the emulators
+  speak (``connectors.webhook_sig`` holds the scheme code the connectors verify with);
+  :meth:`EmulatorApp.next_delivery` numbers deliveries, :func:`request_base_url` is the base URL a
+  request came in on (for ``self``/``_links`` fields).
 """
 
 from __future__ import annotations
@@ -40,7 +44,6 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
-import hashlib
 import hmac
 import json
 import random
@@ -57,6 +60,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from connectors.webhook_sig import (
+    HUB_HEADER,
+    HUB_PREFIX,
+    SLACK_SIGNATURE_HEADER,
+    SLACK_TIMESTAMP_HEADER,
+    hmac_hex,
+    slack_signature,
+)
 
 CONTROL_PREFIX = "/_emulator/"
 
@@ -264,6 +276,7 @@ class EmulatorApp:
         self._by_status: Counter[int] = Counter()
         self._by_route: Counter[str] = Counter()
         self._requests = 0
+        self._deliveries = 0
         self.route("POST", r"/_emulator/faults")(self._add_fault)
         self.route("GET", r"/_emulator/faults")(lambda _req: Response(200, self.faults.describe()))
         self.route("DELETE", r"/_emulator/faults")(self._clear_faults)
@@ -281,6 +294,12 @@ class EmulatorApp:
         return register
 
     # ------------------------------------------------------------ control API
+
+    def next_delivery(self) -> int:
+        """1, 2, 3... per emulator: delivery/event ids that are unique and repeat for the same seed."""
+        with self._stats_lock:
+            self._deliveries += 1
+            return self._deliveries
 
     def _add_fault(self, req: Request) -> Response:
         try:
@@ -459,23 +478,47 @@ def serve(app: EmulatorApp, host: str = "127.0.0.1", port: int = 0) -> RunningEm
 # ---------------------------------------------------------------- webhooks
 
 
+def request_base_url(req: Request) -> str:
+    """``http://<Host header>``: the base URL the client used, for links the emulator serves back."""
+    return f"http://{req.headers.get('host', '127.0.0.1')}"
+
+
 def sign(body: bytes, secret: str) -> str:
     """Hex HMAC-SHA256 of ``body`` with ``secret``."""
-    return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac_hex(secret, body)
 
 
 def send_signed_webhook(
     url: str,
     body: bytes,
     secret: str,
-    header: str = "X-Hub-Signature",
-    scheme: str = "sha256=",
+    header: str = HUB_HEADER,
+    scheme: str = HUB_PREFIX,
     extra_headers: Mapping[str, str] | None = None,
 ) -> int:
     """POST ``body`` signed ``<header>: <scheme><hex hmac-sha256>``; the HTTP status (0: unreachable)."""
-    headers = {"Content-Type": "application/json", header: f"{scheme}{sign(body, secret)}"}
+    headers = {header: f"{scheme}{sign(body, secret)}"}
     headers.update(extra_headers or {})
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    return post_webhook(url, body, headers)
+
+
+def send_atlassian_webhook(url: str, body: bytes, secret: str, delivery_id: str) -> int:
+    """Jira/Confluence style: ``X-Hub-Signature: sha256=<hex>`` and ``X-Atlassian-Webhook-Identifier``."""
+    return send_signed_webhook(url, body, secret, extra_headers={"X-Atlassian-Webhook-Identifier": delivery_id})
+
+
+def send_slack_event(url: str, body: bytes, secret: str, timestamp: str | None = None) -> int:
+    """Slack Events API style: ``X-Slack-Signature: v0=<hmac of v0:{ts}:{body}>`` + the timestamp header."""
+    stamp = timestamp if timestamp is not None else str(int(time.time()))
+    headers = {SLACK_TIMESTAMP_HEADER: stamp, SLACK_SIGNATURE_HEADER: slack_signature(secret, stamp, body)}
+    return post_webhook(url, body, headers)
+
+
+def post_webhook(url: str, body: bytes, headers: Mapping[str, str]) -> int:
+    """POST a JSON ``body`` with ``headers``; the receiver's HTTP status (0: unreachable)."""
+    request = urllib.request.Request(
+        url, data=body, headers={"Content-Type": "application/json", **headers}, method="POST"
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as resp:
             return int(resp.status)

@@ -19,14 +19,14 @@ each is emitted after the page of items it covers.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from connectors.atlassian import auth_headers
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -44,6 +44,9 @@ from connectors.base import (
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import restriction_principals
 from connectors.http import HttpError, SourceHttp
+from connectors.payload import dig as _get
+from connectors.payload import results as _results
+from connectors.timeutil import parse_time, window_literal
 
 _BASE_EXPAND = (
     "body.storage,ancestors,version,history,space,metadata.labels,"
@@ -52,16 +55,6 @@ _BASE_EXPAND = (
 _PAGE_LINK_RE = re.compile(r"<ri:page\b([^>]*)/?>")
 _ATTR_RE = re.compile(r'(ri:content-title|ri:space-key)="([^"]*)"')
 _GONE = {"trashed", "deleted"}
-_MAX_TZ_OFFSET = timedelta(hours=14)
-
-
-def auth_headers(credential: str | None) -> dict[str, str]:
-    """``email:api_token`` -> Basic (Cloud); anything else -> Bearer (Server/DC personal access token)."""
-    if not credential:
-        return {}
-    if ":" in credential:
-        return {"Authorization": "Basic " + base64.b64encode(credential.encode()).decode()}
-    return {"Authorization": f"Bearer {credential}"}
 
 
 class ConfluenceConnector:
@@ -232,11 +225,14 @@ class ConfluenceConnector:
             "inherited_restrictions": self._inherited(payload),
             "page_ids": self._link_targets(payload, space_key),
         }
-        groups = {
-            g
-            for r in [*(context["inherited_restrictions"] or []), self._restrictions.get(page_id) or {}]
-            for g in r.get("groups", [])
-        }
+        levels = [*(context["inherited_restrictions"] or []), self._restrictions.get(page_id) or {}]
+        groups = {g for r in levels for g in r.get("groups", [])}
+        space_read = context["space_read"]
+        if isinstance(space_read, Mapping) and any(r.get("users") or r.get("groups") for r in levels):
+            # A restricted page is visible to a user who passes every restriction AND the space
+            # permission; space access usually comes through groups, so their members are needed too
+            # (without them every restricted page ended up visible to nobody).
+            groups |= set(space_read.get("groups") or [])
         if groups:
             context["group_members"] = {g: m for g in sorted(groups) if (m := self._members(g)) is not None}
         return RawItem(
@@ -244,7 +240,7 @@ class ConfluenceConnector:
             source_entity_id=page_id,
             payload=payload,
             fetched_at=datetime.now(UTC),
-            source_updated_at=_dt(_get(payload, "version", "when")),
+            source_updated_at=parse_time(_get(payload, "version", "when")),
             container=space_key,
             context=context,
         )
@@ -359,11 +355,7 @@ class ConfluenceConnector:
 
     def cql_time(self, since: datetime) -> str:
         """``since`` as Confluence reads it: the API user's zone, minute precision, rounded down."""
-        if since.tzinfo is None:
-            since = since.replace(tzinfo=UTC)
-        tz = self._user_tz()
-        local = since.astimezone(tz) if tz is not None else since.astimezone(UTC) - _MAX_TZ_OFFSET
-        return local.strftime("%Y-%m-%d %H:%M")
+        return window_literal(since, self._user_tz(), "%Y-%m-%d %H:%M")
 
     def _user_tz(self) -> ZoneInfo | None:
         if self._tz is False:
@@ -421,28 +413,6 @@ def _next_cursor(data: Any) -> str | None:
         return None
     values = parse_qs(urlsplit(nxt).query).get("cursor")
     return values[0] if values else None
-
-
-def _results(data: Any) -> list[Mapping[str, Any]]:
-    res = data.get("results") if isinstance(data, Mapping) else None
-    return [r for r in res if isinstance(r, Mapping)] if isinstance(res, list) else []
-
-
-def _get(d: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, Mapping):
-            return None
-        d = d.get(key)
-    return d
-
-
-def _dt(v: Any) -> datetime | None:
-    if not isinstance(v, str):
-        return None
-    try:
-        return datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def create(config: SourceConfig, stats: CallStats) -> ConfluenceConnector:

@@ -67,9 +67,11 @@ from connectors.emulator_kit import (
     Response,
     error_response,
     main_cli,
-    send_signed_webhook,
+    request_base_url,
+    send_atlassian_webhook,
 )
 from connectors.slack.emulator import demo_message_url, person
+from connectors.timeutil import millis_time
 
 FIRST_ID = 100000
 STEP = timedelta(seconds=37)
@@ -187,7 +189,6 @@ class ConfluenceEmulator(EmulatorApp):
             k: {**v, "users": [self.user(u)["email"] for u in v["users"]]} for k, v in SPACE_PERMS.items()
         }
         self.groups = {g: [self.user(u)["email"] for u in m] for g, m in GROUP_MEMBERS_IDX.items()}
-        self.webhook_counter = 0
         self._routes_api()
 
     # ------------------------------------------------------------ generated data
@@ -380,8 +381,7 @@ class ConfluenceEmulator(EmulatorApp):
     # ------------------------------------------------------------ JSON shapes
 
     def base_for(self, req: Request) -> str:
-        host = req.headers.get("host", "127.0.0.1")
-        return f"http://{host}" + ("/wiki" if req.path.startswith("/wiki") else "")
+        return request_base_url(req) + ("/wiki" if req.path.startswith("/wiki") else "")
 
     def v1(self, i: int, expand: set[str], base: str, malformed: bool = False) -> dict[str, Any]:
         r = self.record(i)
@@ -418,7 +418,7 @@ class ConfluenceEmulator(EmulatorApp):
         if "version" in expand:
             out["version"] = {
                 "by": self.user(r["editor"]),
-                "when": _iso(r["updated"]),
+                "when": millis_time(r["updated"]),
                 "number": r["version"],
                 "minorEdit": False,
                 "message": "",
@@ -427,7 +427,7 @@ class ConfluenceEmulator(EmulatorApp):
             out["history"] = {
                 "latest": True,
                 "createdBy": self.user(r["author"]),
-                "createdDate": _iso(r["created"]),
+                "createdDate": millis_time(r["created"]),
             }
         if "body.storage" in expand:
             out["body"] = {"storage": {"value": r["body"], "representation": "storage"}}
@@ -494,7 +494,7 @@ class ConfluenceEmulator(EmulatorApp):
                     "extensions": {"location": "footer"},
                     "history": {
                         "createdBy": self.user(c["author"]),
-                        "createdDate": _iso(r["created"] + timedelta(minutes=c["minutes"])),
+                        "createdDate": millis_time(r["created"] + timedelta(minutes=c["minutes"])),
                     },
                     "body": {"storage": {"value": f"<p>{c['text']}</p>", "representation": "storage"}},
                     "_links": {"webui": f"/spaces/{r['space']}/pages/{r['id']}?focusedCommentId={cid}"},
@@ -533,9 +533,9 @@ class ConfluenceEmulator(EmulatorApp):
             "position": i,
             "authorId": self.user(r["author"])["accountId"],
             "ownerId": self.user(r["author"])["accountId"],
-            "createdAt": _iso(r["created"]),
+            "createdAt": millis_time(r["created"]),
             "version": {
-                "createdAt": _iso(r["updated"]),
+                "createdAt": millis_time(r["updated"]),
                 "number": r["version"],
                 "minorEdit": False,
                 "authorId": self.user(r["editor"])["accountId"],
@@ -924,9 +924,7 @@ class ConfluenceEmulator(EmulatorApp):
         if 0 <= i < self.next_index and (i < self.n or i in self.overlay):
             rec = self.record(i)
             title, space = rec["title"], rec["space"]
-        with self.lock:
-            self.webhook_counter += 1
-            delivery = f"conf-{self.seed}-{self.webhook_counter}"
+        delivery = f"conf-{self.seed}-{self.next_delivery()}"
         body = json.dumps(
             {
                 "event": event,
@@ -935,9 +933,7 @@ class ConfluenceEmulator(EmulatorApp):
                 "page": {"id": pid, "spaceKey": space, "title": title, "contentType": "page"},
             }
         ).encode()
-        status = send_signed_webhook(
-            url, body, secret, "X-Hub-Signature", "sha256=", {"X-Atlassian-Webhook-Identifier": delivery}
-        )
+        status = send_atlassian_webhook(url, body, secret, delivery)
         return Response(200, {"status": status, "delivery_id": delivery})
 
 
@@ -950,10 +946,6 @@ def _nth_free(s: int, pos: int, gone: list[int]) -> int:
         if target == x and (k == 0 or gone[k - 1] != x):
             return x
         x = target
-
-
-def _iso(dt: datetime) -> str:
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
 def _add_args(parser: argparse.ArgumentParser) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from connectors.base import ContentFilter, ErrorClassification, Manifest, WebhookSpec
+from connectors.atlassian import WEBHOOK
+from connectors.base import ContentFilter, ErrorClassification, Manifest
 
 MANIFEST = Manifest(
     connector_type="confluence",
@@ -21,9 +22,5 @@ MANIFEST = Manifest(
     errors=ErrorClassification(),
     # Confluence Server/DC webhooks with a secret sign the raw body: X-Hub-Signature: sha256=<hex>.
     # The emulator (and Atlassian's Cloud webhooks) send a unique X-Atlassian-Webhook-Identifier.
-    webhook=WebhookSpec(
-        signature_header="X-Hub-Signature",
-        scheme="sha256=<hex hmac-sha256 of the raw body>",
-        delivery_id_header="X-Atlassian-Webhook-Identifier",
-    ),
+    webhook=WEBHOOK,
 )

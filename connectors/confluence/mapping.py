@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.confluence.storage import storage_to_text
+from connectors.payload import dig as _get
+from connectors.payload import results as _results
 from connectors.refs import dedup, extract_refs
+from connectors.timeutil import parse_time
 
 _STATUS: dict[str, EntityStatus] = {
     "current": "final",
@@ -152,8 +154,8 @@ def _map(p: Mapping[str, Any], ctx: Mapping[str, Any], page_id: str, title: str,
         text="\n\n".join(sections),
         url=_abs(base, _str(_get(p, "_links", "webui"))),
         author=_user_id(history.get("createdBy")) or _user_id(version.get("by")),
-        created_at=_dt(history.get("createdDate")),
-        updated_at=_dt(version.get("when")) or _dt(_get(history, "lastUpdated", "when")),
+        created_at=parse_time(history.get("createdDate")),
+        updated_at=parse_time(version.get("when")) or parse_time(_get(history, "lastUpdated", "when")),
         acl=effective_acl(p, ctx),
         metadata={k: v for k, v in metadata.items() if v not in (None, [], "")},
         natural_key=page_id,
@@ -283,20 +285,6 @@ def _user_id(user: Any) -> str | None:
     return None
 
 
-def _results(container: Any) -> list[Mapping[str, Any]]:
-    if not isinstance(container, Mapping):
-        return []
-    return [r for r in container.get("results") or [] if isinstance(r, Mapping)]
-
-
-def _get(d: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, Mapping):
-            return None
-        d = d.get(key)
-    return d
-
-
 def _str(v: Any) -> str | None:
     if isinstance(v, str):
         return v
@@ -311,12 +299,3 @@ def _abs(base: str | None, link: str | None) -> str | None:
     if link.startswith(("http://", "https://")):
         return link
     return (base or "").rstrip("/") + link if base else link
-
-
-def _dt(v: Any) -> datetime | None:
-    if not isinstance(v, str) or not v:
-        return None
-    try:
-        return datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        return None

@@ -12,13 +12,12 @@ delivery id is the ``X-Atlassian-Webhook-Identifier`` header.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from connectors.base import MalformedPayload, SourceType, WebhookEvent
+from connectors.base import SourceType, WebhookEvent
+from connectors.payload import json_object
+from connectors.webhook_sig import header, verify_hub_signature
 
 _UPSERT = {
     "page_created",
@@ -39,19 +38,13 @@ _DELETE = {"page_removed", "page_trashed"}
 
 
 def verify_signature(headers: Mapping[str, str], body: bytes, secret: str) -> bool:
-    sent = _header(headers, "x-hub-signature") or ""
-    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(sent.strip(), expected)
+    """``X-Hub-Signature: sha256=<hex>`` over the raw body (what ``CONNECTOR.verify_webhook`` calls)."""
+    return verify_hub_signature(headers, body, secret)
 
 
 def parse_webhook(headers: Mapping[str, str], body: bytes) -> WebhookEvent:
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise MalformedPayload("confluence webhook body is not JSON") from exc
-    if not isinstance(data, Mapping):
-        raise MalformedPayload("confluence webhook body is not an object")
-    delivery = _header(headers, "x-atlassian-webhook-identifier")
+    data = json_object(body, "confluence webhook body")
+    delivery = header(headers, "x-atlassian-webhook-identifier")
     event = str(data.get("event") or data.get("webhookEvent") or "")
     page_id = _page_id(data)
     if page_id is None:
@@ -76,11 +69,4 @@ def _page_id(data: Mapping[str, Any]) -> str | None:
             node = node.get(key) if isinstance(node, Mapping) else None
         if isinstance(node, str | int) and str(node):
             return str(node)
-    return None
-
-
-def _header(headers: Mapping[str, str], name: str) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == name:
-            return v
     return None

@@ -26,12 +26,12 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Generator, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from connectors.atlassian import auth_headers
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -49,11 +49,13 @@ from connectors.base import (
 )
 from connectors.http import HttpError, SourceHttp
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
+from connectors.payload import obj as _obj
+from connectors.timeutil import parse_time, window_literal
 
 PAGE_SIZE = 100
 OVERLAP = 5
 NEIGHBOUR_BATCH = 50
-_WIDEST_OFFSET = timedelta(hours=14)
+DELTA_PAGE = 50
 _FIELD_NAMES = {
     "planned_start": {"start date", "target start", "planned start"},
     "planned_end": {"target end", "planned end", "end date"},
@@ -63,15 +65,6 @@ _FIELD_CUSTOM = {
     "com.pyxis.greenhopper.jira:gh-epic-link": "epic_link",
     "com.pyxis.greenhopper.jira:gh-epic-label": "epic_name",
 }
-
-
-def auth_headers(credential: str | None) -> dict[str, str]:
-    """``email:token`` -> Basic (Cloud API token); anything else -> Bearer (DC personal access token)."""
-    if not credential:
-        return {}
-    if ":" in credential:
-        return {"Authorization": "Basic " + base64.b64encode(credential.encode()).decode()}
-    return {"Authorization": f"Bearer {credential}"}
 
 
 def scope_clause(config: SourceConfig) -> str | None:
@@ -152,13 +145,21 @@ class JiraConnector:
         return "ok"
 
     def has_delta(self, since: datetime) -> bool:
+        """Anything updated strictly after ``since``? JQL compares by the minute, so the page (issues of
+        ``since``'s minute and later) is checked against the exact ``updated`` times; a full page of
+        same-minute issues counts as a delta (cheaper to sync once than to page on)."""
         api = self.api()
-        jql = self._jql(since)
-        if api == 3:
-            page = self.http.get_json("/rest/api/3/search/jql", {"jql": jql, "maxResults": 1, "fields": "id"})
-        else:
-            page = self.http.get_json("/rest/api/2/search", {"jql": jql, "maxResults": 1, "fields": "id"})
-        return bool(_obj(page).get("issues"))
+        params: dict[str, Any] = {"jql": self._jql(since), "maxResults": DELTA_PAGE, "fields": "updated"}
+        path = "/rest/api/3/search/jql" if api == 3 else "/rest/api/2/search"
+        issues = _obj(self.http.get_json(path, params)).get("issues") or []
+        moment = since if since.tzinfo else since.replace(tzinfo=UTC)
+        if len(issues) >= DELTA_PAGE:
+            return True
+        for issue in issues:
+            updated = parse_time(_obj(_obj(issue).get("fields")).get("updated"))
+            if updated is None or updated > moment:
+                return True
+        return False
 
     def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
         api = self.api()
@@ -181,7 +182,7 @@ class JiraConnector:
         in_scope = self._in_scope(api, wanted)
         for sid in wanted:
             try:
-                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", {"fields": "*all"})
+                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", {"fields": "*all", "expand": "changelog"})
             except HttpError as exc:
                 if exc.status in (404, 410):
                     yield ItemGone("ticket", sid)
@@ -208,7 +209,12 @@ class JiraConnector:
             except HttpError:
                 total = None
             while True:
-                params: dict[str, Any] = {"jql": jql, "maxResults": self.page_size, "fields": "*all"}
+                params: dict[str, Any] = {
+                    "jql": jql,
+                    "maxResults": self.page_size,
+                    "fields": "*all",
+                    "expand": "changelog",
+                }
                 if token:
                     params["nextPageToken"] = token
                 page = _obj(self.http.get_json("/rest/api/3/search/jql", params))
@@ -226,7 +232,13 @@ class JiraConnector:
             page = _obj(
                 self.http.get_json(
                     "/rest/api/2/search",
-                    {"jql": jql, "startAt": begin, "maxResults": self.page_size, "fields": "*all"},
+                    {
+                        "jql": jql,
+                        "startAt": begin,
+                        "maxResults": self.page_size,
+                        "fields": "*all",
+                        "expand": "changelog",
+                    },
                 )
             )
             issues = page.get("issues") or []
@@ -271,7 +283,10 @@ class JiraConnector:
         }
         if level is not None:
             ctx["security_principals"] = level_principals
-        self._key_ids[str(data["key"])] = str(data["id"])
+        issuetype = fields.get("issuetype")
+        if isinstance(issuetype, Mapping) and (issuetype.get("hierarchyLevel") == 1 or issuetype.get("name") == "Epic"):
+            # Only epics are ever looked up by key; remembering every issue would grow with the source.
+            self._key_ids[str(data["key"])] = str(data["id"])
         epic = fields.get(self.field_map().get("epic_link", "")) if self.field_map().get("epic_link") else None
         if isinstance(epic, str) and epic:
             # Always resolve the epic's id, whatever else this run fetched: the same payload must map to
@@ -284,7 +299,7 @@ class JiraConnector:
             source_entity_id=str(data["id"]),
             payload=data,
             fetched_at=datetime.now(UTC),
-            source_updated_at=_parse_time(fields.get("updated")),
+            source_updated_at=parse_time(fields.get("updated")),
             container=project,
             context=ctx,
         )
@@ -392,10 +407,7 @@ class JiraConnector:
 
     def jql_time(self, since: datetime) -> str:
         """``since`` as a JQL literal in the calling user's zone, floored to the minute."""
-        tz = self._user_zone()
-        moment = since if since.tzinfo else since.replace(tzinfo=UTC)
-        local = moment.astimezone(tz) if tz is not None else (moment - _WIDEST_OFFSET).astimezone(UTC)
-        return local.strftime("%Y/%m/%d %H:%M")
+        return window_literal(since, self._user_zone(), "%Y/%m/%d %H:%M")
 
     def _user_zone(self) -> ZoneInfo | None:
         if not self._tz_known:
@@ -490,23 +502,6 @@ def _linked_keys(issue: Any) -> list[str]:
             if key:
                 keys.append(str(key))
     return keys
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    text = value.replace("Z", "+00:00")
-    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":":
-        text = f"{text[:-2]}:{text[-2:]}"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 __all__ = ["JiraConnector", "SourceUnreachable", "auth_headers", "create", "scope_clause"]

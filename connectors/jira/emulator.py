@@ -73,9 +73,11 @@ from connectors.emulator_kit import (
     Response,
     error_response,
     main_cli,
-    send_signed_webhook,
+    request_base_url,
+    send_atlassian_webhook,
 )
 from connectors.jira import jql
+from connectors.timeutil import millis_time
 
 PROJECT_NAMES = ("ALPHA", "BETA", "CORE", "OPS", "WEB", "DATA", "SEC", "MOB")
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -389,6 +391,7 @@ class JiraEmulator(EmulatorApp):
                 "id": str(10000 + (*TYPES, "Epic").index(rec["issuetype"])),
                 "name": rec["issuetype"],
                 "subtask": False,
+                "hierarchyLevel": 1 if rec["issuetype"] == "Epic" else 0,
             },
             "project": {
                 "id": str(10000 + self.projects.index(key.split("-")[0])),
@@ -417,8 +420,8 @@ class JiraEmulator(EmulatorApp):
             EPIC_NAME_FIELD: rec["epic_name"],
             SPRINT_FIELD: rec["sprints"] or None,
             "labels": rec["labels"],
-            "created": _jira_time(rec["created"]),
-            "updated": _jira_time(rec["updated"]),
+            "created": millis_time(rec["created"], zulu=False),
+            "updated": millis_time(rec["updated"], zulu=False),
             "issuelinks": links,
             "comment": {
                 "comments": [
@@ -427,8 +430,8 @@ class JiraEmulator(EmulatorApp):
                         "self": f"{api}/issue/{10000 + i}/comment/{c['id']}",
                         "author": user(c["author"]),
                         "body": rich([c["text"]]),
-                        "created": _jira_time(c["created"]),
-                        "updated": _jira_time(c["created"]),
+                        "created": millis_time(c["created"], zulu=False),
+                        "updated": millis_time(c["created"], zulu=False),
                     }
                     for c in rec["comments"]
                 ],
@@ -442,7 +445,7 @@ class JiraEmulator(EmulatorApp):
                     "filename": a["filename"],
                     "mimeType": a["mimeType"],
                     "size": len(a["text"] or "") or 4096,
-                    "created": _jira_time(rec["created"]),
+                    "created": millis_time(rec["created"], zulu=False),
                     "self": f"{api}/attachment/{a['id']}",
                     "content": f"{base_url}/secure/attachment/{a['id']}/{a['filename']}",
                 }
@@ -557,7 +560,7 @@ class JiraEmulator(EmulatorApp):
         body = body if isinstance(body, Mapping) else {}
         jql_text = str(body.get("jql", req.arg("jql", "")) or "")
         max_results = min(MAX_PAGE, int(body.get("maxResults", req.arg("maxResults", "50")) or 50))
-        base_url = _base_url(req)
+        base_url = request_base_url(req)
         if token_mode:
             token = body.get("nextPageToken", req.arg("nextPageToken"))
             start = _decode_token(token) if token else ("b", 0)
@@ -643,7 +646,7 @@ class JiraEmulator(EmulatorApp):
             return Response(
                 200,
                 {
-                    "baseUrl": _base_url(req),
+                    "baseUrl": request_base_url(req),
                     "version": "9.12.0" if self.deployment == "server" else "1001.0.0",
                     "deploymentType": "Cloud" if self.deployment == "cloud" else "Server",
                 },
@@ -698,7 +701,7 @@ class JiraEmulator(EmulatorApp):
             fault = self.faults.for_key(self.key_of(i))
             if fault is not None and fault.status is not None:
                 return error_response(fault.status, "You do not have the permission to see the specified issue.")
-            issue = self.render(i, int(req.params["v"]), _base_url(req))
+            issue = self.render(i, int(req.params["v"]), request_base_url(req))
             if fault is not None and fault.malformed:
                 issue["fields"] = None
             return Response(200, issue)
@@ -854,7 +857,7 @@ class JiraEmulator(EmulatorApp):
             if i is None and event != "jira:issue_deleted":
                 return error_response(404, "no such issue")
             if i is not None:
-                issue = self.render(i, 2, _base_url(req))
+                issue = self.render(i, 2, request_base_url(req))
             else:
                 issue = {"id": str(body.get("id") or ""), "key": str(body.get("key") or ""), "fields": {}}
             payload = {
@@ -865,13 +868,8 @@ class JiraEmulator(EmulatorApp):
                 "issue": issue,
             }
             delivery = str(body.get("delivery_id") or uuid.uuid4())
-            status = send_signed_webhook(
-                str(body["url"]),
-                json.dumps(payload).encode(),
-                str(body.get("secret") or ""),
-                "X-Hub-Signature",
-                "sha256=",
-                {"X-Atlassian-Webhook-Identifier": delivery},
+            status = send_atlassian_webhook(
+                str(body["url"]), json.dumps(payload).encode(), str(body.get("secret") or ""), delivery
             )
             return Response(200, {"status": status, "delivery_id": delivery})
 
@@ -901,14 +899,6 @@ def _holder(principal: str) -> dict[str, Any]:
     if kind == "user":
         return {"type": "user", "parameter": rest, "user": {"emailAddress": rest, "accountId": rest}}
     return {"type": kind, "parameter": rest}
-
-
-def _jira_time(value: datetime) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}+0000"
-
-
-def _base_url(req: Request) -> str:
-    return f"http://{req.headers.get('host', '127.0.0.1')}"
 
 
 def _encode_token(pos: tuple[str, int]) -> str:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from connectors.base import ContentFilter, ErrorClassification, Manifest, WebhookSpec
+from connectors.atlassian import WEBHOOK
+from connectors.base import ContentFilter, ErrorClassification, Manifest
 
 PROJECT_KEY_RE = re.compile(r"^[A-Z][A-Z0-9_]+$")
 
@@ -39,9 +40,5 @@ MANIFEST = Manifest(
     auth_methods=("static_token",),
     errors=ErrorClassification(),
     # Jira Cloud admin webhooks with a secret sign the body as "X-Hub-Signature: sha256=<hex>".
-    webhook=WebhookSpec(
-        signature_header="X-Hub-Signature",
-        scheme="sha256=<hex hmac of body>",
-        delivery_id_header="X-Atlassian-Webhook-Identifier",
-    ),
+    webhook=WEBHOOK,
 )

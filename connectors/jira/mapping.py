@@ -42,12 +42,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.jira.text import to_text
+from connectors.payload import obj as _obj
 from connectors.refs import dedup, extract_refs
+from connectors.timeutil import iso_utc, parse_time
 
 _SPRINT_STRING_RE = re.compile(r"com\.atlassian\.greenhopper\.service\.sprint\.Sprint@\w+\[(.*)\]")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -108,8 +109,8 @@ def map_item(raw: RawItem) -> Entity:
     reporter = _user(fields.get("reporter"))
     assignee = _user(fields.get("assignee"))
     creator = _user(fields.get("creator"))
-    created = _dt(fields.get("created"))
-    updated = _dt(fields.get("updated"))
+    created = parse_time(fields.get("created"))
+    updated = parse_time(fields.get("updated"))
     security = _obj(fields.get("security"))
 
     metadata: dict[str, Any] = {
@@ -136,11 +137,11 @@ def map_item(raw: RawItem) -> Entity:
         "labels": [str(x) for x in fields.get("labels") or [] if x is not None],
         "sprint": _current_sprint(sprints),
         "sprints": sprints,
-        "created": _iso(created),
-        "updated": _iso(updated),
+        "created": iso_utc(created),
+        "updated": iso_utc(updated),
         "project": {"key": project_key, "name": _s(project.get("name")), "id": _s(project.get("id"))},
         "resolution": _s(_obj(fields.get("resolution")).get("name")),
-        "resolved": _iso(_dt(fields.get("resolutiondate"))),
+        "resolved": iso_utc(parse_time(fields.get("resolutiondate"))),
         "components": _names(fields.get("components")),
         "fix_versions": _names(fields.get("fixVersions")),
         "affects_versions": _names(fields.get("versions")),
@@ -152,7 +153,7 @@ def map_item(raw: RawItem) -> Entity:
         "votes": _obj(fields.get("votes")).get("votes"),
         "watchers": _obj(fields.get("watches")).get("watchCount"),
         "time_tracking": _time_tracking(fields),
-        "status_changed": _iso(_dt(fields.get("statuscategorychangedate"))),
+        "status_changed": iso_utc(parse_time(fields.get("statuscategorychangedate"))),
         "custom_fields": _custom_fields(fields, fmap),
         "archived": archived,
         "neighbour": bool(ctx.get("neighbour", False)),
@@ -322,7 +323,7 @@ def _comments(value: Any) -> list[dict[str, Any]]:
             {
                 "id": _s(c.get("id")),
                 "author": author["id"] or author["name"],
-                "created": _iso(_dt(c.get("created"))),
+                "created": iso_utc(parse_time(c.get("created"))),
                 "text": to_text(c.get("body")),
             }
         )
@@ -349,7 +350,7 @@ def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str
                 "mime_type": mime,
                 "size": a.get("size") if isinstance(a.get("size"), int) else None,
                 "url": _s(a.get("content")) or _s(a.get("self")),
-                "created": _iso(_dt(a.get("created"))),
+                "created": iso_utc(parse_time(a.get("created"))),
                 "inline": inline,
             }
         )
@@ -436,36 +437,11 @@ def _names(value: Any) -> list[str]:
     return [str(v["name"]) for v in value or [] if isinstance(v, Mapping) and v.get("name")]
 
 
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _s(value: Any) -> str | None:
     if value is None or isinstance(value, Mapping | list):
         return None
     text = str(value)
     return text or None
-
-
-def _dt(value: Any) -> datetime | None:
-    """Jira timestamps: ``2021-05-08T07:04:25.376+0100`` (also ``Z`` / ``+01:00``) -> aware UTC."""
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip().replace("Z", "+00:00")
-    m = re.match(r"^(.*[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2}):?(\d{2})$", text)
-    if m:
-        text = f"{m.group(1)}{m.group(2)}:{m.group(3)}"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
 def _date(value: Any) -> str | None:

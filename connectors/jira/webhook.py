@@ -1,7 +1,8 @@
 """Jira webhooks -> :class:`WebhookEvent` (which issues to re-fetch or drop).
 
-The HMAC check and delivery-id dedup happen in the API layer with ``MANIFEST.webhook``; this parser
-only reads the verified body. Events:
+The API layer checks the signature with :func:`verify_signature` (``CONNECTOR.verify_webhook``:
+``X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>``) and dedups by delivery id
+(``X-Atlassian-Webhook-Identifier``); the parser only reads the verified body. Events:
 
 - ``jira:issue_created`` / ``jira:issue_updated`` -> upsert ``("ticket", issue.id)``;
 - ``jira:issue_deleted`` -> delete ``("ticket", issue.id)``;
@@ -14,25 +15,27 @@ the issue rather than trusting the webhook body, so out-of-order deliveries conv
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from connectors.base import MalformedPayload, SourceType, WebhookEvent
+from connectors.payload import json_object
+from connectors.payload import obj as _obj
+from connectors.webhook_sig import header, verify_hub_signature
 
 DELIVERY_HEADER = "x-atlassian-webhook-identifier"
 _COMMENT_ISSUE_RE = re.compile(r"/issue/([^/]+)/comment/")
 
 
+def verify_signature(headers: Mapping[str, str], body: bytes, secret: str) -> bool:
+    """``X-Hub-Signature: sha256=<hex>`` over the raw body, as Jira Cloud admin webhooks sign it."""
+    return verify_hub_signature(headers, body, secret)
+
+
 def parse_webhook(headers: Mapping[str, str], body: bytes) -> WebhookEvent:
-    delivery = next((v for k, v in headers.items() if k.lower() == DELIVERY_HEADER), None)
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise MalformedPayload(f"webhook body is not JSON: {exc}") from None
-    if not isinstance(data, Mapping):
-        raise MalformedPayload("webhook body is not a JSON object")
+    delivery = header(headers, DELIVERY_HEADER)
+    data = json_object(body, "jira webhook body")
     event = str(data.get("webhookEvent") or "")
     issue_id = _issue_id(data)
     upserts: tuple[tuple[SourceType, str], ...] = ()
@@ -62,7 +65,3 @@ def _one(issue_id: str | None, event: str) -> tuple[tuple[SourceType, str], ...]
     if issue_id is None:
         raise MalformedPayload(f"{event} webhook without an issue id")
     return (("ticket", issue_id),)
-
-
-def _obj(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

@@ -14,7 +14,9 @@ whole; older top-level messages in that look-back are not emitted unless edited 
 threads older than the look-back arrive through the Events API (webhook), which re-fetches the thread.
 
 A channel that cannot be read is reported as one :class:`ItemError` with id ``<channel>:*``; fetching
-``<channel>:*`` (DLQ retry, membership webhook) re-reads that whole channel.
+``<channel>:*`` (DLQ retry, membership webhook) re-reads that whole channel and, when that worked,
+ends with ``ItemGone("message", "<channel>:*")`` so the pipeline drops the channel's dead letter.
+``<channel>:*`` never becomes a RawItem: it names a fetch, not a record (see the manifest).
 
 Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page.
 """
@@ -167,6 +169,9 @@ class SlackConnector:
                             yield item
                         elif not isinstance(item, str):
                             yield item
+                    # The whole channel was read: its "<channel>:*" dead letter (if any) is resolved.
+                    # ItemGone is the contract's way to drop it; no entity carries this id to delete.
+                    yield ItemGone("message", sid)
                     continue
                 found = False
                 for item in self._one(channel, ts):

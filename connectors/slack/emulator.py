@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import hashlib
 import hmac
 import json
 import random
@@ -47,7 +46,8 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
-from connectors.emulator_kit import EmulatorApp, Request, Response, main_cli, send_signed_webhook
+from connectors.emulator_kit import EmulatorApp, Request, Response, main_cli, send_slack_event
+from connectors.webhook_sig import slack_signature as slack_signature  # re-exported: tests sign with it
 
 T0 = 1_700_000_000
 FIRST = [
@@ -145,11 +145,6 @@ def micros(ts: str) -> int:
     return int(sec) * 1_000_000 + int((frac + "000000")[:6])
 
 
-def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
-    base = b"v0:" + timestamp.encode() + b":" + body
-    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-
-
 def _cursor(n: int) -> str:
     return base64.b64encode(f"next:{n}".encode()).decode()
 
@@ -200,7 +195,6 @@ class SlackEmulator(EmulatorApp):
         self.edited: dict[str, dict[str, Any]] = {}  # message id -> record (overrides generated)
         self.created: dict[str, dict[str, Any]] = {}  # message id -> record (posted via control API)
         self.deleted: set[str] = set()
-        self.events = 0
         self._routes_api()
 
     # ------------------------------------------------------------ people, channels
@@ -699,21 +693,10 @@ class SlackEmulator(EmulatorApp):
         url, secret = spec.get("url"), spec.get("secret")
         if not url or not secret:
             return Response(400, {"ok": False, "error": "url and secret are required"})
-        with self.lock:
-            self.events += 1
-            event_id = f"Ev{self.seed:02d}{self.events:08d}"
+        event_id = f"Ev{self.seed:02d}{self.next_delivery():08d}"
         body_obj = spec.get("body") or self._event(spec, event_id)
         body = json.dumps(body_obj).encode()
-        stamp = str(int(time.time()))
-        status = send_signed_webhook(
-            url,
-            body,
-            secret,
-            "X-Slack-Signature",
-            "v0=",
-            # Slack signs "v0:{timestamp}:{body}", not the body alone: override the kit's header.
-            {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": slack_signature(secret, stamp, body)},
-        )
+        status = send_slack_event(url, body, secret)
         return Response(200, {"status": status, "event_id": body_obj.get("event_id")})
 
     def _event(self, spec: dict[str, Any], event_id: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, MalformedPayload, RawItem, Ref
+from connectors.payload import dig as _get
 from connectors.refs import dedup, extract_refs
 
 _TS_RE = re.compile(r"^\d{9,11}\.\d{1,6}$")
@@ -211,14 +212,6 @@ def _author(user_id: str | None, users: Mapping[str, Mapping[str, Any]]) -> str 
         return None
     user = users.get(user_id) or {}
     return _str(user.get("email")) or user_id
-
-
-def _get(d: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(d, Mapping):
-            return None
-        d = d.get(key)
-    return d
 
 
 def _str(v: Any) -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from connectors.base import Acl, Edge, MalformedPayload, RawItem, Ref
-from connectors.confluence.coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
+from connectors.coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
 from connectors.slack import CONNECTOR
 from connectors.slack.mapping import map_item
 

@@ -1,6 +1,6 @@
 """Share of a payload's non-empty fields that reach the :class:`Entity` (the issue's closing measure).
 
-Generic (the Slack tests use it too): a payload leaf "reaches" the entity when its value shows up in
+Generic, used for every connector: a payload leaf "reaches" the entity when its value shows up in
 the entity — equal to one of the entity's leaf values (metadata, edges, refs, ACL, times...), or, for
 strings of four characters or more, inside its text, title or URL. ``_expandable`` (Atlassian's
 "ask for more" placeholders) is not data and is skipped.

@@ -1,0 +1,167 @@
+"""Full-sync throughput per connector against its emulator, vs a bare paging loop (issue 6, Measure).
+
+For each of jira, confluence and slack, in one process and against one emulator with no injected
+latency:
+
+(a) bare: the connector's ``enumerate(None, None)`` alone, counting RawItems (HTTP, paging, ACL facts,
+    no database) — the ceiling the source API and the client allow;
+(b) pipeline: a fresh database cloned from a migrated template, a source registered through
+    ``app.services.sources`` and a full run through ``execute_run`` (mapping, hashing, upserts of
+    entities/edges/refs, seen-set, resolve, cursor) — what ``harvester sync`` and the worker do, with
+    the vector projection off (embedding has its own benchmark, bench/embed_throughput.py).
+
+Prints items/s for both and the ratio b/a. Runs (a) and (b) alternate ``--repeats`` times and the best
+of each is kept, so a noisy neighbour hurts both alike.
+
+    python bench/connector_sync.py [--items 2000] [--repeats 2] [--only jira,slack]
+
+The database: ``HARVESTER_DATABASE_URL``'s server when set (scratch databases are created and dropped
+there), else an embedded PostgreSQL in a temporary directory, stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from app.db import embedded
+from app.db.migrate import migrate
+from app.pipeline.run import execute_run
+from app.registry import get_spec
+from app.secrets import Keyring
+from app.services.sources import NewSource, create_source, start_run
+from connectors.base import CallStats, RawItem, SourceConfig
+from connectors.confluence.emulator import ConfluenceEmulator
+from connectors.emulator_kit import EmulatorApp, serve
+from connectors.jira.emulator import JiraEmulator
+from connectors.slack.emulator import SlackEmulator
+
+TOKEN = "bench-token-0001"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[int], EmulatorApp]
+    path: str  # appended to the emulator's base URL (Confluence Cloud lives under /wiki)
+
+
+# Slack items are messages plus thread replies (~0.56 per top-level message in the generated data),
+# and the DM channel is out of scope by default: 1,280 top-level messages make ~2,000 items.
+CASES = (
+    Case("jira", lambda n: JiraEmulator(n, seed=1, token=TOKEN), ""),
+    Case("confluence", lambda n: ConfluenceEmulator(pages=n, seed=1, token=TOKEN), "/wiki"),
+    Case("slack", lambda n: SlackEmulator(messages=int(n * 0.64), seed=1, token=TOKEN), ""),
+)
+
+
+def with_dbname(url: str, dbname: str) -> str:
+    params = conninfo_to_dict(url)
+    params["dbname"] = dbname
+    return make_conninfo("", **params)
+
+
+@contextmanager
+def postgres() -> Iterator[str]:
+    """URL of a maintenance database on a server we may create databases on."""
+    external = os.environ.get("HARVESTER_DATABASE_URL")
+    if external:
+        yield with_dbname(external, "postgres")
+        return
+    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
+    server = embedded.start(data_dir)
+    try:
+        yield server.url("postgres")
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def admin(server_url: str, statement: sql.Composed) -> None:
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(statement)
+
+
+def bare(case: Case, base_url: str) -> tuple[int, float]:
+    spec = get_spec(case.name)
+    config = SourceConfig(1, base_url + case.path, TOKEN, "all", (), {})
+    connector = spec.create(config, CallStats())
+    started = time.perf_counter()
+    items = sum(1 for e in connector.enumerate(None, None) if isinstance(e, RawItem))
+    elapsed = time.perf_counter() - started
+    connector.close()
+    return items, elapsed
+
+
+def pipeline(case: Case, base_url: str, server_url: str, template: str) -> tuple[int, float]:
+    name = f"hv_bench_{uuid.uuid4().hex[:10]}"
+    admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
+    try:
+        keyring = Keyring(current=os.urandom(32))
+        with psycopg.connect(with_dbname(server_url, name)) as conn:
+            source_id = create_source(
+                conn, keyring, NewSource(name=case.name, connector_type=case.name, base_url=base_url + case.path,
+                                         credential=TOKEN),
+            )  # fmt: skip
+            run_id = start_run(conn, source_id, mode="full", trigger="manual")
+            conn.commit()
+            started = time.perf_counter()
+            outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring)
+            elapsed = time.perf_counter() - started
+        if outcome.state != "succeeded" or outcome.errors:
+            raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
+        return outcome.done, elapsed
+    finally:
+        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--only", default="", help="comma-separated connector names")
+    args = parser.parse_args(argv)
+    wanted = {n for n in args.only.split(",") if n} or {c.name for c in CASES}
+    with postgres() as server_url:
+        template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
+        admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
+        try:
+            with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
+                migrate(with_dbname(server_url, template), Path(backups))
+            print(f"{'connector':<11} {'items':>6} {'bare items/s':>13} {'pipeline items/s':>17} {'ratio':>6}")
+            for case in CASES:
+                if case.name not in wanted:
+                    continue
+                with serve(case.build(args.items)) as running:
+                    best_bare = best_pipe = 0.0
+                    count = 0
+                    for _ in range(args.repeats):
+                        n, t = bare(case, running.base_url)
+                        best_bare = max(best_bare, n / t)
+                        m, u = pipeline(case, running.base_url, server_url, template)
+                        best_pipe = max(best_pipe, m / u)
+                        if n != m:
+                            raise SystemExit(f"{case.name}: bare loop saw {n} items, the run loaded {m}")
+                        count = n
+                print(f"{case.name:<11} {count:>6} {best_bare:>13.0f} {best_pipe:>17.0f} {best_pipe / best_bare:>6.2f}")
+        finally:
+            admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(template)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""Null-safe reads of JSON payloads: the source decides the shape, a mapping must not crash on it.
+
+Every connector walks nested API JSON where any level may be missing, null or of another type;
+these helpers answer "absent" (None, ``{}`` or ``[]``) instead of raising.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from connectors.base import MalformedPayload
+
+
+def dig(value: Any, *path: str) -> Any:
+    """``value[path[0]][path[1]]...``, or None as soon as a level is not an object."""
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def results(container: Any) -> list[Mapping[str, Any]]:
+    """The objects in ``container["results"]`` (Atlassian's paged envelope); [] when there are none."""
+    items = container.get("results") if isinstance(container, Mapping) else None
+    return [r for r in items if isinstance(r, Mapping)] if isinstance(items, list) else []
+
+
+def json_object(body: bytes, what: str) -> Mapping[str, Any]:
+    """``body`` parsed as a JSON object; :class:`MalformedPayload` naming ``what`` otherwise."""
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise MalformedPayload(f"{what} is not JSON") from exc
+    if not isinstance(data, Mapping):
+        raise MalformedPayload(f"{what} is not a JSON object")
+    return data

@@ -1,0 +1,59 @@
+"""Time helpers every connector needs: parse the sources' ISO timestamps, write window literals.
+
+- :func:`parse_time` reads the ISO 8601 variants the sources send (``Z``, ``+01:00``, Atlassian's
+  ``+0100``, fractional seconds, a naive value meaning UTC) into an aware UTC ``datetime``, or None when
+  the value is absent or unreadable (a mapping must not fail on one bad date).
+- :func:`window_literal` turns an incremental ``since`` (UTC) into the minute-precision literal JQL and
+  CQL compare against. Both read such literals in the *API user's* time zone; when that zone is
+  unknown the window opens :data:`WIDEST_UTC_OFFSET` earlier, so it can only widen, never shift later.
+- :func:`millis_time` formats a time the way Atlassian APIs do (milliseconds, ``Z`` or ``+0000``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
+
+WIDEST_UTC_OFFSET = timedelta(hours=14)  # UTC+14 (Line Islands): no zone is further ahead
+_COMPACT_OFFSET = re.compile(r"^(.*[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2}):?(\d{2})$")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 timestamp as aware UTC; None for anything that is not one."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    match = _COMPACT_OFFSET.match(text)
+    if match:
+        text = f"{match.group(1)}{match.group(2)}:{match.group(3)}"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def iso_utc(value: datetime | None) -> str | None:
+    """``2024-01-01T10:00:00Z`` (JSON-safe metadata value); None stays None."""
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def window_literal(since: datetime, zone: tzinfo | None, fmt: str) -> str:
+    """``since`` as the source's query language reads it: ``zone``'s wall clock, floored to the minute.
+
+    ``fmt`` is the literal's strftime shape (JQL ``%Y/%m/%d %H:%M``, CQL ``%Y-%m-%d %H:%M``); seconds
+    are dropped, which floors the minute. ``zone`` None: the user's zone is unknown, so format in UTC
+    and open the window by the widest offset.
+    """
+    moment = since if since.tzinfo is not None else since.replace(tzinfo=UTC)
+    local = moment.astimezone(zone) if zone is not None else (moment - WIDEST_UTC_OFFSET).astimezone(UTC)
+    return local.strftime(fmt)
+
+
+def millis_time(value: datetime, *, zulu: bool = True) -> str:
+    """``2024-01-01T10:00:00.123Z`` (Confluence) or ``...123+0000`` (Jira) in UTC."""
+    stamp = value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}"
+    return stamp + ("Z" if zulu else "+0000")
