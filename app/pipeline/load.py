@@ -45,8 +45,11 @@ def load_batch(
     run_id: int,
     batch: Batch,
     record_seen: bool,
+    clear_dead_letters: bool = True,
     chunks: ChunkStage | None = None,
 ) -> LoadResult:
+    """Write one page. ``clear_dead_letters=False`` skips removing loaded items from the DLQ: the caller
+    knows the source's queue is empty (one run per source, and only runs add to it)."""
     result = LoadResult()
     # One row per identity per statement: ON CONFLICT cannot touch a row twice; the last sighting wins.
     latest: dict[tuple[str, str], Entity] = {}
@@ -61,19 +64,22 @@ def load_batch(
         result.written = len(written)
         result.unchanged = len(entities) - len(written)
         if written:
-            ids = [i for i, _ in written]
-            q.delete_edges_of(conn, entity_ids=ids)
+            # A freshly inserted entity has no old edges or refs to replace.
+            rewritten = [r.id for r in changed if not r.inserted]
+            if rewritten:
+                q.delete_edges_of(conn, entity_ids=rewritten)
+                q.delete_refs_of(conn, entity_ids=rewritten)
             edges = [row for i, e in written for row in edge_rows(i, e)]
             if edges:
                 q.insert_edges(conn, source_id=source_id, rows=edges)
-            q.delete_refs_of(conn, entity_ids=ids)
             refs = [row for i, e in written for row in ref_rows(i, e)]
             if refs:
                 q.insert_refs(conn, rows=refs)
             if chunks is not None:
                 chunks.apply(conn, written)
-        # A loaded item leaves the dead-letter queue (seed 000 "Уход из очереди").
-        dlq.delete_dead_letters(conn, source_id=source_id, rows=_identities(entities))
+        if clear_dead_letters:
+            # A loaded item leaves the dead-letter queue (seed 000 "Уход из очереди").
+            dlq.delete_dead_letters(conn, source_id=source_id, rows=_identities(entities))
 
     if record_seen and (entities or batch.errors):
         # A failing item still exists at the source: it must not be soft-deleted as unseen either.

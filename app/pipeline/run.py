@@ -20,7 +20,9 @@ from typing import Any
 
 import psycopg
 
+from app.errors import HarvesterError
 from app.pipeline.load import Batch, ChunkStage, load_batch
+from app.queries import dead_letters as dq
 from app.queries import entities as eq
 from app.queries import runs as rq
 from app.queries import sources as sq
@@ -178,13 +180,15 @@ class _Run:
 
     def execute(self) -> RunOutcome:
         source = sq.get_source(self.conn, id=self.claim.source_id)
+        self.dlq_nonempty = bool(dq.source_has_dead_letters(self.conn, source_id=self.claim.source_id))
         self.conn.commit()
         assert source is not None  # FK: a run cannot outlive its source
         try:
             spec = get_spec(source.connector_type)
             config = self._scoped(source_config(source, self.keyring))
             connector = spec.create(config, self.stats)
-        except (KeyError, SourceError) as exc:
+        except (KeyError, SourceError, HarvesterError) as exc:
+            # Unknown connector, source down at start, or a credential no configured key decrypts.
             return self._finish("failed", str(exc))
         try:
             for batch, position in self._pages(connector, source):
@@ -307,8 +311,10 @@ class _Run:
             run_id=self.claim.id,
             batch=batch,
             record_seen=self.record_seen,
+            clear_dead_letters=self.dlq_nonempty,
             chunks=self.chunks,
         )
+        self.dlq_nonempty = self.dlq_nonempty or bool(batch.errors)
         self.done += len(items)
         self.enumerated += len(items)
         self.errors += len(batch.errors)

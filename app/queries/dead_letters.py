@@ -113,6 +113,30 @@ def list_dead_letters(
     return [ListDeadLettersRow(*row) for row in rows]
 
 
+SOURCE_HAS_DEAD_LETTERS = """
+select exists (select 1 from dead_letters where source_id = %(source_id)s::bigint)::boolean as has_any
+"""
+
+
+def source_has_dead_letters(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+) -> bool | None:
+    """Whether the source has any queued item (a run with an empty queue skips the
+    per-page clean-up).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            SOURCE_HAS_DEAD_LETTERS,
+            {"source_id": source_id},
+        ).fetchone()
+    if row is None:
+        return None
+    value: bool = row[0]
+    return value
+
+
 SUMMARIZE_DEAD_LETTERS = """
 select reason, count(*) as items from dead_letters
 where source_id = %(source_id)s::bigint group by reason order by reason

@@ -38,3 +38,7 @@ limit sqlc.arg(lim)::integer;
 -- Live DLQ depth by reason (not sync_runs.error_count, which is a snapshot).
 select reason, count(*) as items from dead_letters
 where source_id = sqlc.arg(source_id)::bigint group by reason order by reason;
+
+-- name: SourceHasDeadLetters :one
+-- Whether the source has any queued item (a run with an empty queue skips the per-page clean-up).
+select exists (select 1 from dead_letters where source_id = sqlc.arg(source_id)::bigint)::boolean as has_any;

@@ -1,0 +1,36 @@
+"""A throw-away migrated database on the embedded server for benchmarks (dropped on exit)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from app.db import embedded
+from app.db.migrate import migrate
+
+
+@contextmanager
+def bench_database() -> Iterator[str]:
+    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
+    server = embedded.start(data_dir)
+    admin = server.url("postgres")
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+        params = conninfo_to_dict(admin)
+        params["dbname"] = name
+        url = make_conninfo("", **params)
+        migrate(url, data_dir / "backups")
+        yield url
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)

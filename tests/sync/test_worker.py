@@ -1,0 +1,164 @@
+"""The worker's periodic tick against a real database and emulator (seed 001 "Расписание", watchdog,
+stale-run takeover) and the lane lock Knowledge Store holds around destructive steps."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.pipeline.run import LANE_LOCK_CLASS, LaneBusy, execute_run
+from app.schedule import last_window
+from app.secrets import Keyring
+from app.services.sources import start_run
+from app.worker import tick_once
+from tests.sync.conftest import Jira, add_source, scalar, sync
+
+
+@pytest.fixture()
+def worker_env(monkeypatch: pytest.MonkeyPatch, fresh_db_url: str, keyring: Keyring) -> None:
+    """The tick opens its own connection and keyring from the environment, as in a worker process."""
+    monkeypatch.setenv("HARVESTER_DATABASE_URL", fresh_db_url)
+    monkeypatch.setenv("HARVESTER_SECRET_KEY", keyring.current.hex())
+
+
+def _runs(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[str, str]]:
+    return [
+        (r[0], r[1])
+        for r in probe.execute("select mode, trigger from sync_runs where source_id = %s order by id", (source_id,))
+    ]
+
+
+def test_tick_starts_an_incremental_run_for_a_new_active_source_only(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    active = add_source(conn, keyring, jira, name="active")
+    paused = add_source(conn, keyring, jira, name="paused")
+    probe.execute("update sources set state = 'paused' where id = %s", (paused,))
+    # Put the last reconciliation after the latest window so only the interval rule applies.
+    probe.execute(
+        "insert into sync_runs (source_id, mode, trigger, state, finished_at) "
+        "values (%s, 'reconciliation', 'schedule', 'succeeded', now())",
+        (active,),
+    )
+    deferred: list[int] = []
+
+    counts = tick_once(datetime.now(UTC), defer=deferred.append)
+
+    assert counts["incremental"] == 1
+    assert _runs(probe, active)[-1] == ("incremental", "schedule")
+    assert _runs(probe, paused) == []
+    assert deferred == [scalar(probe, "select max(id) from sync_runs where source_id = %s", (active,))]
+    # The run is still queued: a second tick neither starts another nor fails on the lock.
+    assert tick_once(datetime.now(UTC), defer=deferred.append)["incremental"] == 0
+
+
+def test_tick_starts_reconciliation_once_per_window_in_the_org_time_zone(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = add_source(conn, keyring, jira)
+    probe.execute("update platform_settings set value = '\"America/New_York\"' where key = 'timezone'")
+    now = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    window = last_window(now, 8820, 604800, "America/New_York")
+    probe.execute(
+        "insert into sync_runs (source_id, mode, trigger, state, finished_at, created_at) "
+        "values (%s, 'reconciliation', 'schedule', 'succeeded', %s, %s)",
+        (source_id, window - timedelta(days=6), window - timedelta(days=7)),
+    )
+
+    counts = tick_once(now, defer=lambda run_id: None)
+
+    assert counts["reconciliation"] == 1
+    assert _runs(probe, source_id)[-1] == ("reconciliation", "schedule")
+
+
+def test_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = add_source(conn, keyring, jira)
+    sync(conn, keyring, source_id, "full")
+    probe.execute("update sources set webhook_enabled = true where id = %s", (source_id,))
+    # Silent for a day: the last success is older than watchdog_silence (12 h). Runs of both scheduled
+    # modes were started just now (they failed), so neither schedule rule fires; only the watchdog may.
+    probe.execute("update sync_runs set finished_at = now() - interval '1 day' where source_id = %s", (source_id,))
+    for mode in ("incremental", "reconciliation"):
+        probe.execute(
+            "insert into sync_runs (source_id, mode, trigger, state, finished_at) "
+            "values (%s, %s, 'schedule', 'failed', now())",
+            (source_id, mode),
+        )
+    before = len(_runs(probe, source_id))
+
+    quiet = tick_once(datetime.now(UTC), defer=lambda run_id: None)
+    assert quiet["watchdog"] == 0
+    assert len(_runs(probe, source_id)) == before
+
+    jira.patch(jira.key(5), summary="changed while the webhook was down")
+    loud = tick_once(datetime.now(UTC), defer=lambda run_id: None)
+
+    assert loud["watchdog"] == 1
+    assert _runs(probe, source_id)[-1] == ("incremental", "watchdog")
+
+
+def test_tick_resumes_a_stale_run_and_gives_up_after_max_deliveries(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    probe.execute(
+        "update sync_runs set state = 'running', started_at = now(), deliveries = 1, "
+        "heartbeat_at = now() - interval '1 hour', worker_id = 'dead' where id = %s",
+        (run_id,),
+    )
+    deferred: list[int] = []
+
+    assert tick_once(datetime.now(UTC), defer=deferred.append)["resumed"] == 1
+    assert deferred == [run_id]
+
+    probe.execute("update sync_runs set deliveries = 3 where id = %s", (run_id,))
+    assert tick_once(datetime.now(UTC), defer=deferred.append)["gave_up"] == 1
+    state, finished, detail = probe.execute(
+        "select state, finished_at, error_detail from sync_runs where id = %s", (run_id,)
+    ).fetchone() or (None, None, None)
+    assert state == "failed" and finished is not None and "gave up" in str(detail)
+
+
+def test_a_run_waits_queued_while_knowledge_store_holds_the_lane(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    probe.execute("select pg_advisory_lock(%s, %s)", (LANE_LOCK_CLASS, source_id))
+    try:
+        with pytest.raises(LaneBusy):
+            execute_run(conn, run_id, worker_id="w1", keyring=keyring)
+        assert scalar(probe, "select state from sync_runs where id = %s", (run_id,)) == "queued"
+    finally:
+        probe.execute("select pg_advisory_unlock(%s, %s)", (LANE_LOCK_CLASS, source_id))
+
+    outcome = execute_run(conn, run_id, worker_id="w1", keyring=keyring)
+    assert outcome.state == "succeeded"
+    # The run held the lane in shared mode while it ran and released it at the end.
+    assert scalar(probe, "select pg_try_advisory_lock(%s, %s)", (LANE_LOCK_CLASS, source_id)) is True
+    probe.execute("select pg_advisory_unlock(%s, %s)", (LANE_LOCK_CLASS, source_id))
+
+
+def test_a_credential_no_configured_key_decrypts_fails_the_run_cleanly(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+
+    outcome = execute_run(conn, run_id, worker_id="w1", keyring=Keyring(bytes(32)))
+
+    assert outcome.state == "failed"
+    state, finished, detail = probe.execute(
+        "select state, finished_at, error_detail from sync_runs where id = %s", (run_id,)
+    ).fetchone() or (None, None, None)
+    assert state == "failed" and finished is not None
+    assert "not configured" in str(detail) and jira.base_url not in str(detail)
