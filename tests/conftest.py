@@ -30,7 +30,7 @@ TEMPLATE = "harvester_test_template"
 def with_dbname(url: str, dbname: str) -> str:
     params = conninfo_to_dict(url)
     params["dbname"] = dbname
-    return make_conninfo(**params)
+    return make_conninfo("", **params)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app.db.migrate import MIGRATE_LOCK_KEY, SQL_DIR, load_migrations, migrate
+from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, SQL_DIR, load_migrations, migrate
 from app.errors import HarvesterError
 
 HARVESTER = [sys.executable, "-m", "app.cli"]
@@ -56,19 +56,18 @@ def test_two_processes_migrating_an_old_database_apply_once_with_one_backup(
     data_dir = tmp_path / "data"
     env = _env(HARVESTER_DATABASE_URL=empty_db_url, HARVESTER_DATA_DIR=str(data_dir))
 
-    # Hold the migration lock so both processes are provably waiting on it at the same time.
+    # Hold the migration lock so both processes are provably waiting for it at the same time.
     with psycopg.connect(empty_db_url, autocommit=True) as holder:
         holder.execute("select pg_advisory_lock(%s)", (MIGRATE_LOCK_KEY,))
         procs = [
-            subprocess.Popen(
-                [*HARVESTER, "db", "migrate"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-            )
+            subprocess.Popen([*HARVESTER, "db", "migrate"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             for _ in range(2)
         ]
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             waiting = holder.execute(
-                "select count(*) from pg_locks where locktype = 'advisory' and not granted"
+                "select count(*) from pg_stat_activity where application_name = %s and datname = current_database()",
+                (APPLICATION_NAME,),
             ).fetchone()
             if waiting and waiting[0] == 2:
                 break
@@ -191,3 +190,25 @@ def test_embedded_start_repairs_open_data_dir_permissions() -> None:
     finally:
         subprocess.run([*HARVESTER, "db", "stop"], env=env, capture_output=True, timeout=60)
         shutil.rmtree(data.parent, ignore_errors=True)
+
+
+def test_a_non_transactional_migration_runs_its_statements_one_by_one(empty_db_url: str, tmp_path: Path) -> None:
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, sql_dir)
+    (sql_dir / "schema" / "29991231000000_concurrent_index.sql").write_text(
+        "-- migrate:up transaction:false\n"
+        "set lock_timeout = '5s';\n"
+        "set statement_timeout = '10min';\n"
+        "create index concurrently test_sources_connector_type_idx on sources (connector_type);\n"
+        "-- migrate:down\n"
+    )
+
+    migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir)
+
+    with psycopg.connect(empty_db_url) as conn:
+        valid = conn.execute(
+            "select i.indisvalid from pg_index i join pg_class c on c.oid = i.indexrelid "
+            "where c.relname = 'test_sources_connector_type_idx'"
+        ).fetchone()
+    assert valid == (True,)
+    assert _applied(empty_db_url)[-1] == "29991231000000"

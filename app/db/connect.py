@@ -19,9 +19,11 @@ def database_url(config: Config) -> str:
     return embedded.start(config.data_dir).url()
 
 
-def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
+def connect(
+    url: str, *, autocommit: bool = False, application_name: str = "harvester"
+) -> psycopg.Connection[tuple[object, ...]]:
     try:
-        return psycopg.connect(url, autocommit=autocommit, connect_timeout=10)
+        return psycopg.connect(url, autocommit=autocommit, connect_timeout=10, application_name=application_name)
     except psycopg.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise HarvesterError(

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from app.db.connect import connect
+from app.db.sqlsplit import split_statements
 from app.errors import HarvesterError
 from app.queries import migrations as q
 
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 # Advisory lock key shared by every Harvester process: hashtext('harvester.migrate') as a constant.
 MIGRATE_LOCK_KEY = 7_302_517_143_011_922_001
+LOCK_WAIT = 1800.0  # seconds a process waits for another one's migration (index builds can be long)
+APPLICATION_NAME = "harvester-migrate"
 _UP = re.compile(r"^--\s*migrate:up(?P<opts>[^\n]*)$", re.M)
 _DOWN = re.compile(r"^--\s*migrate:down\b", re.M)
 
@@ -119,9 +123,9 @@ def migrate(
 ) -> MigrateResult:
     """Bring the database at ``url`` to the newest schema (or to ``target``). Idempotent, concurrency-safe."""
     migrations = [m for m in load_migrations(sql_dir / "schema") if target is None or m.version <= target]
-    with connect(url, autocommit=True) as conn:
+    with connect(url, autocommit=True, application_name=APPLICATION_NAME) as conn:
         _check_pgvector(conn)
-        q.take_migrate_lock(conn, key=MIGRATE_LOCK_KEY)
+        _take_lock(conn)
         try:
             q.create_schema_migrations(conn)
             # Re-read under the lock: another process may have migrated while we waited.
@@ -153,6 +157,20 @@ def migrate(
             q.release_migrate_lock(conn, key=MIGRATE_LOCK_KEY)
 
 
+def _take_lock(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Poll for the lock instead of blocking on it: a waiter blocked inside pg_advisory_lock keeps a
+    transaction open, and CREATE INDEX CONCURRENTLY in the holder's migration waits for every open
+    transaction, so the two would wait for each other."""
+    deadline = time.monotonic() + LOCK_WAIT
+    while not q.try_migrate_lock(conn, key=MIGRATE_LOCK_KEY):
+        if time.monotonic() > deadline:
+            raise HarvesterError(
+                f"another process has held the migration lock for over {LOCK_WAIT:.0f} s; "
+                "check for a stuck `harvester db migrate` (pg_locks, advisory) and retry"
+            )
+        time.sleep(0.2)
+
+
 def _apply(conn: psycopg.Connection[tuple[object, ...]], m: Migration) -> None:
     try:
         if m.in_transaction:
@@ -160,7 +178,10 @@ def _apply(conn: psycopg.Connection[tuple[object, ...]], m: Migration) -> None:
                 conn.execute(m.up_sql.encode())
                 q.record_migration(conn, version=m.version, checksum=m.checksum)
         else:
-            conn.execute(m.up_sql.encode())
+            # One statement at a time on the autocommit connection: PostgreSQL runs a multi-command
+            # string as one implicit transaction, which CREATE INDEX CONCURRENTLY refuses.
+            for statement in split_statements(m.up_sql):
+                conn.execute(statement.encode())
             q.record_migration(conn, version=m.version, checksum=m.checksum)
     except psycopg.Error as exc:
         raise HarvesterError(

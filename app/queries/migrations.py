@@ -136,19 +136,25 @@ def release_migrate_lock(
         )
 
 
-TAKE_MIGRATE_LOCK = """
-select pg_advisory_lock(%(key)s::bigint)
+TRY_MIGRATE_LOCK = """
+select pg_try_advisory_lock(%(key)s::bigint)::boolean as acquired
 """
 
 
-def take_migrate_lock(
+def try_migrate_lock(
     conn: psycopg.Connection[Any],
     *,
     key: int,
-) -> None:
-    """Session advisory lock serialising every migrating process on this database."""
+) -> bool | None:
+    """Session advisory lock serialising every migrating process on this database
+    (polled, never waited on).
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            TAKE_MIGRATE_LOCK,
+        row = cur.execute(
+            TRY_MIGRATE_LOCK,
             {"key": key},
-        )
+        ).fetchone()
+    if row is None:
+        return None
+    value: bool = row[0]
+    return value

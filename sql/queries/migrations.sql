@@ -17,9 +17,9 @@ select version, checksum from schema_migrations order by version;
 -- Marks one migration applied, inside the transaction that applied it.
 insert into schema_migrations (version, checksum) values (sqlc.arg(version), sqlc.arg(checksum));
 
--- name: TakeMigrateLock :exec
--- Session advisory lock serialising every migrating process on this database.
-select pg_advisory_lock(sqlc.arg(key)::bigint);
+-- name: TryMigrateLock :one
+-- Session advisory lock serialising every migrating process on this database (polled, never waited on).
+select pg_try_advisory_lock(sqlc.arg(key)::bigint)::boolean as acquired;
 
 -- name: ReleaseMigrateLock :exec
 -- Releases the session advisory lock taken by TakeMigrateLock.
