@@ -71,6 +71,7 @@ def _sync(args: argparse.Namespace) -> int:
     from app.pipeline.run import LaneBusy, execute_run
     from app.progress import RunProgressBar
     from app.services.sources import resolve_source, start_run
+    from app.vector.config import process_stage
 
     conn, keyring = _open()
     with conn:
@@ -81,7 +82,9 @@ def _sync(args: argparse.Namespace) -> int:
         worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
-                outcome = execute_run(conn, run_id, worker_id=worker_id, keyring=keyring, on_progress=bar.update)
+                outcome = execute_run(
+                    conn, run_id, worker_id=worker_id, keyring=keyring, chunks=process_stage(), on_progress=bar.update
+                )
             except LaneBusy:
                 raise HarvesterError(
                     f"the source's lane is held by another process; run #{run_id} stays queued for a worker"

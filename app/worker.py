@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,8 +26,10 @@ from app.queries import sources as sq
 from app.registry import get_spec
 from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
 from app.secrets import load_keyring
+from app.services.jobs import defer_in
 from app.services.sources import RunConflict, start_run
 from app.settings import load_settings
+from app.vector.config import process_stage
 from connectors.base import CallStats, SourceError
 
 log = logging.getLogger(__name__)
@@ -52,24 +55,27 @@ def _url() -> str:
 def run_sync(run_id: int) -> str:
     keyring = load_keyring(load_config())
     with connect(_url()) as conn:
-        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring)
+        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=process_stage())
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state
-
-
-def defer_run(app: procrastinate.App, run_id: int) -> None:
-    """Queue the job of an already started run (API and CLI use this; the app must be open)."""
-    app.configure_task("harvester:run_sync").defer(run_id=run_id)
 
 
 @tasks.periodic(cron="* * * * *")
 @tasks.task(name="tick", queue="periodic", queueing_lock="tick")
 def tick(timestamp: int) -> dict[str, int]:
     """Schedule incremental and reconciliation runs, probe, watchdog, resume stale runs."""
-    return tick_once(datetime.fromtimestamp(timestamp, UTC), defer=lambda run_id: run_sync.defer(run_id=run_id))
+    jobs = run_sync.blueprint
+    assert isinstance(jobs, procrastinate.App)  # the blueprint was added to the worker's app
+
+    def defer(conn: Any, run_id: int) -> None:
+        defer_in(conn, jobs, "harvester:run_sync", run_id=run_id)
+
+    return tick_once(datetime.fromtimestamp(timestamp, UTC), defer=defer)
 
 
-def tick_once(now: datetime, *, defer: Any) -> dict[str, int]:
+def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, int]:
+    """One tick. ``defer(conn, run_id)`` queues a run's job in ``conn``'s open transaction, so a run
+    never commits without its job (a crash in between would leave it queued forever)."""
     counts = {"incremental": 0, "reconciliation": 0, "probed": 0, "watchdog": 0, "resumed": 0, "gave_up": 0}
     keyring = load_keyring(load_config())
     with connect(_url()) as conn:
@@ -77,24 +83,25 @@ def tick_once(now: datetime, *, defer: Any) -> dict[str, int]:
         for stale in rq.list_stale_runs(conn, stale_after=settings.stale_run_after):
             if stale.deliveries >= settings.max_deliveries:
                 rq.fail_run(
-                    conn, id=stale.id,
+                    conn,
+                    id=stale.id,
                     error_detail=f"gave up: the worker died {stale.deliveries} times (max_deliveries)",
                 )
                 counts["gave_up"] += 1
             else:
-                conn.commit()
-                defer(stale.id)
+                defer(conn, stale.id)
                 counts["resumed"] += 1
         conn.commit()
         for s in sq.list_schedule_state(conn):
+
             def start(mode: str, trigger: str, source_id: int = s.id) -> bool:
                 try:
                     run_id = start_run(conn, source_id, mode=mode, trigger=trigger)
                 except RunConflict:
                     conn.rollback()
                     return False
+                defer(conn, run_id)
                 conn.commit()
-                defer(run_id)
                 return True
 
             interval = s.reconcile_interval or settings.reconcile_interval
@@ -161,3 +168,7 @@ def run_worker(concurrency: int = 2) -> None:
     migrate(url, config.backups_dir)
     app = build_app(url)
     app.run_worker(queues=[QUEUE, "periodic"], concurrency=concurrency, name=worker_id())
+
+
+from app import webhook_jobs as _webhook_jobs  # noqa: E402,F401  registers apply_webhook and the delivery pruning
+from app.vector import jobs as _vector_jobs  # noqa: E402,F401  registers the reembed jobs on `tasks`

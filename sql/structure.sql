@@ -94,6 +94,17 @@ $$;
 
 COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Soft-deletes live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
 
+CREATE FUNCTION public.harvester_job_workers() RETURNS TABLE(id bigint, last_heartbeat timestamp with time zone)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+begin
+    return query execute 'select w.id, w.last_heartbeat from public.procrastinate_workers w order by w.id';
+end;
+$$;
+
+COMMENT ON FUNCTION public.harvester_job_workers() IS 'Procrastinate workers and their last heartbeat (online = younger than 5 minutes, computed by the reader).';
+
 CREATE FUNCTION public.procrastinate_cancel_job_v1(job_id bigint, abort boolean, delete_job boolean) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
@@ -1168,6 +1179,10 @@ CREATE INDEX entities_metadata_idx ON public.entities USING gin (metadata jsonb_
 CREATE INDEX entities_natural_key_idx ON public.entities USING btree (source_id, natural_key);
 
 CREATE INDEX entities_source_live_idx ON public.entities USING btree (source_id, source_type) WHERE (deleted_at IS NULL);
+
+CREATE INDEX entity_chunks_acl_principals_idx ON public.entity_chunks USING gin (acl_principals);
+
+CREATE INDEX entity_chunks_body_fts_idx ON public.entity_chunks USING gin (to_tsvector('russian'::regconfig, body));
 
 CREATE INDEX entity_chunks_embedding_hnsw_idx ON public.entity_chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='64');
 

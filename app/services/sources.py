@@ -150,3 +150,72 @@ def start_run(
         active = rq.get_active_run(conn, source_id=source_id)
         raise RunConflict(active)
     return run_id
+
+
+# Columns a PATCH may change (connector_type is fixed: a different connector is a different source).
+PATCHABLE = (
+    "name", "base_url", "auth_account", "auth_method", "credential", "webhook_secret", "state", "scope_mode",
+    "scope_list", "content_filters", "sync_interval", "reconcile_interval", "reconcile_window",
+    "authority_tier", "webhook_enabled",
+)
+
+
+def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, patch: Mapping[str, Any]) -> bool:
+    """Apply a partial update in the caller's transaction; False when the source does not exist.
+
+    Secrets are encrypted here (``None`` clears one); moving to ``disconnected`` clears the credential
+    (seed 000). Scope and filters are checked against the manifest; filters merge over the stored ones.
+    """
+    from app.queries import api as aq
+
+    unknown = sorted(set(patch) - set(PATCHABLE))
+    if unknown:
+        raise InvalidField(unknown[0], "cannot be changed")
+    row = aq.lock_source(conn, id=source_id)
+    if row is None:
+        return False
+    context = f"source:{source_id}"
+    state = patch.get("state", row.state)
+    scope_list = list(patch["scope_list"]) if "scope_list" in patch else list(row.scope_list or [])
+    filters = {**dict(row.content_filters or {}), **dict(patch.get("content_filters") or {})}
+    validate_against_manifest(row.connector_type, scope_list, dict(patch.get("content_filters") or {}))
+    credential_enc = row.credential_enc
+    if "credential" in patch:
+        credential = patch["credential"]
+        credential_enc = keyring.encrypt(credential, context=context) if credential else None
+    if state == "disconnected":
+        if patch.get("credential"):
+            raise InvalidField("credential", "a disconnected source holds no credential")
+        credential_enc = None
+    webhook_secret_enc = row.webhook_secret_enc
+    if "webhook_secret" in patch:
+        secret = patch["webhook_secret"]
+        webhook_secret_enc = keyring.encrypt(secret, context=context) if secret else None
+    try:
+        aq.update_source(
+            conn,
+            id=source_id,
+            name=patch.get("name", row.name),
+            base_url=patch.get("base_url", row.base_url),
+            auth_account=patch.get("auth_account", row.auth_account),
+            auth_method=patch.get("auth_method", row.auth_method),
+            credential_enc=credential_enc,
+            state=state,
+            scope_mode=patch.get("scope_mode", row.scope_mode),
+            scope_list=scope_list,
+            content_filters=filters,
+            sync_interval=patch.get("sync_interval", row.sync_interval),
+            reconcile_interval=patch.get("reconcile_interval", row.reconcile_interval),
+            reconcile_window=patch.get("reconcile_window", row.reconcile_window),
+            authority_tier=patch.get("authority_tier", row.authority_tier),
+            webhook_enabled=patch.get("webhook_enabled", row.webhook_enabled),
+            webhook_secret_enc=webhook_secret_enc,
+        )
+    except psycopg.errors.UniqueViolation:
+        conn.rollback()
+        raise InvalidField("name", f"a source named {patch.get('name')!r} already exists") from None
+    except psycopg.errors.CheckViolation as exc:
+        conn.rollback()
+        constraint = exc.diag.constraint_name or "a check"
+        raise InvalidField(constraint.removeprefix("sources_").split("_check")[0], f"violates {constraint}") from None
+    return True

@@ -381,6 +381,8 @@ class JiraConnector:
         return None
 
     def _maybe_outside(self, key: str) -> bool:
+        if self.scope is None or not self._filter("neighbours"):
+            return False  # the whole instance is in scope, or neighbours are off: nothing to collect
         if self._scope_projects is None:
             return True
         return key.rsplit("-", 1)[0] not in self._scope_projects

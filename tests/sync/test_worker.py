@@ -45,14 +45,14 @@ def test_tick_starts_an_incremental_run_for_a_new_active_source_only(
     )
     deferred: list[int] = []
 
-    counts = tick_once(datetime.now(UTC), defer=deferred.append)
+    counts = tick_once(datetime.now(UTC), defer=lambda conn, run_id: deferred.append(run_id))
 
     assert counts["incremental"] == 1
     assert _runs(probe, active)[-1] == ("incremental", "schedule")
     assert _runs(probe, paused) == []
     assert deferred == [scalar(probe, "select max(id) from sync_runs where source_id = %s", (active,))]
     # The run is still queued: a second tick neither starts another nor fails on the lock.
-    assert tick_once(datetime.now(UTC), defer=deferred.append)["incremental"] == 0
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: deferred.append(run_id))["incremental"] == 0
 
 
 def test_tick_starts_reconciliation_once_per_window_in_the_org_time_zone(
@@ -68,7 +68,7 @@ def test_tick_starts_reconciliation_once_per_window_in_the_org_time_zone(
         (source_id, window - timedelta(days=6), window - timedelta(days=7)),
     )
 
-    counts = tick_once(now, defer=lambda run_id: None)
+    counts = tick_once(now, defer=lambda conn, run_id: None)
 
     assert counts["reconciliation"] == 1
     assert _runs(probe, source_id)[-1] == ("reconciliation", "schedule")
@@ -91,12 +91,12 @@ def test_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
         )
     before = len(_runs(probe, source_id))
 
-    quiet = tick_once(datetime.now(UTC), defer=lambda run_id: None)
+    quiet = tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)
     assert quiet["watchdog"] == 0
     assert len(_runs(probe, source_id)) == before
 
     jira.patch(jira.key(5), summary="changed while the webhook was down")
-    loud = tick_once(datetime.now(UTC), defer=lambda run_id: None)
+    loud = tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)
 
     assert loud["watchdog"] == 1
     assert _runs(probe, source_id)[-1] == ("incremental", "watchdog")
@@ -115,11 +115,11 @@ def test_tick_resumes_a_stale_run_and_gives_up_after_max_deliveries(
     )
     deferred: list[int] = []
 
-    assert tick_once(datetime.now(UTC), defer=deferred.append)["resumed"] == 1
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: deferred.append(run_id))["resumed"] == 1
     assert deferred == [run_id]
 
     probe.execute("update sync_runs set deliveries = 3 where id = %s", (run_id,))
-    assert tick_once(datetime.now(UTC), defer=deferred.append)["gave_up"] == 1
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: deferred.append(run_id))["gave_up"] == 1
     state, finished, detail = probe.execute(
         "select state, finished_at, error_detail from sync_runs where id = %s", (run_id,)
     ).fetchone() or (None, None, None)

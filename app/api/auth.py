@@ -1,0 +1,83 @@
+"""Bearer tokens with scopes (issue 4 "Security"): ``read`` may GET, ``admin`` may do everything.
+
+Only the SHA-256 of a token is stored (``harvester token create`` prints the token once). The scope an
+operation needs follows from its method (GET/HEAD: read, anything else: admin) unless the handler says
+otherwise in ``opt={"auth": "public" | "read" | "admin"}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from litestar.connection import ASGIConnection
+from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.handlers.base import BaseRouteHandler
+
+from app.queries import tokens as tq
+
+SCOPES = ("admin", "read")
+TOKEN_PREFIX = "hv_"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    token_id: int
+    name: str
+    scope: str
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _required_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> str:
+    explicit = handler.opt.get("auth")
+    if explicit:
+        return str(explicit)
+    return "read" if connection.scope.get("method", "GET") in ("GET", "HEAD") else "admin"
+
+
+def _bearer(connection: ASGIConnection[Any, Any, Any, Any]) -> str | None:
+    value = connection.headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def require_token(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Litestar guard: 401 without a valid token, 403 when its scope is too narrow."""
+    needed = _required_scope(connection, handler)
+    if needed == "public":
+        return
+    token = _bearer(connection)
+    if token is None:
+        raise NotAuthorizedException("a bearer token is required (Authorization: Bearer <token>)")
+    db = connection.app.state.db
+    digest = token_hash(token)
+
+    def lookup() -> tq.AuthenticateTokenRow | None:
+        with db.tx() as conn:
+            return tq.authenticate_token(conn, token_hash=digest)
+
+    row = await anyio.to_thread.run_sync(lookup)
+    if row is None:
+        raise NotAuthorizedException("the bearer token is unknown or revoked")
+    if needed == "admin" and row.scope != "admin":
+        raise PermissionDeniedException(f"this operation needs an admin token; token {row.name!r} has scope read")
+    connection.state.principal = Principal(row.id, row.name, row.scope)
+
+
+def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    found: Principal | None = connection.state.get("principal")
+    if found is None:  # a handler that needs a principal always sits behind require_token
+        raise NotAuthorizedException("a bearer token is required")
+    return found

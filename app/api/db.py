@@ -1,0 +1,45 @@
+"""The API's connection pool: every connection acts as role harvester_api (seed 003: only loading writes
+the mirror), so no request path can write entity tables, whatever the login user may do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from app.queries import api as aq
+
+
+def _as_api_role(conn: psycopg.Connection[Any]) -> None:
+    aq.set_api_role(conn)
+    conn.commit()  # the pool hands out idle connections only; SET ROLE stays for the session
+
+
+def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionPool[psycopg.Connection[Any]]:
+    """A pool whose connections all ``SET ROLE harvester_api`` before first use (and after every reset)."""
+    pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs={"connect_timeout": 10},
+        configure=_as_api_role,
+        open=False,
+        name="harvester-api",
+    )
+    pool.open(wait=True, timeout=30)
+    return pool
+
+
+class Database:
+    """Hands handlers a connection inside one transaction: committed on success, rolled back on error."""
+
+    def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]]) -> None:
+        self.pool = pool
+
+    @contextmanager
+    def tx(self) -> Iterator[psycopg.Connection[Any]]:
+        with self.pool.connection() as conn:
+            yield conn

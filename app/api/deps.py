@@ -1,0 +1,32 @@
+"""Dependencies every controller can ask for by name: db, keyring, jobs."""
+
+from __future__ import annotations
+
+import procrastinate
+from litestar.datastructures import State
+from litestar.di import Provide
+
+from app.api.db import Database
+from app.secrets import Keyring
+
+
+def _db(state: State) -> Database:
+    db: Database = state.db
+    return db
+
+
+def _keyring(state: State) -> Keyring:
+    keyring: Keyring = state.keyring
+    return keyring
+
+
+def _jobs(state: State) -> procrastinate.App:
+    jobs: procrastinate.App = state.jobs
+    return jobs
+
+
+DEPENDENCIES = {
+    "db": Provide(_db, sync_to_thread=False),
+    "keyring": Provide(_keyring, sync_to_thread=False),
+    "jobs": Provide(_jobs, sync_to_thread=False),
+}

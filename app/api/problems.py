@@ -1,0 +1,210 @@
+"""RFC 9457 problem documents: every error names its type, status and, when one is at fault, the field.
+
+Nothing from an exception's text reaches a client: SQL, parameters and secrets stay on the server, and
+the server log gets the exception class, SQLSTATE and frames only (a psycopg message can quote a row).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+from typing import Any
+
+import msgspec
+import psycopg
+from litestar import Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    NotAuthorizedException,
+    NotFoundException,
+    PermissionDeniedException,
+    ValidationException,
+)
+from litestar.openapi.datastructures import ResponseSpec
+
+from app.errors import HarvesterError
+from app.services.sources import InvalidField, RunConflict
+
+log = logging.getLogger("harvester.api")
+
+PROBLEM_JSON = "application/problem+json"
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Payload too large",
+    415: "Unsupported media type",
+    422: "Unprocessable content",
+    500: "Internal server error",
+    503: "Service unavailable",
+}
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """An error (RFC 9457): ``type`` is a stable URN, ``field`` names the request field at fault."""
+
+    type: str
+    title: str
+    status: int
+    detail: str | None = None
+    field: str | None = None
+    active_run_id: int | None = None
+
+
+class ProblemError(Exception):
+    """Raised by handlers and services' adapters; rendered as problem+json."""
+
+    def __init__(
+        self, status: int, slug: str, detail: str, *, field: str | None = None, active_run_id: int | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.problem = Problem(
+            type=f"urn:harvester:problem:{slug}",
+            title=_TITLES.get(status, "Error"),
+            status=status,
+            detail=detail,
+            field=field,
+            active_run_id=active_run_id,
+        )
+
+
+def not_found(what: str) -> ProblemError:
+    return ProblemError(404, "not-found", f"{what} does not exist")
+
+
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the problem documents an operation can answer with."""
+    return {
+        s: ResponseSpec(data_container=Problem, description=_TITLES.get(s, "Error"), media_type=PROBLEM_JSON)
+        for s in statuses
+    }
+
+
+def _render(problem: Problem, headers: dict[str, str] | None = None) -> Response[Any]:
+    return Response(
+        content=msgspec.json.encode(problem),
+        status_code=problem.status,
+        media_type=PROBLEM_JSON,
+        headers=headers,
+    )
+
+
+_AT_PATH = re.compile(r" - at `\$\.?(?P<path>[^`]*)`")
+_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]+)`")
+
+
+def _validation_field(extra: Any) -> tuple[str | None, str]:
+    """The field a Litestar/msgspec validation error points at, and a message without request data."""
+    items = extra if isinstance(extra, list) else []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        message = str(item.get("message") or "invalid value")
+        unknown = _UNKNOWN.search(message)
+        at = _AT_PATH.search(message)
+        base = _AT_PATH.sub("", message)
+        if unknown:
+            prefix = at.group("path") if at else ""
+            return (f"{prefix}.{unknown.group('name')}" if prefix else unknown.group("name")), base
+        if at and at.group("path"):
+            return at.group("path"), base
+        key = item.get("key")
+        return (str(key) if key and key != "data" else None), base
+    return None, "the request is invalid"
+
+
+def handle_problem(request: Request[Any, Any, Any], exc: ProblemError) -> Response[Any]:
+    return _render(exc.problem)
+
+
+def handle_invalid_field(request: Request[Any, Any, Any], exc: InvalidField) -> Response[Any]:
+    return _render(Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, exc.message, exc.field))
+
+
+def handle_run_conflict(request: Request[Any, Any, Any], exc: RunConflict) -> Response[Any]:
+    return _render(
+        Problem(
+            "urn:harvester:problem:run-active",
+            _TITLES[409],
+            409,
+            f"the source already has an active run (#{exc.active_run_id})",
+            active_run_id=exc.active_run_id,
+        )
+    )
+
+
+def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    status = exc.status_code
+    if isinstance(exc, ValidationException):
+        detail = str(exc.detail or "")
+        if "malformed" in detail.lower() or "decode" in detail.lower():
+            return _render(
+                Problem("urn:harvester:problem:malformed-body", _TITLES[400], 400, "the body is not valid JSON")
+            )
+        field, message = _validation_field(exc.extra)
+        return _render(Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
+    if isinstance(exc, NotAuthorizedException):
+        return _render(
+            Problem(
+                "urn:harvester:problem:unauthorized", _TITLES[401], 401, str(exc.detail or "a bearer token is required")
+            ),
+            headers={"WWW-Authenticate": 'Bearer realm="harvester"'},
+        )
+    if isinstance(exc, PermissionDeniedException):
+        return _render(Problem("urn:harvester:problem:forbidden", _TITLES[403], 403, str(exc.detail or "forbidden")))
+    if isinstance(exc, NotFoundException):
+        return _render(Problem("urn:harvester:problem:not-found", _TITLES[404], 404, "no such resource"))
+    title = _TITLES.get(status, "Error")
+    slug = title.lower().replace(" ", "-")
+    # Litestar's own details for 4xx are generic (method not allowed, media type); 5xx details are hidden.
+    detail = str(exc.detail) if status < 500 and exc.detail else title
+    headers = dict(exc.headers) if exc.headers and status == 405 else None
+    return _render(Problem(f"urn:harvester:problem:{slug}", title, status, detail), headers=headers)
+
+
+def handle_data_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A value PostgreSQL refused (NUL byte, out of range) or text that cannot be encoded: the client's fault."""
+    sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None)
+    log.info("refused value on %s %s (%s %s)", request.method, request.url.path, type(exc).__name__, sqlstate)
+    return _render(
+        Problem("urn:harvester:problem:invalid-value", _TITLES[422], 422, "a value in the request is not acceptable")
+    )
+
+
+def handle_harvester_error(request: Request[Any, Any, Any], exc: HarvesterError) -> Response[Any]:
+    # HarvesterError texts are written for operators and carry no secrets (app/errors.py), but they may
+    # name server paths; the client gets a generic line, the log the class.
+    log.warning("request %s %s failed: %s", request.method, request.url.path, type(exc).__name__)
+    return _render(
+        Problem("urn:harvester:problem:unavailable", _TITLES[503], 503, "the service cannot complete this request now")
+    )
+
+
+def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None)
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    log.error(
+        "unhandled %s on %s %s (sqlstate %s)\n%s",
+        type(exc).__name__,
+        request.method,
+        request.url.path,
+        sqlstate,
+        frames,
+    )
+    return _render(Problem("urn:harvester:problem:internal", _TITLES[500], 500, "internal error; see the server log"))
+
+
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    ProblemError: handle_problem,
+    InvalidField: handle_invalid_field,
+    RunConflict: handle_run_conflict,
+    HTTPException: handle_http,
+    psycopg.errors.DataError: handle_data_error,
+    UnicodeEncodeError: handle_data_error,
+    HarvesterError: handle_harvester_error,
+    Exception: handle_unexpected,
+}

@@ -1,0 +1,138 @@
+"""Sources (seed 000 §1): create, list, read, patch, delete, connect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import procrastinate
+from litestar import Controller, delete, get, patch, post
+
+from app.api import schemas as s
+from app.api.db import Database
+from app.api.params import SourceId
+from app.api.problems import ProblemError, not_found, problem_responses
+from app.api.views import source_out
+from app.queries import api as aq
+from app.queries import runs as rq
+from app.queries import sources as sq
+from app.secrets import Keyring
+from app.services.jobs import start_and_defer
+from app.services.sources import NewSource, RunConflict, create_source, update_source
+from app.worker import probe
+
+R = problem_responses
+
+
+def read_source(db: Database, keyring: Keyring, source_id: int) -> s.SourceOut:
+    with db.tx() as conn:
+        rows = aq.list_source_details(conn, id=source_id)
+    if not rows:
+        raise not_found(f"source {source_id}")
+    return source_out(keyring, rows[0])
+
+
+class SourcesController(Controller):
+    path = "/sources"
+    tags = ("sources",)
+
+    @get("/", operation_id="listSources", sync_to_thread=True, responses=R(401))
+    def list_sources(self, db: Database, keyring: Keyring) -> list[s.SourceOut]:
+        """Every source with its state, computed health, entity count, DLQ depth and last run."""
+        with db.tx() as conn:
+            rows = aq.list_source_details(conn, id=None)
+        return [source_out(keyring, r) for r in rows]
+
+    @post("/", operation_id="createSource", sync_to_thread=True, status_code=201, responses=R(400, 401, 403, 422))
+    def create_source(self, data: s.SourceCreate, db: Database, keyring: Keyring) -> s.SourceOut:
+        """Register a source. ``credential`` and ``webhook_secret`` are encrypted and never returned."""
+        new = NewSource(
+            name=data.name,
+            connector_type=data.connector_type,
+            base_url=data.base_url,
+            credential=data.credential,
+            webhook_secret=data.webhook_secret,
+            scope_mode=data.scope_mode,
+            scope_list=data.scope_list,
+            content_filters=data.content_filters,
+            auth_account=data.auth_account,
+            auth_method=data.auth_method,
+            state=data.state,
+            sync_interval=data.sync_interval,
+            reconcile_interval=data.reconcile_interval,
+            reconcile_window=data.reconcile_window,
+            authority_tier=data.authority_tier,
+            webhook_enabled=data.webhook_enabled,
+        )
+        if data.state == "disconnected" and data.credential:
+            raise ProblemError(422, "invalid-field", "a disconnected source holds no credential", field="credential")
+        with db.tx() as conn:
+            source_id = create_source(conn, keyring, new)
+        return read_source(db, keyring, source_id)
+
+    @get("/{source_id:int}", operation_id="getSource", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    def get_source(self, source_id: SourceId, db: Database, keyring: Keyring) -> s.SourceOut:
+        """One source (secrets masked)."""
+        return read_source(db, keyring, source_id)
+
+    @patch("/{source_id:int}", operation_id="updateSource", sync_to_thread=True, responses=R(400, 401, 403, 404, 422))
+    def update_source(self, source_id: SourceId, data: s.SourcePatch, db: Database, keyring: Keyring) -> s.SourceOut:
+        """Change some fields. ``state: disconnected`` clears the credential; ``null`` clears an override."""
+        changes: dict[str, Any] = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
+        if "scope_list" in changes:
+            changes["scope_list"] = list(changes["scope_list"])
+        with db.tx() as conn:
+            if not update_source(conn, keyring, source_id, changes):
+                raise not_found(f"source {source_id}")
+        return read_source(db, keyring, source_id)
+
+    @delete(
+        "/{source_id:int}", operation_id="deleteSource", sync_to_thread=True, responses=R(400, 401, 403, 404, 409, 422)
+    )
+    def delete_source(self, source_id: SourceId, db: Database) -> None:
+        """Remove a source with its runs, dead letters, notes and entities (foreign keys cascade).
+
+        Refused while a run is queued or running: cancel it first.
+        """
+        with db.tx() as conn:
+            if aq.lock_source(conn, id=source_id) is None:
+                raise not_found(f"source {source_id}")
+            active = rq.get_active_run(conn, source_id=source_id)
+            if active is not None:
+                raise ProblemError(
+                    409,
+                    "run-active",
+                    f"the source has an active run (#{active}); cancel it first",
+                    active_run_id=active,
+                )
+            aq.delete_source(conn, id=source_id)
+
+    @post(
+        "/{source_id:int}/connect",
+        operation_id="connectSource",
+        sync_to_thread=True,
+        status_code=200,
+        responses=R(400, 401, 403, 404, 409, 422),
+    )
+    def connect(self, source_id: SourceId, db: Database, keyring: Keyring, jobs: procrastinate.App) -> s.ConnectOut:
+        """Test the connection (probe); a source that never ran gets its first full run (trigger connect)."""
+        from app.api.views import run_out, scrubber
+
+        with db.tx() as conn:
+            source = sq.get_source(conn, id=source_id)
+            if source is None:
+                raise not_found(f"source {source_id}")
+            if source.state != "active":
+                raise ProblemError(409, "source-not-active", f"the source is {source.state}; set it active first")
+            status = probe(conn, source, keyring)
+            details = aq.list_source_details(conn, id=source_id)
+            never_ran = bool(details) and details[0].last_run_id is None
+            run_id: int | None = None
+            if status == "ok" and never_ran:
+                try:
+                    run_id = start_and_defer(conn, jobs, source_id, mode="full", trigger="connect")
+                except RunConflict:
+                    conn.rollback()
+            conn.commit()
+            run = rq.get_run(conn, id=run_id) if run_id is not None else None
+            return s.ConnectOut(status, run_out(run, scrubber(conn, keyring, source_id)) if run else None)

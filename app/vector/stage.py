@@ -1,0 +1,141 @@
+"""The pipeline's vector stage: chunk changed entities, embed only chunks whose text is new.
+
+Called by ``load_batch`` inside the page transaction with the entities whose row was inserted or
+changed; an unchanged entity never gets here, so it touches no chunk row. For a changed entity:
+
+1. ``chunk_entity`` cuts it (deterministic; each chunk's ``content_hash`` is the sha256 of its text);
+2. chunks whose (ordinal, hash, model) equal the stored row are left alone: no embedding, no write;
+3. the others reuse a stored vector of the same entity with the same hash and model when there is
+   one (a paragraph inserted above shifts ordinals, not texts), else are embedded: every such text
+   of the page in one ``embed`` call (the embedder batches), identical texts once;
+4. ``UpsertChunks`` writes them with the model name; ``DeleteChunksFrom`` drops a shortened tail.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+
+from app.chunking import Chunk, chunk_entity
+from app.embedding import Embedder, EmbeddingError
+from app.queries import chunks as cq
+from app.queries import embeddings as eq
+from connectors.base import Entity
+
+log = logging.getLogger(__name__)
+
+# entity_chunks.embedding is vector(384) (sql/schema/20261130000002_content_projections.sql).
+SCHEMA_DIMENSION = 384
+
+
+def vector_text(row: npt.NDArray[np.float32] | Iterable[float]) -> str:
+    """pgvector's text form '[x,y,...]'; 9 significant digits round-trip a float32 exactly."""
+    return "[" + ",".join(f"{float(x):.9g}" for x in row) + "]"
+
+
+def check_dimension(embedder: Embedder) -> None:
+    if embedder.dimension != SCHEMA_DIMENSION:
+        raise EmbeddingError(
+            f"embedder {embedder.model_name!r} makes {embedder.dimension}-d vectors; entity_chunks.embedding "
+            f"is vector({SCHEMA_DIMENSION}): a model of another size needs a schema migration first"
+        )
+
+
+@dataclass(slots=True)
+class StageStats:
+    """Counters for tests and logs: what the stage embedded, reused, wrote and deleted."""
+
+    chunks: int = 0  # chunks of changed entities
+    unchanged: int = 0  # equal hash and model: not touched
+    reused: int = 0  # vector copied from another ordinal of the same entity
+    embedded: int = 0  # texts sent to the embedder
+    written: int = 0
+    deleted: int = 0
+
+
+class VectorStage:
+    """``ChunkStage`` for the pipeline (app/pipeline/load.py)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        check_dimension(embedder)
+        self.embedder = embedder
+        self.stats = StageStats()
+
+    def chunks_of(self, entity: Entity) -> list[Chunk]:
+        return chunk_entity(
+            entity.title,
+            entity.text,
+            entity.sections,
+            max_tokens=self.embedder.max_tokens,
+            count_tokens=self.embedder.count_tokens,
+        )
+
+    def apply(self, conn: psycopg.Connection[Any], changed: Sequence[tuple[int, Entity]]) -> None:
+        if not changed:
+            return
+        model = self.embedder.model_name
+        ids = [entity_id for entity_id, _ in changed]
+        stored: dict[tuple[int, int], tuple[str, str | None]] = {
+            (r.entity_id, r.ordinal): (r.content_hash, r.embedding_model)
+            for r in cq.list_chunk_hashes(conn, entity_ids=ids)
+        }
+        pending: list[tuple[int, Chunk]] = []
+        counts: dict[int, int] = {}
+        for entity_id, entity in changed:
+            chunks = self.chunks_of(entity)
+            counts[entity_id] = len(chunks)
+            self.stats.chunks += len(chunks)
+            for chunk in chunks:
+                if stored.get((entity_id, chunk.ordinal)) == (chunk.content_hash, model):
+                    self.stats.unchanged += 1
+                else:
+                    pending.append((entity_id, chunk))
+
+        rows: list[dict[str, Any]] = []
+        if pending:
+            # (entity, hash) -> stored vector text of this model, for chunks that only moved.
+            reusable = {
+                (r.entity_id, r.content_hash): r.embedding
+                for r in eq.list_chunk_embeddings(conn, entity_ids=sorted({e for e, _ in pending}), model=model)
+            }
+            to_embed: dict[str, str] = {}  # hash -> text, one embedding per distinct text
+            for entity_id, chunk in pending:
+                if (entity_id, chunk.content_hash) not in reusable:
+                    to_embed.setdefault(chunk.content_hash, chunk.text)
+            fresh: dict[str, str] = {}
+            if to_embed:
+                vectors = self.embedder.embed(list(to_embed.values()))
+                self.stats.embedded += len(to_embed)
+                fresh = {h: vector_text(v) for h, v in zip(to_embed, vectors, strict=True)}
+            for entity_id, chunk in pending:
+                vector = reusable.get((entity_id, chunk.content_hash))
+                if vector is None:
+                    vector = fresh[chunk.content_hash]
+                else:
+                    self.stats.reused += 1
+                rows.append(
+                    {
+                        "entity_id": entity_id,
+                        "ordinal": chunk.ordinal,
+                        "body": chunk.text,
+                        "content_hash": chunk.content_hash,
+                        "embedding": vector,
+                        "embedding_model": model,
+                    }
+                )
+            self.stats.written += cq.upsert_chunks(conn, rows=rows)
+
+        stored_count: dict[int, int] = {}
+        for entity_id, ordinal in stored:
+            stored_count[entity_id] = max(stored_count.get(entity_id, 0), ordinal + 1)
+        for entity_id, count in counts.items():
+            if stored_count.get(entity_id, 0) > count:
+                # The stored tail past the new last ordinal: the text got shorter (or empty).
+                self.stats.deleted += cq.delete_chunks_from(conn, entity_id=entity_id, first_removed=count)
+        log.debug("vector stage: %d entities, %d chunks, %d to write", len(changed), sum(counts.values()), len(rows))

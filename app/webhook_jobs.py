@@ -1,0 +1,69 @@
+"""Worker side of webhooks: turn an accepted delivery into an items-scoped incremental run.
+
+``apply_webhook`` starts the run (trigger ``webhook``, scope ``{"kind": "items", ...}``) and defers
+``run_sync``. When the source already has a queued or running run, the job raises :class:`SourceBusy`
+and Procrastinate retries it later, so no change is lost to the one-active-run rule. Deleted items are
+fetched like the others: the connector answers ItemGone and the loader soft-deletes them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from procrastinate import RetryStrategy
+
+from app.db.connect import connect
+from app.queries import sources as sq
+from app.queries import webhooks as wq
+from app.services.sources import RunConflict, start_run
+from app.worker import QUEUE, _url, run_sync, tasks
+
+log = logging.getLogger(__name__)
+
+
+class SourceBusy(Exception):
+    """The source has an active run; the webhook's run is started by a later attempt."""
+
+
+def scope_items(upserts: list[list[str]], deletes: list[list[str]]) -> list[dict[str, str]]:
+    seen: dict[tuple[str, str], None] = {}
+    for source_type, source_entity_id in [*upserts, *deletes]:
+        seen[(str(source_type), str(source_entity_id))] = None
+    return [{"source_type": t, "source_entity_id": i} for t, i in seen]
+
+
+@tasks.task(
+    name="apply_webhook",
+    queue=QUEUE,
+    retry=RetryStrategy(max_attempts=10_000, wait=10, retry_exceptions={SourceBusy}),
+)
+def apply_webhook(source_id: int, upserts: list[list[str]], deletes: list[list[str]]) -> int | None:
+    items = scope_items(upserts, deletes)
+    if not items:
+        return None
+    with connect(_url()) as conn:
+        source = sq.get_source(conn, id=source_id)
+        if source is None or source.state != "active":
+            conn.rollback()
+            log.info("webhook for source %s dropped: the source is gone or not active", source_id)
+            return None
+        try:
+            run_id = start_run(
+                conn, source_id, mode="incremental", trigger="webhook", scope={"kind": "items", "items": items}
+            )
+        except RunConflict as exc:
+            conn.rollback()
+            raise SourceBusy(f"source {source_id} has active run {exc.active_run_id}") from None
+        conn.commit()
+    run_sync.defer(run_id=run_id)
+    return run_id
+
+
+@tasks.periodic(cron="*/10 * * * *")
+@tasks.task(name="prune_webhook_deliveries", queue="periodic", queueing_lock="prune_webhook_deliveries")
+def prune_webhook_deliveries(timestamp: int) -> int:
+    """Forget delivery ids past their TTL (the table is unlogged and only a dedupe window)."""
+    with connect(_url()) as conn:
+        removed = wq.prune_deliveries(conn)
+        conn.commit()
+    return removed

@@ -1,0 +1,85 @@
+"""Workers, health and metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from tests.api.conftest import Server, SourceFactory, start_server
+
+
+def test_workers_online_by_heartbeat_and_redelivered_runs(api: Server, make_source: SourceFactory) -> None:
+    s = make_source()
+    with api.client() as c:
+        run = c.post(f"/api/v1/sources/{s['id']}/runs", json={}).json()
+    with psycopg.connect(api.db_url) as conn:
+        conn.execute("delete from procrastinate_workers")
+        conn.execute(
+            "insert into procrastinate_workers (last_heartbeat) values (now() - interval '6 minutes'), (now())"
+        )
+        conn.execute(
+            "update sync_runs set state = 'running', deliveries = 2, claimed_at = now(), worker_id = 'w:1', "
+            "started_at = now(), heartbeat_at = now() where id = %s",
+            (run["id"],),
+        )
+    with api.client("read") as c:
+        body = c.get("/api/v1/workers").json()
+        health = c.get("/health")
+    assert body["online"] == 1 and [w["online"] for w in body["workers"]] == [False, True]
+    assert body["redelivered_runs"] == [
+        {
+            **{k: body["redelivered_runs"][0][k] for k in ("claimed_at",)},
+            "id": run["id"],
+            "source_id": s["id"],
+            "deliveries": 2,
+            "worker_id": "w:1",
+        }
+    ]
+    assert health.status_code == 200
+    assert health.json()["status"] == "ok" and health.json()["migrations"]["current"] is True
+
+
+def test_metrics_text_exposition(api: Server, make_source: SourceFactory) -> None:
+    s = make_source()
+    with psycopg.connect(api.db_url) as conn:
+        conn.execute(
+            "insert into dead_letters (source_id, source_type, source_entity_id, reason) "
+            "values (%s, 'ticket', '1', 'malformed')",
+            (s["id"],),
+        )
+    r = httpx.get(f"{api.base_url}/metrics")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain; version=0.0.4")
+    text = r.text
+    for family in (
+        "harvester_runs",
+        "harvester_items_processed_total",
+        "harvester_dead_letters",
+        "harvester_seconds_since_last_success",
+        "harvester_rate_limited_calls_total",
+        "harvester_webhook_deliveries_remembered",
+        "harvester_webhook_requests_total",
+        "harvester_workers_online",
+    ):
+        assert f"# TYPE {family} " in text
+    assert f'harvester_dead_letters{{source_id="{s["id"]}",reason="malformed"}} 1' in text
+
+
+def test_metrics_can_require_a_token(fresh_db_url: str, tmp_path: Path) -> None:
+    server = start_server(fresh_db_url, tmp_path, {"HARVESTER_METRICS_PUBLIC": "0"})
+    try:
+        assert httpx.get(f"{server.base_url}/metrics").status_code == 401
+        with server.client("read") as c:
+            assert c.get("/metrics").status_code == 200
+        assert httpx.get(f"{server.base_url}/health").status_code == 200
+    finally:
+        server.stop()
+
+
+def test_unknown_routes_and_methods_are_problems(api: Server) -> None:
+    with api.client() as c:
+        nowhere = c.get("/api/v1/nowhere")
+        wrong = c.delete("/api/v1/settings")
+    assert nowhere.status_code == 404 and nowhere.headers["content-type"] == "application/problem+json"
+    assert wrong.status_code == 405 and wrong.json()["status"] == 405

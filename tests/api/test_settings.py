@@ -1,0 +1,63 @@
+"""Platform settings: each change raises the version; an invalid value writes nothing (seed 003 "Настройки")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.conftest import Server
+
+
+def test_get_shows_defaults_with_the_window_as_day_and_time(api: Server) -> None:
+    with api.client("read") as c:
+        body = c.get("/api/v1/settings").json()
+    assert body["values"]["reconcile_window"] == {"day": "sunday", "time": "03:00"}
+    assert body["values"]["sync_interval"] == 900 and body["values"]["timezone"] == "UTC"
+    assert isinstance(body["version"], int)
+
+
+def test_put_changes_values_and_raises_the_version(api: Server) -> None:
+    with api.client() as c:
+        before = c.get("/api/v1/settings").json()
+        r = c.put(
+            "/api/v1/settings",
+            json={
+                "sync_interval": 1800,
+                "timezone": "Europe/Berlin",
+                "reconcile_window": {"day": "saturday", "time": "22:30"},
+                "mass_delete_share": 0.5,
+            },
+        )
+        same = c.put("/api/v1/settings", json={"sync_interval": 1800})
+        stale = c.put("/api/v1/settings", json={"version": before["version"], "sync_interval": 60})
+    assert r.status_code == 200, r.text
+    after = r.json()
+    assert after["version"] > before["version"]
+    assert after["values"]["reconcile_window"] == {"day": "saturday", "time": "22:30"}
+    assert after["values"]["timezone"] == "Europe/Berlin" and after["values"]["mass_delete_share"] == 0.5
+    assert same.json()["version"] == after["version"]  # an equal value is not a change
+    assert stale.status_code == 409 and stale.json()["field"] == "version"
+
+
+def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"sync_interval": "often"}, "sync_interval"),
+        ({"sync_interval": -60}, "sync_interval"),
+        ({"probe_interval": 0}, "probe_interval"),
+        ({"timezone": "Mars/Olympus_Mons"}, "timezone"),
+        ({"timezone": "../../etc/passwd"}, "timezone"),
+        ({"reconcile_window": {"day": "sunday", "time": "25:00"}}, "reconcile_window.time"),
+        ({"reconcile_window": {"day": "caturday", "time": "03:00"}}, "reconcile_window.day"),
+        ({"mass_delete_share": 1.5}, "mass_delete_share"),
+        ({"search_include_drafts": "yes"}, "search_include_drafts"),
+        ({"api_key": "s3cr3t"}, "api_key"),
+        # One good value with one bad: all or nothing.
+        ({"watchdog_silence": 7200, "timezone": "Nowhere/Town"}, "timezone"),
+    ]
+    with api.client() as c:
+        before = c.get("/api/v1/settings").json()
+        for body, field in cases:
+            r = c.put("/api/v1/settings", json=body)
+            assert r.status_code == 422, (body, r.text)
+            assert r.json()["field"] == field, (body, r.json())
+        after = c.get("/api/v1/settings").json()
+    assert after == before

@@ -1,0 +1,98 @@
+"""With 1 % of chunks visible, search still returns k when k visible chunks exist (issue 5, tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from app.queries import search as sq
+from app.secrets import Keyring
+from app.vector.search import Principal, SearchFilters, search, vector_search
+from app.vector.stage import VectorStage, vector_text
+from tests.vector.conftest import entity, load_entities, plain_source
+from tests.vector.fakes import HashEmbedder
+
+ENTITIES = 4000
+RARE = "group:jira:rare"  # 1 % of the chunks
+TENTH = "group:jira:tenth"  # 10 % of the chunks
+
+
+def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> tuple[HashEmbedder, set[int]]:
+    source_id = plain_source(conn, keyring)
+    embedder = HashEmbedder()
+    batch = [
+        entity(
+            n, f"paragraph {n} about billing",
+            ["group:jira:all", *([RARE] if n % 100 == 7 else []), *([TENTH] if n % 10 == 3 else [])],
+        )
+        for n in range(ENTITIES)
+    ]
+    load_entities(conn, source_id, batch, VectorStage(embedder))
+    conn.execute("analyze entity_chunks")
+    rare = {r[0] for r in conn.execute("select id from entity_chunks where %s = any(acl_principals)", (RARE,))}
+    conn.commit()
+    assert len(rare) == ENTITIES // 100
+    return embedder, rare
+
+
+def test_one_percent_visibility_still_fills_k(conn: psycopg.Connection[Any], keyring: Keyring) -> None:
+    embedder, rare = _corpus(conn, keyring)
+    for n in range(20):
+        results = search(conn, embedder, query=f"query {n}", principal=Principal(None, (RARE,)), k=10)
+        assert len(results) == 10
+        assert {r.chunk_id for r in results} <= rare
+        assert [r.distance for r in results] == sorted(r.distance for r in results if r.distance is not None)
+    # Fewer visible than k: all of them, not fewer.
+    assert len(search(conn, embedder, query="x", principal=Principal(None, (RARE,)), k=60)) == len(rare)
+
+
+def test_hnsw_iterative_scan_fills_k_where_a_plain_scan_would_not(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """At 10 % visibility the HNSW branch runs; with ef_search 40 a plain scan would yield ~4 visible
+    chunks, the iterative scan goes on until it has k."""
+    embedder, _ = _corpus(conn, keyring)
+    tenth = {r[0] for r in conn.execute("select id from entity_chunks where %s = any(acl_principals)", (TENTH,))}
+    conn.commit()
+    query = vector_text(embedder.embed(["a question"])[0])
+    with conn.transaction():
+        conn.execute("set local enable_seqscan = off")  # a 4,000-row table would otherwise be sorted whole
+        sq.configure_vector_scan(conn, ef_search=40, max_scan_tuples=20_000)
+        plan = "\n".join(
+            r[0] for r in conn.execute(
+                "explain (analyze) " + sq.SEARCH_CHUNKS,
+                {"query_embedding": query, "principals": [TENTH], "model": embedder.model_name, "k": 10,
+                 "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
+                 "updated_from": None, "updated_to": None},
+            )
+        )
+        hnsw = next(line for line in plan.splitlines() if "Index Scan using entity_chunks_embedding_hnsw_idx" in line)
+        assert "never executed" not in hnsw and "rows=10" in hnsw
+        assert "One-Time Filter" in plan  # the exact branch is gated off
+        results = vector_search(conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), ef_search=40)
+    assert len(results) == 10 and {r.chunk_id for r in results} <= tenth
+
+
+def test_a_narrow_principal_is_served_by_an_exact_sort_of_its_visible_chunks(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    embedder, rare = _corpus(conn, keyring)
+    query = vector_text(embedder.embed(["a question"])[0])
+    with conn.transaction():
+        results = vector_search(conn, query, embedder.model_name, [RARE], 10, SearchFilters())
+        truth = sq.search_chunks_exact(conn, query_embedding=query, principals=[RARE], model=embedder.model_name, k=10)
+    assert [r.chunk_id for r in results] == [t.chunk_id for t in truth] and {r.chunk_id for r in results} <= rare
+
+
+def test_exact_branch_fills_k_when_the_index_scan_runs_out_of_budget(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    embedder, _ = _corpus(conn, keyring)
+    query = vector_text(embedder.embed(["another question"])[0])
+    with conn.transaction():
+        conn.execute("set local enable_seqscan = off")
+        # 20 index tuples hold ~2 visible chunks: the HNSW branch comes back short, the exact one fills.
+        results = vector_search(conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), max_scan_tuples=20)
+        truth = sq.search_chunks_exact(conn, query_embedding=query, principals=[TENTH], model=embedder.model_name, k=10)
+    assert [r.chunk_id for r in results] == [t.chunk_id for t in truth]

@@ -1,0 +1,75 @@
+"""Re-embedding only what changed, through the real pipeline against the Jira emulator (issue 5, tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from app.secrets import Keyring
+from app.vector.stage import VectorStage
+from tests.sync.conftest import JiraFactory
+from tests.vector.conftest import add_source, sync_with
+from tests.vector.fakes import CountingEmbedder, HashEmbedder
+
+
+def _chunks(probe: psycopg.Connection[Any], source_id: int) -> dict[tuple[str, int], tuple[int, str, Any]]:
+    rows = probe.execute(
+        "select e.source_entity_id, c.ordinal, c.id, c.content_hash, c.updated_at"
+        " from entity_chunks c join entities e on e.id = c.entity_id where e.source_id = %s",
+        (source_id,),
+    ).fetchall()
+    return {(r[0], r[1]): (r[2], r[3], r[4]) for r in rows}
+
+
+def test_resync_of_an_unchanged_source_makes_zero_embedding_calls(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    jira = jira_factory(40)
+    source_id = add_source(conn, keyring, jira)
+    embedder = CountingEmbedder(HashEmbedder())
+
+    _, first = sync_with(conn, keyring, source_id, "full", VectorStage(embedder))
+    assert first.state == "succeeded"
+    before = _chunks(probe, source_id)
+    assert len(before) >= 40 and embedder.calls > 0
+    assert probe.execute("select count(*) from entity_chunks where embedding is null").fetchone() == (0,)
+    models = probe.execute("select distinct embedding_model from entity_chunks").fetchall()
+    assert models == [("fake-hash-384",)]
+
+    embedder.reset()
+    for mode in ("full", "reconciliation", "incremental"):
+        _, again = sync_with(conn, keyring, source_id, mode, VectorStage(embedder))
+        assert again.state == "succeeded"
+    assert embedder.calls == 0 and embedder.texts == []
+    assert _chunks(probe, source_id) == before  # same ids, hashes and updated_at: no row was touched
+
+
+def test_editing_one_paragraph_re_embeds_exactly_that_chunk(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    jira = jira_factory(40)
+    source_id = add_source(conn, keyring, jira)
+    embedder = CountingEmbedder(HashEmbedder())
+    sync_with(conn, keyring, source_id, "full", VectorStage(embedder))
+    before = _chunks(probe, source_id)
+    # An issue with comments: its description and each comment are separate chunks.
+    counts: dict[str, int] = {}
+    for entity_id, _ in before:
+        counts[entity_id] = counts.get(entity_id, 0) + 1
+    target = next(e for e, n in sorted(counts.items()) if n >= 3)
+    key = probe.execute("select natural_key from entities where source_entity_id = %s", (target,)).fetchone()
+    assert key is not None
+
+    embedder.reset()
+    jira.patch(key[0], description="When the export runs against staging the billing step now fails at once.")
+    stage = VectorStage(embedder)
+    _, run = sync_with(conn, keyring, source_id, "incremental", stage)
+    assert run.state == "succeeded"
+
+    after = _chunks(probe, source_id)
+    changed = {k for k in after if after[k] != before.get(k)}
+    assert changed == {(target, 0)}, changed
+    assert len(embedder.texts) == 1 and "now fails at once" in embedder.texts[0]
+    assert after.keys() == before.keys()
+    assert (stage.stats.embedded, stage.stats.written, stage.stats.unchanged) == (1, 1, counts[target] - 1)
