@@ -3,8 +3,7 @@
 
 demo:
 	@bash scripts/bootstrap.sh
-	@.venv/bin/harvester db migrate
-	@.venv/bin/harvester db status
+	@.venv/bin/harvester demo
 
 test:
 	@bash scripts/bootstrap.sh --test

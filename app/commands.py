@@ -12,6 +12,6 @@ REGISTRY: list[Register] = []
 
 def load_all() -> list[Register]:
     # Imported for their side effect of appending to REGISTRY.
-    from app import cli_api, cli_search, cli_sync, cli_worker  # noqa: F401
+    from app import cli_api, cli_demo, cli_search, cli_sync, cli_worker  # noqa: F401
 
     return REGISTRY

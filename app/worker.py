@@ -18,7 +18,7 @@ import procrastinate
 from procrastinate import RetryStrategy
 
 from app.config import load_config
-from app.db.connect import connect, database_url
+from app.db.connect import WORKER_ROLE, assume_role, connect, database_url
 from app.db.migrate import migrate
 from app.pipeline.run import LaneBusy, execute_run, source_config
 from app.queries import runs as rq
@@ -55,6 +55,7 @@ def _url() -> str:
 def run_sync(run_id: int) -> str:
     keyring = load_keyring(load_config())
     with connect(_url()) as conn:
+        assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
         outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=process_stage())
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state
@@ -162,12 +163,14 @@ def build_app(url: str) -> procrastinate.App:
     return app
 
 
-def run_worker(concurrency: int = 2) -> None:
+def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
     config = load_config()
     url = database_url(config)
     migrate(url, config.backups_dir)
     app = build_app(url)
-    app.run_worker(queues=[QUEUE, "periodic"], concurrency=concurrency, name=worker_id())
+    # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
+    queues = [QUEUE, "periodic"] if periodic else [QUEUE]
+    app.run_worker(queues=queues, concurrency=concurrency, name=worker_id())
 
 
 from app import webhook_jobs as _webhook_jobs  # noqa: E402,F401  registers apply_webhook and the delivery pruning

@@ -51,6 +51,9 @@ class ItemError:
     source_entity_id: str
     reason: DeadLetterReason
     detail: str
+    # Set when the error covers a whole container (a channel or space that could not be read): the run
+    # did not see that container's items, so reconciliation must not take them for deleted.
+    container: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 import psycopg
+from psycopg import sql
 
 from app.config import Config
 from app.datadir import check_writable, ensure_data_dir
 from app.db import embedded
 from app.errors import HarvesterError
+
+log = logging.getLogger(__name__)
 
 
 def database_url(config: Config) -> str:
@@ -29,3 +35,25 @@ def connect(
         raise HarvesterError(
             f"cannot reach the database ({first}); check HARVESTER_DATABASE_URL and that PostgreSQL is running"
         ) from exc
+
+
+WORKER_ROLE = "harvester_worker"
+API_ROLE = "harvester_api"
+
+
+def assume_role(conn: psycopg.Connection[Any], role: str) -> None:
+    """SET ROLE for the session, so the grants of ``role`` (not the login's) bound what it may write.
+
+    A login that cannot assume the role (a managed database whose login is already scoped) keeps its own
+    rights; that is logged, not fatal.
+    """
+    from app.queries import roles
+
+    if role != WORKER_ROLE and role != API_ROLE:
+        raise ValueError(f"unknown role {role!r}")
+    if not roles.is_member_of_role(conn, role=role):
+        conn.rollback()
+        log.warning("login %s cannot SET ROLE %s; running with the login's own rights", conn.info.user, role)
+        return
+    conn.execute(sql.SQL("set role {}").format(sql.Identifier(role)))
+    conn.commit()

@@ -162,6 +162,8 @@ class _Run:
         self.max_updated: datetime | None = datetime.fromisoformat(stamp) if stamp else None
         # Enumeration finished and its last items are committed: a resumed run goes straight to resolve.
         self.complete: bool = bool(envelope.get("complete"))
+        # Containers (channels, spaces) the connector could not read in this run: never "deleted".
+        self.unread_containers: set[str] = set(envelope.get("unread_containers", []))
         self.enumerated: int = int(envelope.get("enumerated", 0))
         self.done = claim.entities_done or 0
         self.total = claim.entities_total
@@ -303,6 +305,8 @@ class _Run:
                     self.max_updated = item.source_updated_at
             elif isinstance(item, ItemError):
                 batch.errors.append(item)
+                if item.container is not None:
+                    self.unread_containers.add(item.container)
             else:
                 batch.gone.append((item.source_type, item.source_entity_id))
         load_batch(
@@ -325,6 +329,7 @@ class _Run:
             "max_updated": self.max_updated.isoformat() if self.max_updated else None,
             "enumerated": self.enumerated,
             "complete": self.complete,
+            "unread_containers": sorted(self.unread_containers),
         }
         saved = rq.save_progress(
             self.conn,
@@ -357,7 +362,8 @@ class _Run:
             if self.claim.mode == "reconciliation":
                 # Collapse first: a duplicate the source no longer lists must merge, not just vanish.
                 eq.collapse_duplicates(self.conn, source_id=source_id)
-                counts = eq.count_unseen(self.conn, run_id=run_id, source_id=source_id)
+                unread = sorted(self.unread_containers)
+                counts = eq.count_unseen(self.conn, run_id=run_id, source_id=source_id, unread_containers=unread)
                 assert counts is not None
                 share = counts.unseen / counts.live if counts.live else 0.0
                 confirmed = bool((self.claim.options or {}).get("confirm_mass_delete"))
@@ -368,7 +374,9 @@ class _Run:
                         "was deleted. Confirm with a manual reconciliation run with confirm_mass_delete."
                     )
                 else:
-                    deleted = eq.soft_delete_unseen(self.conn, source_id=source_id, run_id=run_id)
+                    deleted = eq.soft_delete_unseen(
+                        self.conn, source_id=source_id, run_id=run_id, unread_containers=unread
+                    )
             elif self.claim.mode == "full":
                 eq.flag_unseen_as_neighbours(self.conn, source_id=source_id, run_id=run_id)
         elif self.record_seen and self.enumerated == 0:

@@ -6,11 +6,13 @@
 - api.sql
 - chunks.sql
 - dead_letters.sql
+- demo.sql
 - embeddings.sql
 - entities.sql
 - lanes.sql
 - migrations.sql
 - notes.sql
+- roles.sql
 - runs.sql
 - search.sql
 - settings.sql

@@ -90,6 +90,7 @@ select count(*) filter (where not exists (
        count(*) as live
 from entities e
 where e.source_id = %(source_id)s::bigint and e.deleted_at is null
+  and not coalesce(e.container = any(%(unread_containers)s::text[]), false)
 """
 
 
@@ -106,14 +107,20 @@ def count_unseen(
     *,
     run_id: int,
     source_id: int,
+    unread_containers: list[str],
 ) -> CountUnseenRow | None:
     """Live entities of the source that the run did not see, and all live entities
-    (mass-deletion guard).
+    (mass-deletion guard). Containers the run could not read are left out: their
+    items were not looked at, not found missing.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
             COUNT_UNSEEN,
-            {"run_id": run_id, "source_id": source_id},
+            {
+                "run_id": run_id,
+                "source_id": source_id,
+                "unread_containers": unread_containers,
+            },
         ).fetchone()
     if row is None:
         return None
@@ -332,6 +339,7 @@ update entities e
 set deleted_at = now()
 where e.source_id = %(source_id)s::bigint
   and e.deleted_at is null
+  and not coalesce(e.container = any(%(unread_containers)s::text[]), false)
   and not exists (
       select 1 from run_seen_items s
       where s.run_id = %(run_id)s::bigint
@@ -343,15 +351,20 @@ def soft_delete_unseen(
     conn: psycopg.Connection[Any],
     *,
     source_id: int,
+    unread_containers: list[str],
     run_id: int,
 ) -> int:
     """Reconciliation: marks deleted every live entity of the source the run did not
-    see (status untouched).
+    see (status untouched), except in containers the run could not read.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             SOFT_DELETE_UNSEEN,
-            {"source_id": source_id, "run_id": run_id},
+            {
+                "source_id": source_id,
+                "unread_containers": unread_containers,
+                "run_id": run_id,
+            },
         )
         return cur.rowcount
 

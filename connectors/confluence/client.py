@@ -115,6 +115,9 @@ class ConfluenceConnector:
             if source_type != "page":
                 yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
                 continue
+            if page_id.endswith(":*"):
+                yield from self._subtree(page_id)
+                continue
             try:
                 payload = self.http.get_json(f"/rest/api/content/{page_id}", {"expand": self.expand})
             except HttpError as exc:
@@ -133,6 +136,32 @@ class ConfluenceConnector:
                 yield ItemGone("page", page_id)
                 continue
             yield self._raw(payload, space)
+
+    def _subtree(self, pseudo_id: str) -> Iterator[RawItem | ItemError | ItemGone]:
+        """Every descendant of a page (its inherited ACL changed); "<id>:*" names a fetch, not a page."""
+        root = pseudo_id[:-2]
+        start = 0
+        try:
+            while True:
+                params = {
+                    "cql": f"ancestor = {root} and type = page",
+                    "start": start,
+                    "limit": self.page_size,
+                    "expand": self.expand,
+                }
+                data = self.http.get_json("/rest/api/content/search", params)
+                results = _results(data)
+                for payload in results:
+                    for emitted in self._emit(payload, _space_key(payload)):
+                        if isinstance(emitted, RawItem):
+                            yield emitted
+                start += len(results)
+                if not results or not _get(data, "_links", "next"):
+                    break
+        except HttpError as exc:
+            yield ItemError("page", pseudo_id, exc.reason, exc.detail)
+            return
+        yield ItemGone("page", pseudo_id)  # resolves a dead letter of the pseudo-id, if one was queued
 
     def has_delta(self, since: datetime) -> bool:
         data = self.http.get_json("/rest/api/content/search", {"cql": self._cql(since, order=False), "limit": 1})

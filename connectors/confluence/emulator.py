@@ -20,7 +20,7 @@ API (``{w}`` = ``/wiki`` or nothing; both answer):
   cursor paging (``limit`` <= 250, ``_links.next`` carries ``cursor``);
 - ``GET {w}/rest/api/space`` (start/limit), ``GET {w}/rest/api/space/{key}?expand=permissions``;
 - ``GET {w}/rest/api/content?type=page&spaceKey=&title=&start=&limit=&expand=`` (limit <= 100);
-- ``GET {w}/rest/api/content/search?cql=&start=&limit=&expand=`` — CQL subset: ``type=page``,
+- ``GET {w}/rest/api/content/search?cql=&start=&limit=&expand=`` — CQL subset: ``ancestor = <id>``, ``type=page``,
   ``lastmodified >= "yyyy-MM-dd HH:mm"`` (in the API user's time zone, like Confluence), ``space = X``,
   ``space in (..)``, ``space not in (..)``, ``title = ".."``, ``order by lastmodified``; ``totalSize``;
 - ``GET {w}/rest/api/content/{id}?expand=`` — expansions: ``body.storage``, ``ancestors``, ``version``,
@@ -751,6 +751,10 @@ class ConfluenceEmulator(EmulatorApp):
         except ValueError as exc:
             return error_response(400, f"Could not parse cql : {cql} ({exc})")
         matches = list(self._search_iter(since, spaces, title))
+        anc = re.search(r"ancestor\s*=\s*\"?(\d+)\"?", cql)
+        if anc:
+            root = self.index_of(anc.group(1))
+            matches = [i for i in matches if root is not None and root in self.ancestors(i)]
         page = matches[start : start + limit]
         res = [self.v1(i, expand, base) for i in page if self.visible(i)]
         links: dict[str, Any] = {"base": base}

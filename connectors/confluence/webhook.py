@@ -35,6 +35,9 @@ _UPSERT = {
     "attachment_removed",
 }
 _DELETE = {"page_removed", "page_trashed"}
+# Restrictions are inherited (a restricted parent hides its children): these change the ACL of every
+# descendant, so the whole subtree is re-read ("<page id>:*", expanded by the client's fetch).
+_SUBTREE = {"content_permissions_updated", "page_moved"}
 
 
 def verify_signature(headers: Mapping[str, str], body: bytes, secret: str) -> bool:
@@ -52,6 +55,8 @@ def parse_webhook(headers: Mapping[str, str], body: bytes) -> WebhookEvent:
     ids: tuple[tuple[SourceType, str], ...] = (("page", page_id),)
     if event in _DELETE:
         return WebhookEvent(delivery_id=delivery, deletes=ids)
+    if event in _SUBTREE:
+        return WebhookEvent(delivery_id=delivery, upserts=(*ids, ("page", f"{page_id}:*")))
     if event in _UPSERT or not event:
         return WebhookEvent(delivery_id=delivery, upserts=ids)
     return WebhookEvent(delivery_id=delivery)

@@ -159,13 +159,31 @@ class JiraEmulator(EmulatorApp):
         deployment: str = "cloud",
         timezone: str = "Europe/Berlin",
         projects: int = 4,
+        company: str | None = None,
+        confluence_pages: int = 40,
+        slack_messages: int = 100,
     ) -> None:
         super().__init__(seed=seed, token=token)
+        # company: the demo company shared with the Confluence and Slack emulators (same people and
+        # e-mails, projects DEMO and OPS, links to pages and messages those emulators really serve).
+        self.company = company
+        self.confluence_pages = max(1, confluence_pages)
+        self.slack_messages = max(1, slack_messages)
+        if company:
+            from connectors.slack.emulator import person
+
+            self.users: tuple[dict[str, str], ...] = tuple(
+                {"accountId": f"acc-{k:03d}", "emailAddress": email, "displayName": f"{first} {last}"}
+                for k, (first, last, email) in ((k, person(k, f"{company}.example")) for k in range(20))
+            )
+        else:
+            self.users = USERS
         self.n = issues
         self.deployment = deployment
         self.tz = ZoneInfo(timezone)
         self.timezone = timezone
-        self.projects = PROJECT_NAMES[: max(1, min(projects, len(PROJECT_NAMES)))]
+        names = ("DEMO", "OPS") if company else PROJECT_NAMES
+        self.projects = names[: max(1, min(projects, len(names)))]
         self.p = len(self.projects)
         self._lock = threading.RLock()
         # Sparse overlay: index -> changed fields; deleted indexes; created/edited issues in update order.
@@ -179,18 +197,37 @@ class JiraEmulator(EmulatorApp):
             proj: [
                 f"group:jira:{proj.lower()}-team",
                 f"group:jira:{proj.lower()}-leads",
-                f"user:{USERS[j]['emailAddress']}",
+                f"user:{self.users[j]['emailAddress']}",
             ]
             for j, proj in enumerate(self.projects)
         }
         self.levels: dict[str, list[str]] = {
-            str(10100 + j): [f"group:jira:{proj.lower()}-leads", f"user:{USERS[j]['emailAddress']}"]
+            str(10100 + j): [f"group:jira:{proj.lower()}-leads", f"user:{self.users[j]['emailAddress']}"]
             for j, proj in enumerate(self.projects)
         }
         self._routes_api()
         self._routes_control()
 
     # ------------------------------------------------------------ identity
+
+    def _page_link(self, i: int) -> str:
+        if not self.company:
+            proj = self.projects[i % self.p]
+            return f"https://acme.atlassian.net/wiki/spaces/{proj}/pages/{100000 + i % 977}/Design"
+        from connectors.confluence.emulator import FIRST_ID, SPACES
+
+        page = (i * 7) % self.confluence_pages
+        return (
+            f"https://{self.company}.atlassian.net/wiki/spaces/{SPACES[page % len(SPACES)][0]}/pages/{FIRST_ID + page}"
+        )
+
+    def _message_link(self, i: int) -> str:
+        if not self.company:
+            proj = self.projects[i % self.p]
+            return f"https://acme.slack.com/archives/C0{proj[:3]}{i % 9}/p17000{i % 100000:05d}123456"
+        from connectors.slack.emulator import demo_message_url
+
+        return demo_message_url(self.company, (i * 5) % self.slack_messages)
 
     def key_of(self, i: int) -> str:
         edit = self.edits.get(i)
@@ -242,19 +279,18 @@ class JiraEmulator(EmulatorApp):
         epic_num = ((num - 1) // 50) * 50 + 1
         epic_key = None if is_epic else f"{proj}-{epic_num}"
         other = rng.randrange(max(1, self.n))
-        mention = USERS[rng.randrange(len(USERS))]
+        mention = self.users[rng.randrange(len(self.users))]
         paras = [
             f"When {words[1]} runs against {words[2]} the {words[0]} step times out.",
-            f"See https://acme.atlassian.net/wiki/spaces/{proj}/pages/{100000 + i % 977}/Design and "
-            f"{self.projects[other % self.p]}-{other // self.p + 1}.",
+            f"See {self._page_link(i)} and {self.projects[other % self.p]}-{other // self.p + 1}.",
         ]
         if rng.random() < 0.5:
-            paras.append(f"Thread: https://acme.slack.com/archives/C0{proj[:3]}{i % 9}/p17000{i % 100000:05d}123456")
+            paras.append(f"Thread: {self._message_link(i)}")
         if rng.random() < 0.3:
             paras.append(f"Fix: https://gitlab.acme.io/acme/{proj.lower()}/-/merge_requests/{i % 500 + 1}")
         comments = []
         for c in range(rng.randrange(4)):
-            author = USERS[rng.randrange(len(USERS))]
+            author = self.users[rng.randrange(len(self.users))]
             comments.append(
                 {
                     "id": str(100000 + i * 4 + c),
@@ -276,8 +312,8 @@ class JiraEmulator(EmulatorApp):
             "status": status,
             "category": category,
             "priority": rng.choice(PRIORITIES),
-            "assignee": USERS[rng.randrange(len(USERS))] if rng.random() < 0.8 else None,
-            "reporter": USERS[rng.randrange(len(USERS))],
+            "assignee": self.users[rng.randrange(len(self.users))] if rng.random() < 0.8 else None,
+            "reporter": self.users[rng.randrange(len(self.users))],
             "duedate": (created + timedelta(days=rng.randrange(5, 60))).date().isoformat()
             if rng.random() < 0.6
             else None,
@@ -654,7 +690,7 @@ class JiraEmulator(EmulatorApp):
 
         @route("GET", r"/rest/api/(?P<v>[23])/myself")
         def myself(req: Request) -> Response:
-            return Response(200, {**USERS[0], "timeZone": self.timezone, "active": True})
+            return Response(200, {**self.users[0], "timeZone": self.timezone, "active": True})
 
         @route("GET", r"/rest/api/(?P<v>[23])/field")
         def fields(req: Request) -> Response:
@@ -864,7 +900,7 @@ class JiraEmulator(EmulatorApp):
                 "timestamp": int(self._now().timestamp() * 1000),
                 "webhookEvent": event,
                 "issue_event_type_name": event.split(":")[-1],
-                "user": USERS[0],
+                "user": self.users[0],
                 "issue": issue,
             }
             delivery = str(body.get("delivery_id") or uuid.uuid4())
@@ -946,6 +982,9 @@ def build(ns: argparse.Namespace) -> JiraEmulator:
         deployment=ns.deployment,
         timezone=ns.timezone,
         projects=ns.projects,
+        company=ns.company,
+        confluence_pages=ns.confluence_pages,
+        slack_messages=ns.slack_messages,
     )
 
 
@@ -954,6 +993,9 @@ def _add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deployment", choices=("cloud", "server"), default="cloud")
     parser.add_argument("--timezone", default="Europe/Berlin")
     parser.add_argument("--projects", type=int, default=4)
+    parser.add_argument("--company", help="demo company shared with the Confluence/Slack emulators (people, links)")
+    parser.add_argument("--confluence-pages", type=int, default=40, help="pages the Confluence emulator serves")
+    parser.add_argument("--slack-messages", type=int, default=100, help="messages the Slack emulator serves")
 
 
 if __name__ == "__main__":

@@ -142,9 +142,9 @@ class SlackConnector:
                     else:
                         yield emitted
             except SlackError as exc:
-                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, str(exc))
+                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, str(exc), channel["id"])
             except HttpError as exc:
-                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, exc.detail)
+                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, exc.detail, channel["id"])
             yield Checkpoint({"channel": ci + 1, "cursor": None})
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:

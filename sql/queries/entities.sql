@@ -71,20 +71,24 @@ on conflict do nothing;
 
 -- name: CountUnseen :one
 -- Live entities of the source that the run did not see, and all live entities (mass-deletion guard).
+-- Containers the run could not read are left out: their items were not looked at, not found missing.
 select count(*) filter (where not exists (
            select 1 from run_seen_items s
            where s.run_id = sqlc.arg(run_id)::bigint
              and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id)) as unseen,
        count(*) as live
 from entities e
-where e.source_id = sqlc.arg(source_id)::bigint and e.deleted_at is null;
+where e.source_id = sqlc.arg(source_id)::bigint and e.deleted_at is null
+  and not coalesce(e.container = any(sqlc.arg(unread_containers)::text[]), false);
 
 -- name: SoftDeleteUnseen :execrows
--- Reconciliation: marks deleted every live entity of the source the run did not see (status untouched).
+-- Reconciliation: marks deleted every live entity of the source the run did not see (status untouched),
+-- except in containers the run could not read.
 update entities e
 set deleted_at = now()
 where e.source_id = sqlc.arg(source_id)::bigint
   and e.deleted_at is null
+  and not coalesce(e.container = any(sqlc.arg(unread_containers)::text[]), false)
   and not exists (
       select 1 from run_seen_items s
       where s.run_id = sqlc.arg(run_id)::bigint

@@ -172,6 +172,30 @@ def test_restricted_parent_hides_its_children(
     assert chunks == (0,)
 
 
+def test_a_permissions_webhook_narrows_the_whole_subtree_without_waiting_for_reconciliation(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    confluence: Emulator,
+    receiver: Receiver,
+) -> None:
+    source_id = add_source(conn, keyring, "confluence", _cloud(confluence))
+    sync(conn, keyring, source_id, "full")
+    only = confluence.app.user(3)["email"]
+    confluence.call("PATCH", f"/_emulator/pages/{pid(4)}", json={"restrictions": {"users": [only], "groups": []}})
+
+    _send(confluence, receiver, "content_permissions_updated", pid(4))
+    scope = events_to_scope("confluence", receiver.take_all())
+    outcome, run = sync(conn, keyring, source_id, "incremental", trigger="webhook", scope=scope)
+
+    assert (outcome.state, run.error_count) == ("succeeded", 0)
+    assert all(_acl(probe, source_id, i) == [f"user:{only}"] for i in (4, 16, 20, 24))
+    assert _acl(probe, source_id, 12) == EVERYONE
+    assert probe.execute(
+        "select count(*) from entities where source_id = %s and source_entity_id like '%%*'", (source_id,)
+    ).fetchone() == (0,)
+
+
 def test_unknown_group_members_fail_closed(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, confluence: Emulator
 ) -> None:

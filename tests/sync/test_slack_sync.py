@@ -152,6 +152,21 @@ def test_reconciliation_soft_deletes_what_the_workspace_lost(
     assert all((entity(probe, source_id, sid) or {})["deleted_at"] is not None for sid in gone)
 
 
+def test_reconciliation_keeps_the_messages_of_a_channel_it_could_not_read(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, slack: Emulator
+) -> None:
+    source_id = add_source(conn, keyring, "slack", slack.base_url)
+    sync(conn, keyring, source_id, "full")
+    engineering = _expected(slack, "C0ENGINEER")
+    slack.fault(status=403, keys=["C0ENGINEER"])
+
+    outcome, run = sync(conn, keyring, source_id, "reconciliation")
+
+    assert (outcome.state, run.error_count, outcome.deleted) == ("succeeded", 1, 0)
+    assert engineering <= set(live_ids(probe, source_id))
+    assert dead_letters(probe, source_id) == {"C0ENGINEER:*": ("permission", 1)}
+
+
 def test_channel_acl_public_workspace_private_members_and_membership_events(
     conn: psycopg.Connection[Any],
     probe: psycopg.Connection[Any],

@@ -162,3 +162,28 @@ def test_a_credential_no_configured_key_decrypts_fails_the_run_cleanly(
     ).fetchone() or (None, None, None)
     assert state == "failed" and finished is not None
     assert "not configured" in str(detail) and jira.base_url not in str(detail)
+
+
+def test_the_worker_job_runs_a_sync_under_the_worker_role_with_embeddings(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    from app.worker import run_sync
+
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+
+    assert run_sync(run_id=run_id) == "succeeded"
+
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == 30
+    assert scalar(probe, "select count(*) from entity_chunks where embedding is null") == 0
+    assert scalar(probe, "select count(*) from entity_chunks") > 0
+
+
+def test_the_worker_role_cannot_change_the_settings_or_tokens(fresh_db_url: str) -> None:
+    from app.db.connect import WORKER_ROLE, assume_role
+
+    with psycopg.connect(fresh_db_url) as c:
+        assume_role(c, WORKER_ROLE)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.execute("update platform_settings set value = '60' where key = 'sync_interval'")

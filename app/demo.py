@@ -1,0 +1,381 @@
+"""`harvester demo`: the whole product in one command (issue 6).
+
+Starts (or attaches to) the embedded PostgreSQL, migrates a fresh ``harvester_demo`` database, starts the
+Jira, Confluence and Slack emulators with one demo company (the same people; Jira issues link Confluence
+pages and Slack threads, and those mention Jira keys back), registers the three sources through the code
+the API uses, runs their full syncs through a real worker process with live progress, prints a summary
+read from the database, and answers a few searches as two people with different rights. ``--serve``
+then keeps the API and the worker running until Ctrl-C. Everything it started is stopped at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from app.config import load_config
+from app.db import embedded
+from app.db.migrate import migrate
+from app.errors import HarvesterError
+from app.queries import demo as dq
+from app.secrets import Keyring
+from app.services.jobs import start_and_defer
+from app.services.sources import NewSource, create_source
+from app.vector.search import Principal, search
+
+COMPANY = "demo"
+PYTHON = [sys.executable]
+
+
+@dataclass(frozen=True, slots=True)
+class Sizes:
+    issues: int = 60
+    pages: int = 40
+    messages: int = 150
+
+
+@dataclass
+class Processes:
+    """Child processes the demo started; all are stopped on exit, whatever happens."""
+
+    procs: list[subprocess.Popen[str]] = field(default_factory=list)
+
+    def start(self, args: Sequence[str], env: dict[str, str] | None = None, *, read_url: bool = False) -> str | None:
+        proc = subprocess.Popen(
+            [*PYTHON, *args],
+            env=env,
+            stdout=subprocess.PIPE if read_url else subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # Ctrl-C reaches the demo, which then stops its children in order
+        )
+        self.procs.append(proc)
+        if not read_url:
+            return None
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("http"):
+            raise HarvesterError(f"{args[1]} did not start (printed {line!r})")
+        return line
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+
+
+def _with_db(url: str, name: str) -> str:
+    params = conninfo_to_dict(url)
+    params["dbname"] = name
+    return make_conninfo("", **params)
+
+
+@contextlib.contextmanager
+def _server(database: str) -> Iterator[tuple[str, embedded.EmbeddedServer | None]]:
+    """The demo database on the configured server, created afresh; the embedded server is stopped at
+    the end only if the demo started it."""
+    config = load_config()
+    server: embedded.EmbeddedServer | None = None
+    if config.database_url:
+        admin = _with_db(config.database_url, "postgres")
+    else:
+        server = embedded.start(config.data_dir)
+        admin = server.url("postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(database)))
+        conn.execute(sql.SQL("create database {}").format(sql.Identifier(database)))
+    try:
+        yield _with_db(admin, database), server
+    finally:
+        if server is not None and server.started_here:
+            server.stop()
+
+
+def _interrupt_on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # a service manager's stop (or `timeout`) cleans up like Ctrl-C
+
+
+def run_demo(*, serve: bool, port: int, sizes: Sizes, database: str) -> int:
+    signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+    console = Console()
+    started = time.monotonic()
+    config = load_config()
+    children = Processes()
+    with _server(database) as (url, _):
+        try:
+            return _demo(
+                console, config.backups_dir, url, children, serve=serve, port=port, sizes=sizes, started=started
+            )
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted: stopping everything the demo started[/]")
+            return 130
+        finally:
+            children.stop_all()
+
+
+def _demo(
+    console: Console,
+    backups: Path,
+    url: str,
+    children: Processes,
+    *,
+    serve: bool,
+    port: int,
+    sizes: Sizes,
+    started: float,
+) -> int:
+    console.rule("[bold]Harvester demo")
+    migrate(url, backups)
+    console.print(f"database migrated: {url.split('password=')[0]}")
+    keyring = _demo_keyring()
+    tokens = {name: os.urandom(12).hex() for name in ("jira", "confluence", "slack")}
+    common = ["--host", "127.0.0.1", "--port", "0", "--seed", "7", "--company", COMPANY]
+    base = {
+        "jira": children.start(
+            [
+                "-m",
+                "connectors.jira.emulator",
+                *common,
+                "--issues",
+                str(sizes.issues),
+                "--token",
+                tokens["jira"],
+                "--confluence-pages",
+                str(sizes.pages),
+                "--slack-messages",
+                str(sizes.messages),
+            ],
+            read_url=True,
+        ),
+        "confluence": children.start(
+            [
+                "-m",
+                "connectors.confluence.emulator",
+                *common,
+                "--pages",
+                str(sizes.pages),
+                "--token",
+                tokens["confluence"],
+                "--jira-issues",
+                str(sizes.issues),
+            ],
+            read_url=True,
+        ),
+        "slack": children.start(
+            [
+                "-m",
+                "connectors.slack.emulator",
+                *common,
+                "--messages",
+                str(sizes.messages),
+                "--token",
+                tokens["slack"],
+                "--jira-issues",
+                str(sizes.issues),
+                "--confluence-pages",
+                str(sizes.pages),
+            ],
+            read_url=True,
+        ),
+    }
+    for name, address in base.items():
+        console.print(f"emulator {name:11} {address}")
+
+    env = {**os.environ, "HARVESTER_DATABASE_URL": url, "HARVESTER_SECRET_KEY": keyring.current.hex()}
+    children.start(["-m", "app.cli", "worker", "--concurrency", "2", "--no-periodic"], env)
+
+    from app.worker import build_app
+
+    jobs = build_app(url)
+    jobs.open()
+    run_ids: list[int] = []
+    try:
+        with psycopg.connect(url) as conn:
+            for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
+                source_id = create_source(
+                    conn,
+                    keyring,
+                    NewSource(
+                        name=name, connector_type=connector, base_url=str(base[connector]), credential=tokens[connector]
+                    ),
+                )
+                run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
+                conn.commit()
+    finally:
+        jobs.close()
+
+    states = _follow(console, url, run_ids)
+    failed = [s for s in states if s.state != "succeeded"]
+    _summary(console, url, states, time.monotonic() - started)
+    _searches(console, url)
+    if failed:
+        for s in failed:
+            console.print(f"[red]run #{s.id} ({s.name}) ended {s.state}: {s.error_detail}[/]")
+        return 1
+    if serve:
+        return _serve(console, url, env, children, port)
+    return 0
+
+
+def _demo_keyring() -> Keyring:
+    """A key for this throw-away database only; the worker and the API get it through the environment."""
+    return Keyring(os.urandom(32))
+
+
+def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunStatesRow]:
+    """Live progress of the worker's runs, read from sync_runs (N of M, rate, ETA)."""
+    progress = Progress(
+        TextColumn("[bold]{task.description:12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>8}"),
+        TextColumn("{task.fields[state]:10}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    first = time.monotonic()
+    with progress, psycopg.connect(url, autocommit=True) as conn:
+        tasks = {}
+        while True:
+            rows = dq.demo_run_states(conn, ids=run_ids)
+            for r in rows:
+                if r.id not in tasks:
+                    tasks[r.id] = progress.add_task(r.name, total=None, rate="", state=r.state)
+                rate = f"{r.done / max(time.monotonic() - first, 1e-3):,.0f}/s"
+                progress.update(tasks[r.id], completed=r.done, total=r.entities_total, rate=rate, state=r.state)
+            if rows and all(r.state in ("succeeded", "failed", "cancelled") for r in rows):
+                return rows
+            time.sleep(0.3)
+
+
+def _summary(console: Console, url: str, runs: list[dq.DemoRunStatesRow], seconds: float) -> None:
+    with psycopg.connect(url) as conn:
+        entities = dq.demo_entity_counts(conn)
+        totals = dq.demo_projection_counts(conn)
+        refs = dq.demo_refs_by_kind(conn)
+        dead = dq.demo_dead_letters(conn)
+    table = Table(title="entities per source and type", show_edge=False)
+    for column in ("source", "type", "entities"):
+        table.add_column(column)
+    for e in entities:
+        table.add_row(e.name, e.source_type, str(e.entities))
+    console.print(table)
+    assert totals is not None
+    console.print(
+        f"summary: chunks {totals.chunks} (embedded {totals.embedded}), edges {totals.edges}, refs {totals.refs}"
+    )
+    console.print("refs by target: " + ", ".join(f"{r.target_kind}/{r.source_hint} {r.refs}" for r in refs))
+    console.print("dead letters: " + (", ".join(f"{d.name}/{d.reason} {d.items}" for d in dead) or "none"))
+    for r in runs:
+        console.print(f"run #{r.id} {r.name}: {r.state}, {r.done} items, {r.error_count} to the DLQ")
+    console.print(f"time taken: {seconds:.1f} s")
+
+
+def _people(conn: psycopg.Connection[Any]) -> tuple[tuple[str, Principal], tuple[str, Principal], str] | None:
+    """Two people of the demo company: one who is in a private conversation, one who is not.
+
+    Both belong to the same teams (every group named in an ACL except the leads groups); the first is also
+    a lead. The query is the private message's own text, so the difference is visible at once.
+    """
+    private = dq.demo_private_message(conn)
+    if private is None:
+        return None
+    members = sorted(p.removeprefix("user:") for p in private.acl_principals or [] if p.startswith("user:"))
+    everyone = [r.principal for r in dq.demo_principals(conn) if r.principal]
+    users = [p.removeprefix("user:") for p in everyone if p.startswith("user:")]
+    outsiders = [u for u in users if u not in members and u.endswith(f"@{COMPANY}.example")]
+    if not members or not outsiders:
+        return None
+    groups = tuple(p for p in everyone if p.startswith("group:") and "lead" not in p)
+    leads = tuple(p for p in everyone if p.startswith("group:") and "lead" in p)
+    insider = Principal(user=members[0], groups=groups + leads)
+    outsider = Principal(user=outsiders[0], groups=groups)
+    return (members[0], insider), (outsiders[0], outsider), private.body or private.title
+
+
+def _searches(console: Console, url: str) -> None:
+    from app.vector.config import process_embedder
+
+    embedder = process_embedder()
+    if embedder is None:
+        console.print("HARVESTER_EMBEDDER=none: no searches")
+        return
+    with psycopg.connect(url) as conn:
+        conn.execute("update platform_settings set value = 'true' where key = 'search_include_drafts'")
+        conn.commit()
+        people = _people(conn)
+        if people is None:
+            console.print("[yellow]no private conversation in the demo data: searches skipped[/]")
+            return
+        (name_a, a), (name_b, b), private_text = people
+        queries = [private_text[:200], "login fails after the session expires", "incident postmortem and rollout"]
+        console.rule("searches as two people")
+        console.print(f"A = {name_a} (a lead, in the private conversation); B = {name_b} (same teams, not in it)")
+        for query in queries:
+            hits_a = search(conn, embedder, query=query, principal=a, k=5)
+            hits_b = search(conn, embedder, query=query, principal=b, k=5)
+            seen_b = {h.chunk_id for h in hits_b}
+            console.print(f"\n[bold]query:[/] {query[:90]!r}")
+            for who, hits in (("A", hits_a), ("B", hits_b)):
+                for h in hits[:3]:
+                    only = (
+                        " [magenta](only A may see this)[/]"
+                        if who == "A" and h.chunk_id not in seen_b and not _visible(conn, h.entity_id, b)
+                        else ""
+                    )
+                    console.print(
+                        f"  {who}  {h.source_name:10} {h.source_type:8} {h.title[:60]!r} d={h.distance or 0:.3f}{only}"
+                    )
+                if not hits:
+                    console.print(f"  {who}  (nothing visible)")
+
+
+def _visible(conn: psycopg.Connection[Any], entity_id: int, who: Principal) -> bool:
+    row = conn.execute(
+        "select acl_principals && %s::text[] from entities where id = %s", (who.tokens(), entity_id)
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def _serve(console: Console, url: str, env: dict[str, str], children: Processes, port: int) -> int:
+    from app.api.auth import new_token, token_hash
+    from app.queries import tokens as tq
+
+    token = new_token()
+    with psycopg.connect(url) as conn:
+        tq.create_token(conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token))
+        conn.commit()
+    children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env)
+    children.start(["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)], env)
+    console.rule("serving")
+    console.print(f"API      http://127.0.0.1:{port}/api/v1")
+    console.print(f"OpenAPI  http://127.0.0.1:{port}/schema (JSON: /schema/openapi.json)")
+    console.print(f"token    {token}   (admin; shown once)")
+    console.print(f"example  curl -H 'Authorization: Bearer {token}' http://127.0.0.1:{port}/api/v1/sources")
+    console.print("Ctrl-C stops the API, the worker, the emulators and the database the demo started.")
+    while all(p.poll() is None for p in children.procs):
+        time.sleep(0.5)
+    console.print("[red]a demo process exited; stopping[/]")
+    return 1
