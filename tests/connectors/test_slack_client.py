@@ -115,7 +115,8 @@ def test_channel_and_item_errors_go_to_the_dlq_and_the_run_goes_on(emu: RunningE
     conn = connector(emu)
     items = list(conn.enumerate(None, None))
     errors = [i for i in items if isinstance(i, ItemError)]
-    assert errors == [ItemError("message", "C0RANDOM:*", "permission", "slack error: not_in_channel")]
+    # The error covers the whole channel: reconciliation must not take its messages for deleted.
+    assert errors == [ItemError("message", "C0RANDOM:*", "permission", "slack error: not_in_channel", "C0RANDOM")]
     with pytest.raises(MalformedPayload):
         CONNECTOR.map_item(raws(items)[ids[0]])
     control(emu, "DELETE", "faults")
