@@ -14,7 +14,7 @@ def jira_emulator(issues: int, *, seed: int = 1, token: str = "bench-token") -> 
         [
             sys.executable,
             "-m",
-            "connectors.jira.emulator",
+            "connectors.emulators.jira",
             "--host",
             "127.0.0.1",
             "--port",

@@ -46,10 +46,10 @@ from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
 from connectors.base import CallStats, RawItem, SourceConfig
-from connectors.confluence.emulator import ConfluenceEmulator
-from connectors.emulator_kit import EmulatorApp, serve
-from connectors.jira.emulator import JiraEmulator
-from connectors.slack.emulator import SlackEmulator
+from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import EmulatorApp, serve
+from connectors.emulators.slack import SlackEmulator
 
 TOKEN = "bench-token-0001"
 

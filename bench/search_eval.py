@@ -40,7 +40,7 @@ from app.vector.search import Principal, SearchFilters, SearchResult, search, te
 from app.vector.stage import VectorStage
 from bench._db import bench_database
 from bench._emulator import jira_emulator
-from connectors.jira.emulator import JiraEmulator
+from connectors.emulators.jira import JiraEmulator
 
 TEMPLATES = (
     "{w0} problem: {w1} errors out with {w2}",

@@ -1,11 +1,14 @@
 """The contract between a connector and the pipeline (seed 000: RawItem -> Entity).
 
-A connector package has four files, one job each:
+A connector package is a client, a manifest and a mapping, one job per file (plus the small helpers
+they need, such as ``webhook.py``):
 
 - ``client.py``   HTTP against the source (paging, retries, call counting) via ``connectors.http``;
 - ``manifest.py`` a :class:`Manifest`: scope kinds, content filters, default authority, error classes;
-- ``mapping.py``  a pure function ``map_item(raw: RawItem) -> Entity`` (raises :class:`MalformedPayload`);
-- ``emulator.py`` a local HTTP server that speaks the source's API for tests and the demo.
+- ``mapping.py``  a pure function ``map_item(raw: RawItem) -> Entity`` (raises :class:`MalformedPayload`).
+
+Its emulator (a local HTTP server speaking the source's API, for tests and the demo) lives apart, in
+``connectors/emulators/``, which production code never imports (an import-linter contract).
 
 The package's ``__init__`` exposes ``CONNECTOR: ConnectorSpec``. The pipeline only ever sees the
 types in this module; nothing source-specific leaks past ``mapping.py``.

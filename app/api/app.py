@@ -30,8 +30,8 @@ from app.api.settings import SettingsController
 from app.api.sources import SourcesController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
+from app.jobs import build_app
 from app.secrets import Keyring
-from app.worker import build_app
 
 API_PREFIX = "/api/v1"
 

@@ -17,9 +17,9 @@ from app.queries import api as aq
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.secrets import Keyring
+from app.services.connectors import probe
 from app.services.jobs import start_and_defer
 from app.services.sources import NewSource, RunConflict, create_source, update_source
-from app.worker import probe
 
 R = problem_responses
 
@@ -130,9 +130,11 @@ class SourcesController(Controller):
             run_id: int | None = None
             if status == "ok" and never_ran:
                 try:
-                    run_id = start_and_defer(conn, jobs, source_id, mode="full", trigger="connect")
+                    # A savepoint: a conflicting run leaves the probe result in this request's transaction.
+                    with conn.transaction():
+                        run_id = start_and_defer(conn, jobs, source_id, mode="full", trigger="connect")
                 except RunConflict:
-                    conn.rollback()
-            conn.commit()
+                    run_id = None
+            conn.commit()  # the request owns the transaction: probe result and first run together
             run = rq.get_run(conn, id=run_id) if run_id is not None else None
             return s.ConnectOut(status, run_out(run, scrubber(conn, keyring, source_id)) if run else None)

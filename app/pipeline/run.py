@@ -28,6 +28,7 @@ from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec
 from app.secrets import Keyring
+from app.services.connectors import source_config
 from app.settings import PlatformSettings, load_settings
 from connectors.base import (
     CallStats,
@@ -88,18 +89,6 @@ def release_lane(conn: psycopg.Connection[Any], source_id: int) -> None:
     from app.queries import lanes
 
     lanes.release_lane_shared(conn, lane_class=LANE_LOCK_CLASS, source_id=source_id)
-
-
-def source_config(row: sq.GetSourceRow, keyring: Keyring) -> SourceConfig:
-    credential = keyring.decrypt(row.credential_enc, context=f"source:{row.id}") if row.credential_enc else None
-    return SourceConfig(
-        source_id=row.id,
-        base_url=row.base_url or "",
-        credential=credential,
-        scope_mode="selected" if row.scope_mode == "selected" else "all",
-        scope_list=tuple(row.scope_list or ()),
-        content_filters=dict(row.content_filters or {}),
-    )
 
 
 def execute_run(

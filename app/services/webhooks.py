@@ -2,7 +2,7 @@
 
 The request path only reads the source, checks the signature with the connector's own verifier, records
 the delivery id in the unlogged ``webhook_deliveries`` table (TTL from settings) and defers the job
-``apply_webhook`` (app/webhook_jobs.py), which starts an items-scoped incremental run. The delivery row
+``apply_webhook`` (app/jobs/webhooks.py), which starts an items-scoped incremental run. The delivery row
 and the job commit together or not at all from the sender's point of view: the job is deferred before
 the delivery row commits, so a failure answers 5xx and the sender's retry is not mistaken for a replay.
 """

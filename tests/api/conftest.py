@@ -23,8 +23,8 @@ import pytest
 
 from app.api.auth import new_token, token_hash
 from app.queries import tokens as tq
-from connectors.emulator_kit import RunningEmulator, serve
-from connectors.jira.emulator import JiraEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import RunningEmulator, serve
 from tests.conftest import REPO, TEMPLATE, _create, _drop, with_dbname
 
 JIRA_TOKEN = "emulator-token-0001"

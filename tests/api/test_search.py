@@ -14,8 +14,8 @@ from app.pipeline.run import execute_run
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
 from app.vector.stage import VectorStage
-from connectors.emulator_kit import serve
-from connectors.jira.emulator import JiraEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import serve
 from tests.api.conftest import Server, start_server
 
 TOKEN = "search-jira-token"

@@ -12,7 +12,7 @@ import pytest
 
 from app.api.db import open_pool
 from app.queries import entities as eq
-from connectors.emulator_kit import RunningEmulator
+from connectors.emulators.kit import RunningEmulator
 from tests.api.conftest import Server
 
 CANARY_CREDENTIAL = "CANARY-credential-7f3a9c1e5b2d4068"

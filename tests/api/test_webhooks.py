@@ -13,11 +13,11 @@ import httpx
 import psycopg
 import pytest
 
+from app.jobs import build_app
+from app.jobs.webhooks import SourceBusy, apply_webhook
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
-from app.webhook_jobs import SourceBusy, apply_webhook
-from app.worker import build_app
-from connectors.emulator_kit import RunningEmulator
+from connectors.emulators.kit import RunningEmulator
 from tests.api.conftest import Server, SourceFactory, job_count
 
 SECRET = "hook-secret-for-tests-0042"

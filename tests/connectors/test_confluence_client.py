@@ -25,8 +25,8 @@ from connectors.base import (
 )
 from connectors.confluence import CONNECTOR
 from connectors.confluence.client import ConfluenceConnector
-from connectors.confluence.emulator import ConfluenceEmulator
-from connectors.emulator_kit import RunningEmulator, serve
+from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.emulators.kit import RunningEmulator, serve
 
 TOKEN = "conf-token"
 ALICE = "alice.ng@demo.example"
@@ -173,7 +173,7 @@ def test_probe_and_bad_credentials(emu: RunningEmulator) -> None:
 
 def test_cli_prints_base_url_first() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "connectors.confluence.emulator", "--port", "0", "--pages", "5", "--seed", "2"],
+        [sys.executable, "-m", "connectors.emulators.confluence", "--port", "0", "--pages", "5", "--seed", "2"],
         stdout=subprocess.PIPE,
         text=True,
     )

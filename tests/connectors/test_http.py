@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from connectors.base import CallStats, ErrorClassification, SourceAuthFailed, SourceUnreachable
-from connectors.emulator_kit import (
+from connectors.emulators.kit import (
     EmulatorApp,
     Request,
     Response,
@@ -255,7 +255,10 @@ def test_signed_webhook_carries_a_verifiable_signature() -> None:
 
 
 def test_cli_prints_base_url_first_and_stops_on_sigterm() -> None:
-    code = "from connectors.emulator_kit import EmulatorApp, main_cli\nmain_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
+    code = (
+        "from connectors.emulators.kit import EmulatorApp, main_cli\n"
+        "main_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "--port", "0", "--seed", "3"],
         cwd=REPO,

@@ -22,10 +22,10 @@ from connectors.base import (
     SourceAuthFailed,
     SourceConfig,
 )
-from connectors.emulator_kit import RunningEmulator, serve
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import RunningEmulator, serve
 from connectors.jira import CONNECTOR
 from connectors.jira.client import JiraConnector
-from connectors.jira.emulator import JiraEmulator
 
 TOKEN = "jira-test-token"
 REPO = Path(__file__).resolve().parents[2]
@@ -194,7 +194,7 @@ def test_security_level_and_permission_changes_reach_the_acl(emu: RunningEmulato
 
 def test_cli_prints_base_url_first() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "connectors.jira.emulator", "--port", "0", "--issues", "1000000", "--seed", "2"],
+        [sys.executable, "-m", "connectors.emulators.jira", "--port", "0", "--issues", "1000000", "--seed", "2"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

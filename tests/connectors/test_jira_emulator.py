@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import httpx
 
-from connectors.emulator_kit import serve
-from connectors.jira.emulator import JiraEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import serve
 
 
 def test_same_seed_same_data_other_seed_other_data() -> None:

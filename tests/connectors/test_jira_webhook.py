@@ -11,9 +11,9 @@ import pytest
 from conftest import load_fixture
 
 from connectors.base import MalformedPayload, WebhookEvent
-from connectors.emulator_kit import EmulatorApp, Request, Response, serve
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import EmulatorApp, Request, Response, serve
 from connectors.jira import CONNECTOR
-from connectors.jira.emulator import JiraEmulator
 from connectors.jira.webhook import parse_webhook
 
 

@@ -23,10 +23,10 @@ from connectors.base import (
     SourceAuthFailed,
     SourceConfig,
 )
-from connectors.emulator_kit import RunningEmulator, serve
+from connectors.emulators.kit import RunningEmulator, serve
+from connectors.emulators.slack import SlackEmulator
 from connectors.slack import CONNECTOR
 from connectors.slack.client import SlackConnector, SlackError, classify_slack_error
-from connectors.slack.emulator import SlackEmulator
 
 TOKEN = "xoxb-test"
 
@@ -169,7 +169,7 @@ def test_slack_ok_false_errors_are_classified(emu: RunningEmulator) -> None:
 
 def test_cli_prints_base_url_first() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "connectors.slack.emulator", "--port", "0", "--messages", "10", "--seed", "1"],
+        [sys.executable, "-m", "connectors.emulators.slack", "--port", "0", "--messages", "10", "--seed", "1"],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -13,10 +13,11 @@ import pytest
 
 from connectors.base import WebhookEvent
 from connectors.confluence import webhook as confluence_webhook
-from connectors.confluence.emulator import ConfluenceEmulator
-from connectors.emulator_kit import EmulatorApp, Request, Response, RunningEmulator, serve
-from connectors.slack.emulator import SlackEmulator, slack_signature
+from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.emulators.kit import EmulatorApp, Request, Response, RunningEmulator, serve
+from connectors.emulators.slack import SlackEmulator
 from connectors.slack.webhook import parse_webhook, verify_signature
+from connectors.webhook_sig import slack_signature
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
 OPSDROID = FIXTURES / "opsdroid" / "opsdroid" / "connector" / "slack" / "tests" / "responses"

@@ -19,8 +19,8 @@ from app.pipeline.run import ProgressCallback, RunOutcome, execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
-from connectors.emulator_kit import RunningEmulator, serve
-from connectors.jira.emulator import JiraEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import RunningEmulator, serve
 
 TOKEN = "emulator-token-0001"
 

@@ -20,7 +20,7 @@ from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
 from connectors.base import WebhookEvent
-from connectors.emulator_kit import EmulatorApp, Request, Response, RunningEmulator, serve
+from connectors.emulators.kit import EmulatorApp, Request, Response, RunningEmulator, serve
 
 TOKEN = "emulator-token-0001"
 WEBHOOK_SECRET = "webhook-secret-0001"

@@ -14,7 +14,8 @@ import psycopg
 import pytest
 
 from app.secrets import Keyring
-from connectors.confluence.emulator import FIRST_ID, ConfluenceEmulator
+from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.emulators.world import FIRST_ID
 from tests.sync.conftest import sync
 from tests.sync.connectors_conftest import (
     TOKEN,

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from app.secrets import Keyring
-from connectors.slack.emulator import SlackEmulator
+from connectors.emulators.slack import SlackEmulator
 from tests.sync.conftest import sync
 from tests.sync.connectors_conftest import (
     TOKEN,

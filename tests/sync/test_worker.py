@@ -9,11 +9,11 @@ from typing import Any
 import psycopg
 import pytest
 
+from app.jobs.periodic import tick_once
 from app.pipeline.run import LANE_LOCK_CLASS, LaneBusy, execute_run
 from app.schedule import last_window
 from app.secrets import Keyring
 from app.services.sources import start_run
-from app.worker import tick_once
 from tests.sync.conftest import Jira, add_source, scalar, sync
 
 
@@ -167,7 +167,7 @@ def test_a_credential_no_configured_key_decrypts_fails_the_run_cleanly(
 def test_the_worker_job_runs_a_sync_under_the_worker_role_with_embeddings(
     worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
-    from app.worker import run_sync
+    from app.jobs.sync import run_sync
 
     source_id = add_source(conn, keyring, jira)
     run_id = start_run(conn, source_id, mode="full", trigger="manual")

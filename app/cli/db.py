@@ -1,19 +1,14 @@
-"""`harvester` command line (brief §5). Each subcommand has --help; errors are one line, exit 2."""
+"""CLI: `harvester db migrate|status|stop` (the schema and the embedded server)."""
 
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
-from collections.abc import Callable, Sequence
 
-from app.config import load_config
-from app.errors import HarvesterError
-
-Handler = Callable[[argparse.Namespace], int]
+from app.cli.common import Subparsers
 
 
 def _db_migrate(args: argparse.Namespace) -> int:
+    from app.config import load_config
     from app.db.connect import database_url
     from app.db.migrate import migrate
 
@@ -30,6 +25,7 @@ def _db_migrate(args: argparse.Namespace) -> int:
 
 
 def _db_status(args: argparse.Namespace) -> int:
+    from app.config import load_config
     from app.db.connect import connect, database_url
     from app.db.migrate import status
 
@@ -49,6 +45,7 @@ def _db_status(args: argparse.Namespace) -> int:
 
 
 def _db_stop(args: argparse.Namespace) -> int:
+    from app.config import load_config
     from app.db import embedded
 
     config = load_config()
@@ -64,14 +61,7 @@ def _db_stop(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="harvester",
-        description="Harvester: pulls sources into PostgreSQL (entities, chunks, edges) with their ACLs.",
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def register(sub: Subparsers) -> None:
     db = sub.add_parser("db", help="database schema: migrate, status, stop the embedded server")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     db_sub.add_parser(
@@ -81,37 +71,3 @@ def build_parser() -> argparse.ArgumentParser:
         handler=_db_status
     )
     db_sub.add_parser("stop", help="stop the embedded PostgreSQL server").set_defaults(handler=_db_stop)
-
-    for register in _extra_commands():
-        register(sub)
-    return parser
-
-
-def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
-    """Subcommands that live beside the code they drive (sync, sources, serve, worker, ...)."""
-    from app import commands
-
-    return commands.load_all()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    handler: Handler = args.handler
-    try:
-        return handler(args)
-    except HarvesterError as exc:
-        print(f"harvester: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("harvester: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

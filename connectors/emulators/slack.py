@@ -1,6 +1,6 @@
 """Local Slack emulator: the Web API methods Harvester calls, plus signed Events API delivery.
 
-``python -m connectors.slack.emulator --host 127.0.0.1 --port P --messages N --seed S [--company demo]
+``python -m connectors.emulators.slack --host 127.0.0.1 --port P --messages N --seed S [--company demo]
 [--token T]`` serves until killed; the first stdout line is the base URL (clients use ``<base>/api``).
 
 Data: workspace ``T0<COMPANY>`` (``https://<company>.slack.com/``), 20 people (same names and e-mails
@@ -46,64 +46,9 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
-from connectors.emulator_kit import EmulatorApp, Request, Response, main_cli, send_slack_event
-from connectors.webhook_sig import slack_signature as slack_signature  # re-exported: tests sign with it
+from connectors.emulators.kit import EmulatorApp, Request, Response, main_cli, send_slack_event
+from connectors.emulators.world import CHANNELS, T0, person, step_for
 
-T0 = 1_700_000_000
-FIRST = [
-    "Alice",
-    "Bob",
-    "Carol",
-    "Dmitri",
-    "Eva",
-    "Farid",
-    "Grace",
-    "Hiro",
-    "Ines",
-    "Jonas",
-    "Kate",
-    "Liam",
-    "Maya",
-    "Nadia",
-    "Oscar",
-    "Priya",
-    "Quentin",
-    "Rosa",
-    "Sven",
-    "Tara",
-]
-LAST = [
-    "Ng",
-    "Ivanova",
-    "Smith",
-    "Okafor",
-    "Larsen",
-    "Haddad",
-    "Moreau",
-    "Tanaka",
-    "Silva",
-    "Berg",
-    "Novak",
-    "Reyes",
-    "Kim",
-    "Petrov",
-    "Ali",
-    "Shah",
-    "Dubois",
-    "Costa",
-    "Lund",
-    "Rao",
-]
-# (id, name, kind, members by person index; None = everyone)
-CHANNELS: tuple[tuple[str, str, str, tuple[int, ...] | None], ...] = (
-    ("C0GENERAL", "general", "public", None),
-    ("C0ENGINEER", "engineering", "public", tuple(range(10))),
-    ("C0INCIDENT", "incidents", "public", (0, 1, 2, 3, 4, 13)),
-    ("C0RANDOM", "random", "public", None),
-    ("G0LEADERS", "leadership", "private", (0, 10, 13)),
-    ("G0HRTEAM", "hr-team", "private", (10, 11, 12)),
-    ("D0DM00001", "", "im", (0, 1)),
-)
 _PHRASES = [
     "deploy of {svc} is rolling out now",
     "can someone review the {svc} migration?",
@@ -117,27 +62,6 @@ _PHRASES = [
     "standup moved to 10:30",
 ]
 _SERVICES = ["ingest", "search", "billing", "auth", "gateway", "scheduler", "exporter"]
-
-
-def person(k: int, domain: str) -> tuple[str, str, str]:
-    """The demo company's k-th person: first, last, e-mail (shared with the Confluence emulator)."""
-    k %= 20
-    first, last = FIRST[k], LAST[(k * 7) % 20]
-    return first, last, f"{first.lower()}.{last.lower()}@{domain}"
-
-
-def step_for(n: int) -> int:
-    return 600 if n <= 50_000 else max(1, 35_000_000 // n)
-
-
-def ts_of(k: int, n: int = 40) -> str:
-    return f"{T0 + step_for(n) * k}.000100"
-
-
-def demo_message_url(company: str, k: int) -> str:
-    """Permalink of generated message ``k`` (for emulators of other sources that link to Slack)."""
-    channel = CHANNELS[k % len(CHANNELS)][0]
-    return f"https://{company}.slack.com/archives/{channel}/p{ts_of(k).replace('.', '')}"
 
 
 def micros(ts: str) -> int:

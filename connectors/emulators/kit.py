@@ -1,8 +1,8 @@
 """Building blocks for the local source emulators (stdlib only: ``http.server``).
 
-Every connector ships an ``emulator.py`` that speaks its source's API on 127.0.0.1 for tests and the
-demo; tests drive the real HTTP client against it instead of patching anything. This module holds what
-they share:
+Every source has an emulator in this package (``connectors/emulators/<source>.py``) that speaks its
+API on 127.0.0.1 for tests and the demo; tests drive the real HTTP client against it instead of
+patching anything. This module holds what they share:
 
 - :class:`EmulatorApp` — a tiny router. ``@app.route("GET", r"/rest/api/2/issue/(?P<id>[^/]+)")``
   registers a handler ``(Request) -> Response``; named groups land in ``Request.params``.
@@ -31,7 +31,7 @@ they share:
 - auth: an optional token set at start; API requests without ``Authorization: Bearer <token>`` or
   ``Basic base64(<anything>:<token>)`` answer 401.
 - :func:`serve` runs an app on an ephemeral port in a daemon thread (:class:`RunningEmulator`);
-  :func:`main_cli` is the ``python -m connectors.X.emulator`` entry point (first stdout line = base URL);
+  :func:`main_cli` is the ``python -m connectors.emulators.<source>`` entry point (first stdout line = base URL);
   :func:`send_signed_webhook` posts an HMAC-SHA256 signed body, as the control APIs' "send webhook" do;
   :func:`send_atlassian_webhook` and :func:`send_slack_event` are the two signing schemes the emulators
   speak (``connectors.webhook_sig`` holds the scheme code the connectors verify with);

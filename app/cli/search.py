@@ -7,18 +7,13 @@ import json
 from datetime import datetime
 from typing import Any
 
-from app.commands import REGISTRY
+from app.cli.common import Subparsers, migrated_url
 
 
 def _open() -> Any:
-    from app.config import load_config
-    from app.db.connect import connect, database_url
-    from app.db.migrate import migrate
+    from app.db.connect import connect
 
-    config = load_config()
-    url = database_url(config)
-    migrate(url, config.backups_dir)
-    return connect(url)
+    return connect(migrated_url())
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -98,7 +93,7 @@ def _timestamp(value: str) -> datetime:
     return datetime.fromisoformat(value)
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers) -> None:
     s = sub.add_parser("search", help="semantic search as a given user/groups (only what they may see)")
     s.add_argument("query", help="query text")
     s.add_argument("--user", help="the searching user's id or email (ACL token user:<id>)")
@@ -118,5 +113,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--check", action="store_true", help="only report; exit 1 when a re-embed is due")
     r.set_defaults(handler=_reembed)
 
-
-REGISTRY.append(register)

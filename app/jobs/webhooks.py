@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import logging
 
+import procrastinate
 from procrastinate import RetryStrategy
 
 from app.db.connect import connect
+from app.jobs.common import PERIODIC_QUEUE, QUEUE, db_url
+from app.jobs.sync import run_sync
 from app.queries import sources as sq
 from app.queries import webhooks as wq
 from app.services.sources import RunConflict, start_run
-from app.worker import QUEUE, _url, run_sync, tasks
 
 log = logging.getLogger(__name__)
+
+blueprint = procrastinate.Blueprint()
 
 
 class SourceBusy(Exception):
@@ -32,7 +36,7 @@ def scope_items(upserts: list[list[str]], deletes: list[list[str]]) -> list[dict
     return [{"source_type": t, "source_entity_id": i} for t, i in seen]
 
 
-@tasks.task(
+@blueprint.task(
     name="apply_webhook",
     queue=QUEUE,
     retry=RetryStrategy(max_attempts=10_000, wait=10, retry_exceptions={SourceBusy}),
@@ -41,7 +45,7 @@ def apply_webhook(source_id: int, upserts: list[list[str]], deletes: list[list[s
     items = scope_items(upserts, deletes)
     if not items:
         return None
-    with connect(_url()) as conn:
+    with connect(db_url()) as conn:
         source = sq.get_source(conn, id=source_id)
         if source is None or source.state != "active":
             conn.rollback()
@@ -59,11 +63,11 @@ def apply_webhook(source_id: int, upserts: list[list[str]], deletes: list[list[s
     return run_id
 
 
-@tasks.periodic(cron="*/10 * * * *")
-@tasks.task(name="prune_webhook_deliveries", queue="periodic", queueing_lock="prune_webhook_deliveries")
+@blueprint.periodic(cron="*/10 * * * *")
+@blueprint.task(name="prune_webhook_deliveries", queue=PERIODIC_QUEUE, queueing_lock="prune_webhook_deliveries")
 def prune_webhook_deliveries(timestamp: int) -> int:
     """Forget delivery ids past their TTL (the table is unlogged and only a dedupe window)."""
-    with connect(_url()) as conn:
+    with connect(db_url()) as conn:
         removed = wq.prune_deliveries(conn)
         conn.commit()
     return removed

@@ -1,6 +1,6 @@
 """Local Confluence emulator: Cloud REST v2 + v1 (under ``/wiki``) and Server/DC v1 (no prefix).
 
-``python -m connectors.confluence.emulator --host 127.0.0.1 --port P --pages N --seed S [--company demo]
+``python -m connectors.emulators.confluence --host 127.0.0.1 --port P --pages N --seed S [--company demo]
 [--time-zone Europe/Berlin] [--token T]`` serves until killed; the first stdout line is the base URL.
 Cloud clients use ``<base>/wiki``, Server clients ``<base>``.
 
@@ -61,7 +61,7 @@ from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from connectors.emulator_kit import (
+from connectors.emulators.kit import (
     EmulatorApp,
     Request,
     Response,
@@ -70,18 +70,11 @@ from connectors.emulator_kit import (
     request_base_url,
     send_atlassian_webhook,
 )
-from connectors.slack.emulator import demo_message_url, person
+from connectors.emulators.world import FIRST_ID, SPACES, demo_message_url, person
 from connectors.timeutil import millis_time
 
-FIRST_ID = 100000
 STEP = timedelta(seconds=37)
 END = datetime(2025, 6, 1, tzinfo=UTC)
-SPACES = (
-    ("ENG", "Engineering"),
-    ("OPS", "Operations"),
-    ("HR", "People"),
-    ("PRD", "Product"),
-)
 _TOPICS = [
     "Deployment",
     "Onboarding",

@@ -1,37 +1,11 @@
-"""CLI: `harvester serve` runs the admin API; `harvester token create|list|revoke` manages its tokens."""
+"""CLI: `harvester token create|list|revoke` manages the admin API's bearer tokens."""
 
 from __future__ import annotations
 
 import argparse
 
-from app.commands import REGISTRY
+from app.cli.common import Subparsers, migrated_url_and_keyring
 from app.errors import HarvesterError
-
-
-def _prepare() -> tuple[str, object]:
-    from app.config import load_config
-    from app.db.connect import database_url
-    from app.db.migrate import migrate
-    from app.secrets import load_keyring
-
-    config = load_config()
-    url = database_url(config)
-    migrate(url, config.backups_dir)
-    return url, load_keyring(config)
-
-
-def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from app.api import create_app
-    from app.secrets import Keyring
-
-    url, keyring = _prepare()
-    assert isinstance(keyring, Keyring)
-    app = create_app(url, keyring)
-    # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
-    return 0
 
 
 def _token_create(args: argparse.Namespace) -> int:
@@ -39,7 +13,7 @@ def _token_create(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = _prepare()
+    url, _ = migrated_url_and_keyring()
     token = new_token()
     with connect(url) as conn:
         try:
@@ -56,7 +30,7 @@ def _token_list(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = _prepare()
+    url, _ = migrated_url_and_keyring()
     with connect(url) as conn:
         rows = tq.list_tokens(conn)
     for r in rows:
@@ -70,7 +44,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = _prepare()
+    url, _ = migrated_url_and_keyring()
     with connect(url) as conn:
         n = tq.revoke_token(conn, name=args.name)
         conn.commit()
@@ -80,14 +54,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = sub.add_parser("serve", help="run the admin HTTP API (migrates first)")
-    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
-    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
-    serve.add_argument("--access-log", action="store_true", help="log every request line")
-    serve.set_defaults(handler=_serve)
-
+def register(sub: Subparsers) -> None:
     token = sub.add_parser("token", help="admin API bearer tokens")
     tsub = token.add_subparsers(dest="token_command", required=True)
     create = tsub.add_parser("create", help="create a token; prints it once (only its SHA-256 is stored)")
@@ -98,6 +65,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     revoke = tsub.add_parser("revoke", help="revoke every active token with this name")
     revoke.add_argument("--name", required=True)
     revoke.set_defaults(handler=_token_revoke)
-
-
-REGISTRY.append(register)

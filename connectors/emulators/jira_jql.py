@@ -1,4 +1,4 @@
-"""The JQL subset the emulator understands (what the client sends, plus a little more).
+"""The JQL subset the Jira emulator understands (what the client sends, plus a little more).
 
 Grammar: ``expr := term (("AND"|"OR") term)*`` (AND binds tighter), ``term := "NOT" term | "(" expr ")"
 | clause``; clauses: ``project|key|issuekey|id in (a, b)``, ``<field> = v``, ``<field> != v``,

@@ -2,7 +2,7 @@
 
 Run it::
 
-    python -m connectors.jira.emulator --host 127.0.0.1 --port 0 --issues 1000 --seed 1 [--token T]
+    python -m connectors.emulators.jira --host 127.0.0.1 --port 0 --issues 1000 --seed 1 [--token T]
         [--deployment cloud|server] [--timezone Europe/Berlin] [--projects 4]
 
 The first stdout line is the base URL; it serves until SIGTERM/SIGINT.
@@ -67,7 +67,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from connectors.emulator_kit import (
+from connectors.emulators import jira_jql as jql
+from connectors.emulators.kit import (
     EmulatorApp,
     Request,
     Response,
@@ -76,7 +77,7 @@ from connectors.emulator_kit import (
     request_base_url,
     send_atlassian_webhook,
 )
-from connectors.jira import jql
+from connectors.emulators.world import FIRST_ID, SPACES, demo_message_url, person
 from connectors.timeutil import millis_time
 
 PROJECT_NAMES = ("ALPHA", "BETA", "CORE", "OPS", "WEB", "DATA", "SEC", "MOB")
@@ -170,8 +171,6 @@ class JiraEmulator(EmulatorApp):
         self.confluence_pages = max(1, confluence_pages)
         self.slack_messages = max(1, slack_messages)
         if company:
-            from connectors.slack.emulator import person
-
             self.users: tuple[dict[str, str], ...] = tuple(
                 {"accountId": f"acc-{k:03d}", "emailAddress": email, "displayName": f"{first} {last}"}
                 for k, (first, last, email) in ((k, person(k, f"{company}.example")) for k in range(20))
@@ -214,8 +213,6 @@ class JiraEmulator(EmulatorApp):
         if not self.company:
             proj = self.projects[i % self.p]
             return f"https://acme.atlassian.net/wiki/spaces/{proj}/pages/{100000 + i % 977}/Design"
-        from connectors.confluence.emulator import FIRST_ID, SPACES
-
         page = (i * 7) % self.confluence_pages
         return (
             f"https://{self.company}.atlassian.net/wiki/spaces/{SPACES[page % len(SPACES)][0]}/pages/{FIRST_ID + page}"
@@ -225,8 +222,6 @@ class JiraEmulator(EmulatorApp):
         if not self.company:
             proj = self.projects[i % self.p]
             return f"https://acme.slack.com/archives/C0{proj[:3]}{i % 9}/p17000{i % 100000:05d}123456"
-        from connectors.slack.emulator import demo_message_url
-
         return demo_message_url(self.company, (i * 5) % self.slack_messages)
 
     def key_of(self, i: int) -> str:

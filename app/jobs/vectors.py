@@ -11,36 +11,38 @@ from __future__ import annotations
 import contextlib
 import logging
 
+import procrastinate
 from procrastinate import exceptions
 
-from app.config import load_config
-from app.db.connect import connect, database_url
+from app.db.connect import connect
+from app.jobs.common import PERIODIC_QUEUE, QUEUE, db_url
 from app.vector.config import process_embedder, require_embedder
 from app.vector.reembed import reembed as run_reembed
 from app.vector.reembed import stale_chunks
-from app.worker import QUEUE, tasks
 
 log = logging.getLogger(__name__)
 
+blueprint = procrastinate.Blueprint()
 
-@tasks.task(name="reembed", queue=QUEUE, queueing_lock="reembed")
+
+@blueprint.task(name="reembed", queue=QUEUE, queueing_lock="reembed")
 def reembed() -> int:
     """Re-embed every chunk whose model differs from the configured embedder's; returns chunks replaced."""
     embedder = require_embedder()
-    with connect(database_url(load_config())) as conn:
+    with connect(db_url()) as conn:
         result = run_reembed(conn, embedder)
     log.info("re-embed to %s done: %d replaced, %d skipped", result.model, result.replaced, result.skipped)
     return result.replaced
 
 
-@tasks.periodic(cron="*/10 * * * *")
-@tasks.task(name="reembed_check", queue="periodic", queueing_lock="reembed_check")
+@blueprint.periodic(cron="*/10 * * * *")
+@blueprint.task(name="reembed_check", queue=PERIODIC_QUEUE, queueing_lock="reembed_check")
 def reembed_check(timestamp: int) -> int:
     """Detect a model change (chunks whose model is not the configured one) and queue ``reembed``."""
     embedder = process_embedder()
     if embedder is None:
         return 0
-    with connect(database_url(load_config())) as conn:
+    with connect(db_url()) as conn:
         stale = stale_chunks(conn, embedder.model_name)
         conn.commit()
     if stale:

@@ -1,4 +1,4 @@
-"""`harvester demo`: the whole product in one command (issue 6).
+"""CLI: `harvester demo`, the whole product in one command (issue 6).
 
 Starts (or attaches to) the embedded PostgreSQL, migrates a fresh ``harvester_demo`` database, starts the
 Jira, Confluence and Slack emulators with one demo company (the same people; Jira issues link Confluence
@@ -10,6 +10,7 @@ then keeps the API and the worker running until Ctrl-C. Everything it started is
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
@@ -19,24 +20,21 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psycopg
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
-
+from app.cli.common import Subparsers
 from app.config import load_config
 from app.db import embedded
-from app.db.migrate import migrate
 from app.errors import HarvesterError
-from app.queries import demo as dq
-from app.secrets import Keyring
-from app.services.jobs import start_and_defer
-from app.services.sources import NewSource, create_source
-from app.vector.search import Principal, search
+
+# The rest is imported where it is used: `harvester --help` and the other commands import this module.
+if TYPE_CHECKING:
+    import psycopg
+    from rich.console import Console
+
+    from app.queries import demo as dq
+    from app.secrets import Keyring
+    from app.vector.search import Principal
 
 COMPANY = "demo"
 PYTHON = [sys.executable]
@@ -86,6 +84,8 @@ class Processes:
 
 
 def _with_db(url: str, name: str) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
     params = conninfo_to_dict(url)
     params["dbname"] = name
     return make_conninfo("", **params)
@@ -95,6 +95,9 @@ def _with_db(url: str, name: str) -> str:
 def _server(database: str) -> Iterator[tuple[str, embedded.EmbeddedServer | None]]:
     """The demo database on the configured server, created afresh; the embedded server is stopped at
     the end only if the demo started it."""
+    import psycopg
+    from psycopg import sql
+
     config = load_config()
     server: embedded.EmbeddedServer | None = None
     if config.database_url:
@@ -117,6 +120,8 @@ def _interrupt_on_sigterm(signum: int, frame: object) -> None:
 
 
 def run_demo(*, serve: bool, port: int, sizes: Sizes, database: str) -> int:
+    from rich.console import Console
+
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     console = Console()
     started = time.monotonic()
@@ -145,6 +150,12 @@ def _demo(
     sizes: Sizes,
     started: float,
 ) -> int:
+    import psycopg
+
+    from app.db.migrate import migrate
+    from app.services.jobs import start_and_defer
+    from app.services.sources import NewSource, create_source
+
     console.rule("[bold]Harvester demo")
     migrate(url, backups)
     console.print(f"database migrated: {url.split('password=')[0]}")
@@ -155,7 +166,7 @@ def _demo(
         "jira": children.start(
             [
                 "-m",
-                "connectors.jira.emulator",
+                "connectors.emulators.jira",
                 *common,
                 "--issues",
                 str(sizes.issues),
@@ -171,7 +182,7 @@ def _demo(
         "confluence": children.start(
             [
                 "-m",
-                "connectors.confluence.emulator",
+                "connectors.emulators.confluence",
                 *common,
                 "--pages",
                 str(sizes.pages),
@@ -185,7 +196,7 @@ def _demo(
         "slack": children.start(
             [
                 "-m",
-                "connectors.slack.emulator",
+                "connectors.emulators.slack",
                 *common,
                 "--messages",
                 str(sizes.messages),
@@ -205,7 +216,7 @@ def _demo(
     env = {**os.environ, "HARVESTER_DATABASE_URL": url, "HARVESTER_SECRET_KEY": keyring.current.hex()}
     children.start(["-m", "app.cli", "worker", "--concurrency", "2", "--no-periodic"], env)
 
-    from app.worker import build_app
+    from app.jobs import build_app
 
     jobs = build_app(url)
     jobs.open()
@@ -240,11 +251,25 @@ def _demo(
 
 def _demo_keyring() -> Keyring:
     """A key for this throw-away database only; the worker and the API get it through the environment."""
+    from app.secrets import Keyring
+
     return Keyring(os.urandom(32))
 
 
 def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunStatesRow]:
     """Live progress of the worker's runs, read from sync_runs (N of M, rate, ETA)."""
+    import psycopg
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from app.queries import demo as dq
+
     progress = Progress(
         TextColumn("[bold]{task.description:12}"),
         BarColumn(),
@@ -271,6 +296,11 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunSt
 
 
 def _summary(console: Console, url: str, runs: list[dq.DemoRunStatesRow], seconds: float) -> None:
+    import psycopg
+    from rich.table import Table
+
+    from app.queries import demo as dq
+
     with psycopg.connect(url) as conn:
         entities = dq.demo_entity_counts(conn)
         totals = dq.demo_projection_counts(conn)
@@ -299,6 +329,9 @@ def _people(conn: psycopg.Connection[Any]) -> tuple[tuple[str, Principal], tuple
     Both belong to the same teams (every group named in an ACL except the leads groups); the first is also
     a lead. The query is the private message's own text, so the difference is visible at once.
     """
+    from app.queries import demo as dq
+    from app.vector.search import Principal
+
     private = dq.demo_private_message(conn)
     if private is None:
         return None
@@ -316,7 +349,10 @@ def _people(conn: psycopg.Connection[Any]) -> tuple[tuple[str, Principal], tuple
 
 
 def _searches(console: Console, url: str) -> None:
+    import psycopg
+
     from app.vector.config import process_embedder
+    from app.vector.search import search
 
     embedder = process_embedder()
     if embedder is None:
@@ -360,6 +396,8 @@ def _visible(conn: psycopg.Connection[Any], entity_id: int, who: Principal) -> b
 
 
 def _serve(console: Console, url: str, env: dict[str, str], children: Processes, port: int) -> int:
+    import psycopg
+
     from app.api.auth import new_token, token_hash
     from app.queries import tokens as tq
 
@@ -379,3 +417,26 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
         time.sleep(0.5)
     console.print("[red]a demo process exited; stopping[/]")
     return 1
+
+
+def _demo_command(args: argparse.Namespace) -> int:
+    return run_demo(
+        serve=args.serve,
+        port=args.port,
+        sizes=Sizes(issues=args.issues, pages=args.pages, messages=args.messages),
+        database=args.database,
+    )
+
+
+def register(sub: Subparsers) -> None:
+    d = sub.add_parser(
+        "demo",
+        help="embedded PostgreSQL + three emulated sources + full syncs through the worker + example searches",
+    )
+    d.add_argument("--serve", action="store_true", help="keep the API and the worker running until Ctrl-C")
+    d.add_argument("--port", type=int, default=8080, help="API port with --serve (default 8080)")
+    d.add_argument("--issues", type=int, default=60, help="Jira issues (default 60)")
+    d.add_argument("--pages", type=int, default=40, help="Confluence pages (default 40)")
+    d.add_argument("--messages", type=int, default=150, help="Slack top-level messages (default 150)")
+    d.add_argument("--database", default="harvester_demo", help="database created afresh for the demo")
+    d.set_defaults(handler=_demo_command)

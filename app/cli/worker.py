@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import argparse
 
-from app.commands import REGISTRY
+from app.cli.common import Subparsers, migrated_url
+
+
+def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
+    from app.jobs import PERIODIC_QUEUE, QUEUE, build_app, worker_id
+
+    url = migrated_url()
+    app = build_app(url)
+    # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
+    queues = [QUEUE, PERIODIC_QUEUE] if periodic else [QUEUE]
+    app.run_worker(queues=queues, concurrency=concurrency, name=worker_id())
 
 
 def _worker(args: argparse.Namespace) -> int:
-    from app.worker import run_worker
-
     run_worker(concurrency=args.concurrency, periodic=not args.no_periodic)
     return 0
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(sub: Subparsers) -> None:
     w = sub.add_parser("worker", help="run sync jobs and the schedule tick, watchdog and health probe")
     w.add_argument("--concurrency", type=int, default=2, help="runs executed at once (default 2)")
     w.add_argument(
         "--no-periodic", action="store_true", help="run sync jobs only: no schedule tick, probe or watchdog here"
     )
     w.set_defaults(handler=_worker)
-
-
-REGISTRY.append(register)

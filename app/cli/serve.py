@@ -1,0 +1,28 @@
+"""CLI: `harvester serve` runs the admin API."""
+
+from __future__ import annotations
+
+import argparse
+
+from app.cli.common import Subparsers, migrated_url_and_keyring
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from app.api import create_app
+
+    url, keyring = migrated_url_and_keyring()
+    app = create_app(url, keyring)
+    # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    serve = sub.add_parser("serve", help="run the admin HTTP API (migrates first)")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--access-log", action="store_true", help="log every request line")
+    serve.set_defaults(handler=_serve)

@@ -1,0 +1,27 @@
+"""Procrastinate jobs. :func:`build_app` adds each module's blueprint explicitly (namespace ``harvester``,
+so task names are ``harvester:<name>``); nothing registers a task by being imported.
+
+- :mod:`app.jobs.sync`      ``run_sync(run_id)``: one sync run;
+- :mod:`app.jobs.periodic`  the minute ``tick``: schedule, probe, watchdog, resume stale runs;
+- :mod:`app.jobs.webhooks`  ``apply_webhook`` and the pruning of delivery ids;
+- :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change.
+"""
+
+from __future__ import annotations
+
+import procrastinate
+
+from app.jobs import periodic, sync, vectors, webhooks
+from app.jobs.common import PERIODIC_QUEUE, QUEUE, worker_id
+
+NAMESPACE = "harvester"
+BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint)
+
+__all__ = ["BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]
+
+
+def build_app(url: str) -> procrastinate.App:
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    for blueprint in BLUEPRINTS:
+        app.add_tasks_from(blueprint, namespace=NAMESPACE)
+    return app
