@@ -13,6 +13,8 @@ lint:
 	@bash scripts/bootstrap.sh
 	@.venv/bin/ruff check app connectors tests tools bench
 	@.venv/bin/mypy
+	@.venv/bin/lint-imports
+	@.venv/bin/python -m tools.import_cycles
 
 generate:
 	@.venv/bin/sqlc generate
