@@ -13,7 +13,7 @@ from connectors.base import Acl, Edge, MalformedPayload, RawItem, Ref
 from connectors.confluence import CONNECTOR
 from connectors.confluence.mapping import map_item, restriction_principals
 from connectors.confluence.storage import storage_to_text
-from connectors.coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
+from tests.field_coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
 
 MOCKS = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "go-atlassian" / "confluence" / "mocks"
 SPACE = {"users": ["owner@acme.example"], "groups": ["confluence-users"], "anonymous": False}

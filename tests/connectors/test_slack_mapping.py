@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from connectors.base import Acl, Edge, MalformedPayload, RawItem, Ref
-from connectors.coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
 from connectors.slack import CONNECTOR
 from connectors.slack.mapping import map_item
+from tests.field_coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
 OPSDROID = FIXTURES / "opsdroid" / "opsdroid" / "connector" / "slack" / "tests" / "responses"
