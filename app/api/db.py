@@ -10,11 +10,11 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from app.queries import api as aq
+from app.queries import roles
 
 
 def _as_api_role(conn: psycopg.Connection[Any]) -> None:
-    aq.set_api_role(conn)
+    roles.set_api_role(conn)
     conn.commit()  # the pool hands out idle connections only; SET ROLE stays for the session
 
 

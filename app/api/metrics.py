@@ -10,7 +10,9 @@ from typing import Any
 
 import psycopg
 
-from app.queries import api as aq
+from app.queries import dead_letters as dq
+from app.queries import runs as rq
+from app.queries import sources as sq
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -47,9 +49,9 @@ def _family(name: str, kind: str, help_text: str, samples: Iterable[tuple[dict[s
 
 
 def render(conn: psycopg.Connection[Any], workers_online: int) -> str:
-    runs = aq.count_runs_by_state(conn)
-    per_source = aq.summarize_sources_for_metrics(conn)
-    dlq = aq.count_dead_letters_by_source_reason(conn)
+    runs = rq.count_runs_by_state(conn)
+    per_source = sq.summarize_sources_for_metrics(conn)
+    dlq = dq.count_dead_letters_by_source_reason(conn)
     lines: list[str] = []
     lines += _family(
         "harvester_runs",

@@ -14,8 +14,8 @@ from app.api.metrics import CONTENT_TYPE, render
 from app.api.problems import problem_responses
 from app.api.workers import online_workers
 from app.db.migrate import load_migrations
-from app.queries import api as aq
 from app.queries import migrations as mq
+from app.queries import workers as wq
 
 
 def _migrations(applied: dict[str, str | None]) -> s.MigrationsOut:
@@ -39,7 +39,7 @@ def health(db: Database) -> Response[s.HealthOut]:
     try:
         with db.tx() as conn:
             migrations = _migrations({r.version: r.checksum for r in mq.list_applied_migrations(conn)})
-            online = sum(w.online for w in online_workers(aq.list_job_workers(conn), datetime.now(UTC)))
+            online = sum(w.online for w in online_workers(wq.list_job_workers(conn), datetime.now(UTC)))
     except Exception:
         return Response(s.HealthOut("down", False, None, None), status_code=503)
     if not migrations.current:
@@ -63,7 +63,7 @@ def metrics_handler(public: bool) -> HTTPRouteHandler:
         """Prometheus text: runs by state, items processed, DLQ depth by reason, seconds since the last
         success, webhook deliveries, rate-limited calls."""
         with db.tx() as conn:
-            online = sum(w.online for w in online_workers(aq.list_job_workers(conn), datetime.now(UTC)))
+            online = sum(w.online for w in online_workers(wq.list_job_workers(conn), datetime.now(UTC)))
             return Response(render(conn, online), media_type=CONTENT_TYPE)
 
     return metrics

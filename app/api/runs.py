@@ -15,7 +15,6 @@ from app.api.db import Database
 from app.api.params import Cursor, Limit, RunId, SourceId
 from app.api.problems import ProblemError, not_found, problem_responses
 from app.api.views import Scrub, run_out, scrubber
-from app.queries import api as aq
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec
@@ -116,7 +115,7 @@ class RunsController(Controller):
         if any(i < 1 or i > 2**63 - 1 for i in wanted):
             raise InvalidField("ids", "run ids are positive 64-bit integers")
         with db.tx() as conn:
-            rows = aq.list_runs_by_ids(conn, ids=wanted)
+            rows = rq.list_runs_by_ids(conn, ids=wanted)
             scrubs: dict[int, Scrub] = {}
             runs = []
             for r in rows:
@@ -162,7 +161,7 @@ class RunsController(Controller):
         run_ids: list[int] = []
         skipped: list[s.SkippedSource] = []
         with db.tx() as conn:
-            for source_id in aq.list_active_source_ids(conn):
+            for source_id in sq.list_active_source_ids(conn):
                 try:
                     with conn.transaction():  # a savepoint: one source's conflict keeps the others
                         run_ids.append(start_and_defer(conn, jobs, source_id, mode=mode, trigger="manual"))

@@ -13,7 +13,6 @@ from app.api.db import Database
 from app.api.params import SourceId
 from app.api.problems import ProblemError, not_found, problem_responses
 from app.api.views import source_out
-from app.queries import api as aq
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.secrets import Keyring
@@ -26,7 +25,7 @@ R = problem_responses
 
 def read_source(db: Database, keyring: Keyring, source_id: int) -> s.SourceOut:
     with db.tx() as conn:
-        rows = aq.list_source_details(conn, id=source_id)
+        rows = sq.list_source_details(conn, id=source_id)
     if not rows:
         raise not_found(f"source {source_id}")
     return source_out(keyring, rows[0])
@@ -40,7 +39,7 @@ class SourcesController(Controller):
     def list_sources(self, db: Database, keyring: Keyring) -> list[s.SourceOut]:
         """Every source with its state, computed health, entity count, DLQ depth and last run."""
         with db.tx() as conn:
-            rows = aq.list_source_details(conn, id=None)
+            rows = sq.list_source_details(conn, id=None)
         return [source_out(keyring, r) for r in rows]
 
     @post("/", operation_id="createSource", sync_to_thread=True, status_code=201, responses=R(400, 401, 403, 422))
@@ -95,7 +94,7 @@ class SourcesController(Controller):
         Refused while a run is queued or running: cancel it first.
         """
         with db.tx() as conn:
-            if aq.lock_source(conn, id=source_id) is None:
+            if sq.lock_source(conn, id=source_id) is None:
                 raise not_found(f"source {source_id}")
             active = rq.get_active_run(conn, source_id=source_id)
             if active is not None:
@@ -105,7 +104,7 @@ class SourcesController(Controller):
                     f"the source has an active run (#{active}); cancel it first",
                     active_run_id=active,
                 )
-            aq.delete_source(conn, id=source_id)
+            sq.delete_source(conn, id=source_id)
 
     @post(
         "/{source_id:int}/connect",
@@ -125,7 +124,7 @@ class SourcesController(Controller):
             if source.state != "active":
                 raise ProblemError(409, "source-not-active", f"the source is {source.state}; set it active first")
             status = probe(conn, source, keyring)
-            details = aq.list_source_details(conn, id=source_id)
+            details = sq.list_source_details(conn, id=source_id)
             never_ran = bool(details) and details[0].last_run_id is None
             run_id: int | None = None
             if status == "ok" and never_ran:

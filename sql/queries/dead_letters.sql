@@ -42,3 +42,9 @@ where source_id = sqlc.arg(source_id)::bigint group by reason order by reason;
 -- name: SourceHasDeadLetters :one
 -- Whether the source has any queued item (a run with an empty queue skips the per-page clean-up).
 select exists (select 1 from dead_letters where source_id = sqlc.arg(source_id)::bigint)::boolean as has_any;
+
+-- name: CountDeadLettersBySourceReason :many
+-- Live DLQ depth per source and reason, with the source's name (metrics, the demo's summary).
+select d.source_id, s.name, d.reason, count(*) as items
+from dead_letters d join sources s on s.id = d.source_id
+group by d.source_id, s.name, d.reason order by s.name, d.reason;

@@ -1,4 +1,5 @@
--- Loader queries: the only writers of entities, edges and refs (role harvester_worker).
+-- Entities and their graph projection (edges, refs): the loader's writes, the only ones (role
+-- harvester_worker), and the reads that summarise them.
 -- Batches travel as one jsonb array of records: one statement per batch, typed by jsonb_to_recordset.
 
 -- name: UpsertEntities :many
@@ -123,12 +124,35 @@ where e.source_id = sqlc.arg(source_id)::bigint
 -- Reconciliation: folds entities named in another live entity's aliases into it (seed 001).
 select harvester_collapse_duplicates(sqlc.arg(source_id)::bigint) as collapsed;
 
--- name: GetEntity :one
--- One entity by id, deleted or not (admin views).
-select id, source_id, source_type, source_entity_id, natural_key, status, deleted_at, title, url, out_of_scope
-from entities where id = sqlc.arg(id)::bigint;
+-- name: CountLiveEntitiesBySourceType :many
+-- Live entities per source (by name) and type (the demo's summary).
+select s.name, e.source_type, count(*) as entities
+from live_entities e join sources s on s.id = e.source_id
+group by s.name, e.source_type order by s.name, e.source_type;
 
--- name: CountEntitiesBySource :many
--- Live entity counts per source and type (hub screen, demo summary).
-select source_id, source_type, count(*) as entities
-from live_entities group by source_id, source_type order by source_id, source_type;
+-- name: CountProjectionRows :one
+-- Rows in the vector and graph projections of all entities (chunks, embedded chunks, edges, refs).
+select (select count(*) from entity_chunks) as chunks,
+       (select count(*) from entity_chunks where embedding is not null) as embedded,
+       (select count(*) from entity_edges) as edges,
+       (select count(*) from entity_refs) as refs;
+
+-- name: CountRefsByTargetKind :many
+-- Cross-source claims by the kind of their target and the source they hint at, most frequent first.
+select target_kind, coalesce(source_hint, '?') as source_hint, count(*) as refs
+from entity_refs group by target_kind, source_hint order by refs desc, target_kind;
+
+-- name: FindPrivateMessage :one
+-- A message only named people may see (a private channel or DM: no group in its ACL), most readers first.
+select e.id, e.title, e.body, e.acl_principals
+from live_entities e
+where e.source_type = 'message' and e.acl_principals is not null and cardinality(e.acl_principals) > 0
+  and not exists (select 1 from unnest(e.acl_principals) p where p like 'group:%')
+order by cardinality(e.acl_principals) desc, e.id
+limit 1;
+
+-- name: CountEntitiesByPrincipal :many
+-- Every principal named in any entity's ACL with its number of entities, most frequent first.
+select p::text as principal, count(*) as entities
+from entities e, unnest(e.acl_principals) as u(p)
+group by p order by count(*) desc, p;

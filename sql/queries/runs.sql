@@ -1,5 +1,5 @@
--- Run journal: start, claim, heartbeat, checkpoint, finish. The one-active-run rule is the partial
--- unique index sync_runs_one_active_per_source, never a check in Python.
+-- Run journal: start, claim, heartbeat, checkpoint, finish, and the reads of its history. The one-active-run
+-- rule is the partial unique index sync_runs_one_active_per_source, never a check in Python.
 
 -- name: StartRun :one
 -- Queues a run unless the source already has a queued or running one (then returns nothing).
@@ -14,10 +14,11 @@ returning id;
 select id from sync_runs where source_id = sqlc.arg(source_id)::bigint and state in ('queued', 'running');
 
 -- name: GetRun :one
--- One run with its derived history type.
+-- One run with its derived history type and duration (finished_at - started_at, an interval).
+-- nullable: duration
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, checkpoint, error_count,
        error_detail, started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries,
-       claimed_at, worker_id, options, run_type
+       claimed_at, worker_id, options, run_type, duration::interval as duration
 from sync_run_history where id = sqlc.arg(id)::bigint;
 
 -- name: ClaimRun :one
@@ -89,9 +90,11 @@ where state = 'running' and heartbeat_at < now() - make_interval(secs => sqlc.ar
 order by id;
 
 -- name: ListRuns :many
--- Run history of a source, newest first, with the derived type (paginated by id).
+-- Run history of a source, newest first, with the derived type and duration (paginated by id).
+-- nullable: duration
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
-       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type, duration
+       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
+       duration::interval as duration
 from sync_run_history
 where source_id = sqlc.arg(source_id)::bigint
   and (sqlc.narg(before_id)::bigint is null or id < sqlc.narg(before_id)::bigint)
@@ -102,3 +105,23 @@ limit sqlc.arg(lim)::integer;
 -- Live runs claimed more than once (seed 003 "redelivered").
 select id, source_id, deliveries, claimed_at, worker_id
 from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id;
+
+-- name: ListRunsByIds :many
+-- The runs of one "sync all" (or any id list), from which its status is computed, never stored.
+-- nullable: duration
+select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
+       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
+       duration::interval as duration
+from sync_run_history
+where id = any(sqlc.arg(ids)::bigint[])
+order by id;
+
+-- name: CountRunsByState :many
+-- Metrics: runs per source and state.
+select source_id, state, count(*) as runs from sync_runs group by source_id, state order by source_id, state;
+
+-- name: ListRunProgress :many
+-- Progress of the given runs with their source's name (N of M while `harvester demo` waits for them).
+select r.id, s.name, r.state, coalesce(r.entities_done, 0) as done, r.entities_total, r.error_count, r.error_detail
+from sync_runs r join sources s on s.id = r.source_id
+where r.id = any(sqlc.arg(ids)::bigint[]) order by r.id;

@@ -64,3 +64,68 @@ select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcil
 from sources s
 where s.state = 'active'
 order by s.id;
+
+-- name: ListSourceDetails :many
+-- Every column of seed 000's sources (ciphertexts included, masked before leaving the process) with the
+-- computed health, live entity count, DLQ depth and last run; one source when id is given.
+select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method, s.credential_enc, s.state,
+       s.scope_mode, s.scope_list, s.content_filters, s.sync_interval, s.reconcile_interval, s.reconcile_window,
+       s.authority_tier, s.webhook_enabled, s.webhook_secret_enc, s.incremental_cursor, s.last_probe_at,
+       s.last_probe_status, s.created_at, s.updated_at,
+       h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
+       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
+       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+from sources s join source_health h on h.source_id = s.id
+where sqlc.narg(id)::bigint is null or s.id = sqlc.narg(id)::bigint
+order by s.id;
+
+-- name: LockSource :one
+-- The row a PATCH rewrites, locked so two concurrent edits cannot lose one another.
+select id, name, connector_type, base_url, auth_account, auth_method, credential_enc, state, scope_mode,
+       scope_list, content_filters, sync_interval, reconcile_interval, reconcile_window, authority_tier,
+       webhook_enabled, webhook_secret_enc
+from sources where id = sqlc.arg(id)::bigint
+for update;
+
+-- name: UpdateSource :execrows
+-- Writes every settable column of a source (the merged PATCH); secrets arrive already encrypted.
+update sources
+set name = sqlc.arg(name)::text,
+    base_url = sqlc.narg(base_url)::text,
+    auth_account = sqlc.arg(auth_account)::text,
+    auth_method = sqlc.arg(auth_method)::text,
+    credential_enc = sqlc.narg(credential_enc)::text,
+    state = sqlc.arg(state)::text,
+    scope_mode = sqlc.arg(scope_mode)::text,
+    scope_list = sqlc.arg(scope_list)::jsonb,
+    content_filters = sqlc.arg(content_filters)::jsonb,
+    sync_interval = sqlc.narg(sync_interval)::integer,
+    reconcile_interval = sqlc.narg(reconcile_interval)::integer,
+    reconcile_window = sqlc.narg(reconcile_window)::integer,
+    authority_tier = sqlc.narg(authority_tier)::text,
+    webhook_enabled = sqlc.arg(webhook_enabled)::boolean,
+    webhook_secret_enc = sqlc.narg(webhook_secret_enc)::text
+where id = sqlc.arg(id)::bigint;
+
+-- name: DeleteSource :execrows
+-- Removes a source; its runs, dead letters and notes go with it (foreign keys cascade).
+delete from sources where id = sqlc.arg(id)::bigint;
+
+-- name: ListActiveSourceIds :many
+-- Sources "sync all" starts a run for (paused and disconnected ones are left alone).
+select id from sources where state = 'active' order by id;
+
+-- name: SummarizeSourcesForMetrics :many
+-- Metrics per source: items processed, API calls and rate-limited responses over all runs, seconds since
+-- the last successful run (NULL before the first), webhook-triggered runs and remembered deliveries.
+-- nullable: seconds_since_success
+select s.id as source_id,
+       coalesce((select sum(r.entities_done) from sync_runs r where r.source_id = s.id), 0)::bigint as items_processed,
+       coalesce((select sum(r.api_calls) from sync_runs r where r.source_id = s.id), 0)::bigint as api_calls,
+       coalesce((select sum(r.rate_limited) from sync_runs r where r.source_id = s.id), 0)::bigint as rate_limited,
+       (select extract(epoch from now() - max(r.finished_at)) from sync_runs r
+         where r.source_id = s.id and r.state = 'succeeded')::float8 as seconds_since_success,
+       (select count(*) from sync_runs r where r.source_id = s.id and r.trigger = 'webhook') as webhook_runs,
+       (select count(*) from webhook_deliveries w where w.source_id = s.id) as webhook_deliveries
+from sources s
+order by s.id;

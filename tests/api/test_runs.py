@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import psycopg
 
 from app.pipeline.run import execute_run
@@ -68,7 +70,12 @@ def test_history_progress_and_cancel(api: Server, make_source: SourceFactory) ->
     assert done["state"] == "succeeded" and done["run_type"] == "full"
     assert done["progress"]["done"] == 20 and done["progress"]["total"] == 20
     assert done["progress"]["percent"] == 100.0 and done["progress"]["eta_seconds"] == 0.0
-    assert done["progress"]["rate_per_second"] > 0 and done["duration_seconds"] is not None
+    assert done["progress"]["rate_per_second"] > 0
+    # duration is the view's interval (finished_at - started_at), rendered as seconds everywhere.
+    ran = datetime.fromisoformat(done["finished_at"]) - datetime.fromisoformat(done["started_at"])
+    assert done["duration_seconds"] == round(ran.total_seconds(), 3)
+    assert page2["items"][0]["duration_seconds"] == done["duration_seconds"]
+    assert page1["items"][1]["duration_seconds"] is None  # cancelled before it started
     assert done["api_calls"] > 0
     assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
     assert twice.status_code == 409

@@ -35,6 +35,10 @@ docstring): a SQL constant `VERB_NOUN` with `%(name)s` placeholders and a functi
   -> int` through COPY FROM STDIN.
 - A query returning exactly one column returns that value instead of a Row; `VerbNounRow` is a
   frozen slots dataclass built positionally from a `tuple_row` cursor.
+- Queries of one file returning the same fields (names, types, nullability) share one Row class,
+  named after the one table or view they read (`SyncRunHistoryRow`), else after the first query.
+- sqlc calls every cast and view expression NOT NULL; a comment line `-- nullable: col, ...` under
+  the query marks those result columns `| None` (an unknown name is an error).
 - json/jsonb inputs are wrapped in `psycopg.types.json.Json`/`Jsonb`; vector/halfvec are `Any`
   (numpy arrays once `pgvector.psycopg.register_vector` ran on the connection).
 """

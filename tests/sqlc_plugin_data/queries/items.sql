@@ -62,3 +62,8 @@ INSERT INTO items (owner_id, external_id, title, tags, payload, embedding) VALUE
 -- Timestamps of one item.
 -- name: GetItemTimes :one
 SELECT created_at, updated_at, deleted_at FROM items WHERE id = $1;
+
+-- How long an item lived: NULL while it is live. sqlc calls every cast NOT NULL, hence the directive.
+-- nullable: lifetime
+-- name: GetItemLifetime :one
+SELECT id, (deleted_at - created_at)::interval AS lifetime FROM items WHERE id = sqlc.arg(id);
