@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from typing import Literal
 
 from app.commands import REGISTRY
 from app.errors import HarvesterError
 
 
-def _prepare() -> tuple[str, object]:
+def _prepare(process: Literal["api"] | None = None) -> tuple[str, object]:
     from app.config import load_config
     from app.db.connect import database_url
-    from app.db.migrate import migrate
+    from app.db.readiness import require_ready
     from app.secrets import load_keyring
 
     config = load_config()
     url = database_url(config)
-    migrate(url, config.backups_dir)
+    require_ready(url, process)  # never migrates: `harvester db migrate` does (issue 9 §5)
     return url, load_keyring(config)
 
 
@@ -26,7 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
     from app.api import create_app
     from app.secrets import Keyring
 
-    url, keyring = _prepare()
+    url, keyring = _prepare("api")
     assert isinstance(keyring, Keyring)
     app = create_app(url, keyring)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
@@ -81,7 +82,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = sub.add_parser("serve", help="run the admin HTTP API (migrates first)")
+    serve = sub.add_parser("serve", help="run the admin HTTP API (the schema must be current)")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])

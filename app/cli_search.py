@@ -13,11 +13,11 @@ from app.commands import REGISTRY
 def _open() -> Any:
     from app.config import load_config
     from app.db.connect import connect, database_url
-    from app.db.migrate import migrate
+    from app.db.readiness import require_ready
 
     config = load_config()
     url = database_url(config)
-    migrate(url, config.backups_dir)
+    require_ready(url)  # never migrates: `harvester db migrate` does (issue 9 §5)
     return connect(url)
 
 

@@ -15,12 +15,12 @@ from app.errors import HarvesterError
 
 def _open() -> tuple[Any, Any]:
     from app.db.connect import connect, database_url
-    from app.db.migrate import migrate
+    from app.db.readiness import require_ready
     from app.secrets import load_keyring
 
     config = load_config()
     url = database_url(config)
-    migrate(url, config.backups_dir)
+    require_ready(url)  # never migrates: `harvester db migrate` does (issue 9 §5)
     return connect(url), load_keyring(config)
 
 

@@ -19,7 +19,7 @@ from procrastinate import RetryStrategy
 
 from app.config import load_config
 from app.db.connect import WORKER_ROLE, assume_role, connect, database_url
-from app.db.migrate import migrate
+from app.db.readiness import require_ready
 from app.pipeline.run import LaneBusy, execute_run, source_config
 from app.queries import runs as rq
 from app.queries import sources as sq
@@ -166,7 +166,7 @@ def build_app(url: str) -> procrastinate.App:
 def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
     config = load_config()
     url = database_url(config)
-    migrate(url, config.backups_dir)
+    require_ready(url, "worker")  # never migrates: `harvester db migrate` does (issue 9 §5)
     app = build_app(url)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, "periodic"] if periodic else [QUEUE]

@@ -14,10 +14,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, SQL_DIR, load_migrations, migrate
+from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, load_migrations, migrate
 from app.errors import HarvesterError
 
 HARVESTER = [sys.executable, "-m", "app.cli"]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _applied(url: str) -> list[str]:
@@ -101,7 +102,7 @@ def test_changed_applied_migration_is_refused_and_nothing_is_applied(
     empty_db_url: str, tmp_path: Path
 ) -> None:
     sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
+    shutil.copytree(REPO / "sql", sql_dir)
     files = sorted((sql_dir / "schema").glob("*.sql"))
     migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir, target=files[1].name.split("_")[0])
     files[0].write_text(files[0].read_text() + "\ncreate table sneaky (id int);\n-- migrate:down\n")
@@ -194,7 +195,7 @@ def test_embedded_start_repairs_open_data_dir_permissions() -> None:
 
 def test_a_non_transactional_migration_runs_its_statements_one_by_one(empty_db_url: str, tmp_path: Path) -> None:
     sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
+    shutil.copytree(REPO / "sql", sql_dir)
     (sql_dir / "schema" / "29991231000000_concurrent_index.sql").write_text(
         "-- migrate:up transaction:false\n"
         "set lock_timeout = '5s';\n"
