@@ -187,16 +187,15 @@ def release_migrate_lock(
 
 
 SCHEMA_INSTALLED = """
-select (to_regclass('public.schema_migrations') is not null
-        and to_regclass('public.schema_trigger_files') is not null)::boolean as installed
+select (to_regclass('public.schema_migrations') is not null)::boolean as installed
 """
 
 
 def schema_installed(
     conn: psycopg.Connection[Any],
 ) -> bool | None:
-    """Whether this database has Harvester's bookkeeping tables at all (a
-    never-migrated database has not).
+    """Whether this database was ever migrated (schema_trigger_files comes later,
+    with migration 9).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(

@@ -44,6 +44,5 @@ on conflict on constraint schema_trigger_files_pkey
 do update set checksum = excluded.checksum, applied_at = now();
 
 -- name: SchemaInstalled :one
--- Whether this database has Harvester's bookkeeping tables at all (a never-migrated database has not).
-select (to_regclass('public.schema_migrations') is not null
-        and to_regclass('public.schema_trigger_files') is not null)::boolean as installed;
+-- Whether this database was ever migrated (schema_trigger_files comes later, with migration 9).
+select (to_regclass('public.schema_migrations') is not null)::boolean as installed;
