@@ -243,9 +243,7 @@ def _apply_trigger_files(
                 conn.execute(f.sql.encode())
                 q.record_trigger_file(conn, name=f.name, checksum=f.checksum)
     except psycopg.Error as exc:
-        raise HarvesterError(
-            f"trigger files failed and were rolled back: {exc.diag.message_primary or exc}"
-        ) from exc
+        raise HarvesterError(f"trigger files failed and were rolled back: {exc.diag.message_primary or exc}") from exc
 
 
 def _ensure_job_queue_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
