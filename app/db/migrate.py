@@ -123,9 +123,9 @@ def load_trigger_files(triggers_dir: Traversable | None = None) -> list[TriggerF
 
 
 def status(conn: psycopg.Connection[tuple[object, ...]]) -> list[MigrationState]:
-    q.create_schema_migrations(conn)
-    applied = {r.version: r.checksum for r in q.list_applied_migrations(conn)}
-    conn.commit()
+    # Read-only: `db status` may run with a login that cannot create the bookkeeping table.
+    applied = {r.version: r.checksum for r in q.list_applied_migrations(conn)} if q.schema_installed(conn) else {}
+    conn.rollback()
     return [
         MigrationState(
             version=m.version,
