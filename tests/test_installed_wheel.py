@@ -27,6 +27,7 @@ from tests.conftest import REPO
 
 # Building and installing take minutes on a cold pip cache; the rest of the suite keeps its 600 s limit.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+_NOT_SOURCE = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
 
 
 @dataclass
@@ -65,10 +66,14 @@ def installed() -> Iterator[Installed]:
     root = Path(tempfile.mkdtemp(prefix="hv-wheel-", dir="/tmp"))
     assert not root.is_relative_to(REPO)
     try:
+        # Built from a copy: setuptools writes build/ and *.egg-info next to the sources, and a stale
+        # build/lib in the checkout could carry a deleted module into the wheel.
+        source = root / "source"
+        shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
         dist = root / "dist"
         _check(
             subprocess.run(
-                [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(REPO), "-w", str(dist)],
+                [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(source), "-w", str(dist)],
                 capture_output=True,
                 text=True,
                 timeout=600,

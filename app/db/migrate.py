@@ -1,4 +1,6 @@
-"""Apply the dbmate-format migrations in sql/schema, then the re-appliable files in sql/triggers.
+"""Apply the dbmate-format migrations in sql/schema, then the re-appliable files in sql/triggers whose
+text changed (their sha256 is recorded in schema_trigger_files). The only code that runs DDL: `serve`
+and `worker` only check the schema is current (app/db/readiness.py).
 
 The SQL ships inside the distribution as package ``app.sql`` (pyproject maps the repository's top-level
 ``sql/`` onto it) and is read through ``importlib.resources``: an editable checkout and an installed
