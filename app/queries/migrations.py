@@ -79,6 +79,33 @@ def list_applied_migrations(
     return [ListAppliedMigrationsRow(*row) for row in rows]
 
 
+LIST_APPLIED_TRIGGER_FILES = """
+select name, checksum from schema_trigger_files order by name
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListAppliedTriggerFilesRow:
+    """One row of ListAppliedTriggerFiles."""
+
+    name: str
+    checksum: str
+
+
+def list_applied_trigger_files(
+    conn: psycopg.Connection[Any],
+) -> list[ListAppliedTriggerFilesRow]:
+    """Each re-appliable trigger file with the checksum of the text migrate last
+    applied.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_APPLIED_TRIGGER_FILES,
+            {},
+        ).fetchall()
+    return [ListAppliedTriggerFilesRow(*row) for row in rows]
+
+
 PGVECTOR_AVAILABLE = """
 select exists (select 1 from pg_catalog.pg_available_extensions() as x where x.name = 'vector')::boolean as available
 """
@@ -118,6 +145,29 @@ def record_migration(
         )
 
 
+RECORD_TRIGGER_FILE = """
+insert into schema_trigger_files (name, checksum) values (%(name)s, %(checksum)s)
+on conflict on constraint schema_trigger_files_pkey
+do update set checksum = excluded.checksum, applied_at = now()
+"""
+
+
+def record_trigger_file(
+    conn: psycopg.Connection[Any],
+    *,
+    name: str,
+    checksum: str,
+) -> None:
+    """Records (or updates) the checksum of a trigger file, inside the transaction
+    that applied it.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            RECORD_TRIGGER_FILE,
+            {"name": name, "checksum": checksum},
+        )
+
+
 RELEASE_MIGRATE_LOCK = """
 select pg_advisory_unlock(%(key)s::bigint)
 """
@@ -134,6 +184,28 @@ def release_migrate_lock(
             RELEASE_MIGRATE_LOCK,
             {"key": key},
         )
+
+
+SCHEMA_INSTALLED = """
+select (to_regclass('public.schema_migrations') is not null)::boolean as installed
+"""
+
+
+def schema_installed(
+    conn: psycopg.Connection[Any],
+) -> bool | None:
+    """Whether this database was ever migrated (schema_trigger_files comes later,
+    with migration 9).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            SCHEMA_INSTALLED,
+            {},
+        ).fetchone()
+    if row is None:
+        return None
+    value: bool = row[0]
+    return value
 
 
 TRY_MIGRATE_LOCK = """

@@ -32,3 +32,17 @@ select exists (select 1 from pg_catalog.pg_available_extensions() as x where x.n
 -- name: JobQueueInstalled :one
 -- Whether Procrastinate's schema is present.
 select (to_regclass('public.procrastinate_jobs') is not null)::boolean as installed;
+
+-- name: ListAppliedTriggerFiles :many
+-- Each re-appliable trigger file with the checksum of the text migrate last applied.
+select name, checksum from schema_trigger_files order by name;
+
+-- name: RecordTriggerFile :exec
+-- Records (or updates) the checksum of a trigger file, inside the transaction that applied it.
+insert into schema_trigger_files (name, checksum) values (sqlc.arg(name), sqlc.arg(checksum))
+on conflict on constraint schema_trigger_files_pkey
+do update set checksum = excluded.checksum, applied_at = now();
+
+-- name: SchemaInstalled :one
+-- Whether this database was ever migrated (schema_trigger_files comes later, with migration 9).
+select (to_regclass('public.schema_migrations') is not null)::boolean as installed;
