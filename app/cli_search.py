@@ -86,6 +86,7 @@ def _reembed(args: argparse.Namespace) -> int:
             stale = sum(m.chunks for m in before if m.model != embedder.model_name)
             print(f"{stale} chunks to re-embed with {embedder.model_name}")
             return 1 if stale else 0
+        conn.autocommit = True  # reembed commits batch by batch
         result = reembed(
             conn, embedder, batch=args.batch,
             on_batch=lambda r: print(f"  {r.replaced} replaced", flush=True),

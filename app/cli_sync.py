@@ -21,7 +21,8 @@ def _open() -> tuple[Any, Any]:
     config = load_config()
     url = database_url(config)
     migrate(url, config.backups_dir)
-    return connect(url), load_keyring(config)
+    # Autocommit: each command declares its transactions (execute_run one per page).
+    return connect(url, autocommit=True), load_keyring(config)
 
 
 def _sources_add(args: argparse.Namespace) -> int:
@@ -30,7 +31,7 @@ def _sources_add(args: argparse.Namespace) -> int:
     scope_list: list[Any] = [s for s in (args.scope or [])]
     filters = json.loads(args.filters) if args.filters else {}
     conn, keyring = _open()
-    with conn:
+    with conn, conn.transaction():
         source_id = create_source(
             conn,
             keyring,
@@ -46,7 +47,6 @@ def _sources_add(args: argparse.Namespace) -> int:
                 webhook_enabled=bool(args.webhook_secret),
             ),
         )
-        conn.commit()
     print(source_id)
     return 0
 
@@ -75,10 +75,10 @@ def _sync(args: argparse.Namespace) -> int:
 
     conn, keyring = _open()
     with conn:
-        source_id = resolve_source(conn, args.source)
         options = {"confirm_mass_delete": True} if args.confirm_mass_delete else None
-        run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
-        conn.commit()
+        with conn.transaction():
+            source_id = resolve_source(conn, args.source)
+            run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
         worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
@@ -92,7 +92,6 @@ def _sync(args: argparse.Namespace) -> int:
         from app.queries import runs as rq
 
         run = rq.get_run(conn, id=run_id)
-        conn.commit()
     assert run is not None
     print(
         f"run #{run_id} {run.state}: {run.entities_done or 0} items, {run.error_count} to the DLQ, "

@@ -30,6 +30,7 @@ from rich.table import Table
 
 from app.config import load_config
 from app.db import embedded
+from app.db.connect import connect
 from app.db.migrate import migrate
 from app.errors import HarvesterError
 from app.queries import demo as dq
@@ -211,17 +212,21 @@ def _demo(
     jobs.open()
     run_ids: list[int] = []
     try:
-        with psycopg.connect(url) as conn:
+        with connect(url, autocommit=True) as conn:
             for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
-                source_id = create_source(
-                    conn,
-                    keyring,
-                    NewSource(
-                        name=name, connector_type=connector, base_url=str(base[connector]), credential=tokens[connector]
-                    ),
-                )
-                run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
-                conn.commit()
+                # The source, its run and the run's job commit together.
+                with conn.transaction():
+                    source_id = create_source(
+                        conn,
+                        keyring,
+                        NewSource(
+                            name=name,
+                            connector_type=connector,
+                            base_url=str(base[connector]),
+                            credential=tokens[connector],
+                        ),
+                    )
+                    run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
     finally:
         jobs.close()
 
@@ -256,7 +261,7 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunSt
         console=console,
     )
     first = time.monotonic()
-    with progress, psycopg.connect(url, autocommit=True) as conn:
+    with progress, connect(url, autocommit=True) as conn:
         tasks = {}
         while True:
             rows = dq.demo_run_states(conn, ids=run_ids)
@@ -271,7 +276,7 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[dq.DemoRunSt
 
 
 def _summary(console: Console, url: str, runs: list[dq.DemoRunStatesRow], seconds: float) -> None:
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         entities = dq.demo_entity_counts(conn)
         totals = dq.demo_projection_counts(conn)
         refs = dq.demo_refs_by_kind(conn)
@@ -322,7 +327,7 @@ def _searches(console: Console, url: str) -> None:
     if embedder is None:
         console.print("HARVESTER_EMBEDDER=none: no searches")
         return
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         conn.execute("update platform_settings set value = 'true' where key = 'search_include_drafts'")
         conn.commit()
         people = _people(conn)
@@ -364,7 +369,7 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
     from app.queries import tokens as tq
 
     token = new_token()
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         tq.create_token(conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token))
         conn.commit()
     children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env)

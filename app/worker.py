@@ -54,7 +54,8 @@ def _url() -> str:
 )
 def run_sync(run_id: int) -> str:
     keyring = load_keyring(load_config())
-    with connect(_url()) as conn:
+    # Autocommit: execute_run declares its own transactions, one per page.
+    with connect(_url(), autocommit=True) as conn:
         assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
         outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=process_stage())
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)

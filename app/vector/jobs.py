@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 def reembed() -> int:
     """Re-embed every chunk whose model differs from the configured embedder's; returns chunks replaced."""
     embedder = require_embedder()
-    with connect(database_url(load_config())) as conn:
+    with connect(database_url(load_config()), autocommit=True) as conn:  # one transaction per batch
         result = run_reembed(conn, embedder)
     log.info("re-embed to %s done: %d replaced, %d skipped", result.model, result.replaced, result.skipped)
     return result.replaced
