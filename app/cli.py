@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-from app.config import load_config
+from app.config import Config, load_config
 from app.errors import HarvesterError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -97,11 +97,12 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    try:
+        config = load_config()  # checked before any command runs: a bad variable is one line, exit 2
+    except HarvesterError as exc:
+        print(f"harvester: error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(config, verbose=args.verbose)
     handler: Handler = args.handler
     try:
         return handler(args)
@@ -111,6 +112,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harvester: interrupted", file=sys.stderr)
         return 130
+
+
+def configure_logging(config: Config, *, verbose: bool = False) -> None:
+    """HARVESTER_LOG_LEVEL (default INFO), or DEBUG with ``-v``."""
+    level = logging.DEBUG if verbose else getattr(logging, config.log_level)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if level > logging.DEBUG:
+        # httpx logs every request at INFO: one line per source API call drowns what the run says.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 if __name__ == "__main__":

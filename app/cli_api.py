@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 
 from app.commands import REGISTRY
+from app.config import Config, load_config
 from app.errors import HarvesterError
 
 
-def _prepare() -> tuple[str, object]:
-    from app.config import load_config
+def _prepare(config: Config) -> tuple[str, object]:
     from app.db.connect import database_url
     from app.db.migrate import migrate
     from app.secrets import load_keyring
 
-    config = load_config()
     url = database_url(config)
     migrate(url, config.backups_dir)
     return url, load_keyring(config)
@@ -26,9 +25,10 @@ def _serve(args: argparse.Namespace) -> int:
     from app.api import create_app
     from app.secrets import Keyring
 
-    url, keyring = _prepare()
+    config = load_config()
+    url, keyring = _prepare(config)
     assert isinstance(keyring, Keyring)
-    app = create_app(url, keyring)
+    app = create_app(url, keyring, metrics_public=config.metrics_public)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
     return 0
@@ -39,7 +39,7 @@ def _token_create(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = _prepare()
+    url, _ = _prepare(load_config())
     token = new_token()
     with connect(url) as conn:
         try:
@@ -56,7 +56,7 @@ def _token_list(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = _prepare()
+    url, _ = _prepare(load_config())
     with connect(url) as conn:
         rows = tq.list_tokens(conn)
     for r in rows:
@@ -70,7 +70,7 @@ def _token_revoke(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
 
-    url, _ = _prepare()
+    url, _ = _prepare(load_config())
     with connect(url) as conn:
         n = tq.revoke_token(conn, name=args.name)
         conn.commit()

@@ -8,14 +8,13 @@ from datetime import datetime
 from typing import Any
 
 from app.commands import REGISTRY
+from app.config import Config, load_config
 
 
-def _open() -> Any:
-    from app.config import load_config
+def _open(config: Config) -> Any:
     from app.db.connect import connect, database_url
     from app.db.migrate import migrate
 
-    config = load_config()
     url = database_url(config)
     migrate(url, config.backups_dir)
     return connect(url)
@@ -26,8 +25,9 @@ def _search(args: argparse.Namespace) -> int:
     from app.vector.config import require_embedder
     from app.vector.search import Principal, SearchFilters, search
 
-    embedder = require_embedder()
-    with _open() as conn:
+    config = load_config()
+    embedder = require_embedder(config.embedder)
+    with _open(config) as conn:
         source_ids = tuple(resolve_source(conn, s) for s in args.source) if args.source else None
         conn.commit()
         filters = SearchFilters(
@@ -76,8 +76,9 @@ def _reembed(args: argparse.Namespace) -> int:
     from app.vector.config import require_embedder
     from app.vector.reembed import models_in_use, reembed
 
-    embedder = require_embedder()
-    with _open() as conn:
+    config = load_config()
+    embedder = require_embedder(config.embedder)
+    with _open(config) as conn:
         before = models_in_use(conn)
         conn.commit()
         for m in before:

@@ -9,11 +9,11 @@ import socket
 from typing import Any
 
 from app.commands import REGISTRY
-from app.config import load_config
+from app.config import Config, load_config
 from app.errors import HarvesterError
 
 
-def _open() -> tuple[Any, Any]:
+def _open() -> tuple[Any, Any, Config]:
     from app.db.connect import connect, database_url
     from app.db.migrate import migrate
     from app.secrets import load_keyring
@@ -22,7 +22,7 @@ def _open() -> tuple[Any, Any]:
     url = database_url(config)
     migrate(url, config.backups_dir)
     # Autocommit: each command declares its transactions (execute_run one per page).
-    return connect(url, autocommit=True), load_keyring(config)
+    return connect(url, autocommit=True), load_keyring(config), config
 
 
 def _sources_add(args: argparse.Namespace) -> int:
@@ -30,7 +30,7 @@ def _sources_add(args: argparse.Namespace) -> int:
 
     scope_list: list[Any] = [s for s in (args.scope or [])]
     filters = json.loads(args.filters) if args.filters else {}
-    conn, keyring = _open()
+    conn, keyring, config = _open()
     with conn, conn.transaction():
         source_id = create_source(
             conn,
@@ -39,7 +39,7 @@ def _sources_add(args: argparse.Namespace) -> int:
                 name=args.name,
                 connector_type=args.connector,
                 base_url=args.base_url,
-                credential=args.credential or os.environ.get("HARVESTER_SOURCE_CREDENTIAL"),
+                credential=args.credential or config.source_credential,
                 webhook_secret=args.webhook_secret,
                 scope_mode="selected" if scope_list else "all",
                 scope_list=scope_list,
@@ -54,7 +54,7 @@ def _sources_add(args: argparse.Namespace) -> int:
 def _sources_list(args: argparse.Namespace) -> int:
     from app.queries import sources as sq
 
-    conn, _ = _open()
+    conn, _, _ = _open()
     with conn:
         rows = sq.list_sources_overview(conn)
     print(f"{'id':>4}  {'name':24} {'connector':10} {'state':12} {'health':8} {'entities':>8} {'dlq':>5}  last run")
@@ -73,7 +73,7 @@ def _sync(args: argparse.Namespace) -> int:
     from app.services.sources import resolve_source, start_run
     from app.vector.config import process_stage
 
-    conn, keyring = _open()
+    conn, keyring, config = _open()
     with conn:
         options = {"confirm_mass_delete": True} if args.confirm_mass_delete else None
         with conn.transaction():
@@ -82,8 +82,9 @@ def _sync(args: argparse.Namespace) -> int:
         worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
+                stage = process_stage(config.embedder)
                 outcome = execute_run(
-                    conn, run_id, worker_id=worker_id, keyring=keyring, chunks=process_stage(), on_progress=bar.update
+                    conn, run_id, worker_id=worker_id, keyring=keyring, chunks=stage, on_progress=bar.update
                 )
             except LaneBusy:
                 raise HarvesterError(

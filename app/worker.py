@@ -53,11 +53,13 @@ def _url() -> str:
     retry=RetryStrategy(max_attempts=10_000, wait=15, retry_exceptions={LaneBusy}),
 )
 def run_sync(run_id: int) -> str:
-    keyring = load_keyring(load_config())
+    config = load_config()
+    keyring = load_keyring(config)
     # Autocommit: execute_run declares its own transactions, one per page.
-    with connect(_url(), autocommit=True) as conn:
+    with connect(database_url(config), autocommit=True) as conn:
         assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
-        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=process_stage())
+        stage = process_stage(config.embedder)
+        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=stage)
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state
 
@@ -79,8 +81,9 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
     """One tick. ``defer(conn, run_id)`` queues a run's job in ``conn``'s open transaction, so a run
     never commits without its job (a crash in between would leave it queued forever)."""
     counts = {"incremental": 0, "reconciliation": 0, "probed": 0, "watchdog": 0, "resumed": 0, "gave_up": 0}
-    keyring = load_keyring(load_config())
-    with connect(_url()) as conn:
+    config = load_config()
+    keyring = load_keyring(config)
+    with connect(database_url(config)) as conn:
         settings = load_settings(conn)
         for stale in rq.list_stale_runs(conn, stale_after=settings.stale_run_after):
             if stale.deliveries >= settings.max_deliveries:

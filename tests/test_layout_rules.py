@@ -73,6 +73,34 @@ def test_the_named_modules_exist() -> None:
     assert missing == []
 
 
+# Only app/config.py reads the environment; these modules copy it whole into a child process's environment.
+ENV_READERS = frozenset({"app/config.py"})
+SUBPROCESS_ENV = frozenset({"app/demo.py", "app/cli/demo.py", "app/db/migrate.py"})
+_ENV_READ = re.compile(r"os\.environ|getenv\(")
+_ENV_COPY = re.compile(r"dict\(os\.environ\)|\{\*\*os\.environ\b")
+
+
+def _reads_env(rel: str, line: str) -> bool:
+    if not _ENV_READ.search(line):
+        return False
+    return not (rel in SUBPROCESS_ENV and _ENV_COPY.search(line))
+
+
+def test_only_the_config_module_reads_the_environment() -> None:
+    found = []
+    for root in ("app", "connectors"):
+        for path in sorted((REPO / root).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if rel in ENV_READERS:
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+                if _reads_env(rel, line):
+                    found.append(f"{rel}:{n}: {line.strip()}")
+    assert found == []
+    assert _reads_env("app/secrets.py", 'os.environ.get("HARVESTER_PREVIOUS_SECRET_KEYS", "")')
+    assert not _reads_env("app/demo.py", 'env = {**os.environ, "HARVESTER_DATABASE_URL": url}')
+
+
 def test_importing_the_app_sets_no_process_wide_json_dumper() -> None:
     """The jsonb encoder is registered per connection (app.db.connect.configure_connection), never at import."""
     code = (

@@ -7,7 +7,6 @@ statement in the request's transaction.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -36,15 +35,11 @@ from app.worker import build_app
 API_PREFIX = "/api/v1"
 
 
-def metrics_public_from_env() -> bool:
-    return os.environ.get("HARVESTER_METRICS_PUBLIC", "1").strip().lower() not in ("0", "false", "no")
-
-
 def create_app(
     url: str,
     keyring: Keyring,
     *,
-    metrics_public: bool | None = None,
+    metrics_public: bool = True,
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
 ) -> Litestar:
@@ -80,8 +75,7 @@ def create_app(
         ],
         security=[{"bearer": []}],
     )
-    public = metrics_public if metrics_public is not None else metrics_public_from_env()
-    ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(public)])
+    ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(metrics_public)])
     return Litestar(
         route_handlers=[api, ops, *(extra_routes or [])],
         dependencies=DEPENDENCIES,

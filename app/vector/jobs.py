@@ -26,8 +26,9 @@ log = logging.getLogger(__name__)
 @tasks.task(name="reembed", queue=QUEUE, queueing_lock="reembed")
 def reembed() -> int:
     """Re-embed every chunk whose model differs from the configured embedder's; returns chunks replaced."""
-    embedder = require_embedder()
-    with connect(database_url(load_config()), autocommit=True) as conn:  # one transaction per batch
+    config = load_config()
+    embedder = require_embedder(config.embedder)
+    with connect(database_url(config), autocommit=True) as conn:  # one transaction per batch
         result = run_reembed(conn, embedder)
     log.info("re-embed to %s done: %d replaced, %d skipped", result.model, result.replaced, result.skipped)
     return result.replaced
@@ -37,10 +38,11 @@ def reembed() -> int:
 @tasks.task(name="reembed_check", queue="periodic", queueing_lock="reembed_check")
 def reembed_check(timestamp: int) -> int:
     """Detect a model change (chunks whose model is not the configured one) and queue ``reembed``."""
-    embedder = process_embedder()
+    config = load_config()
+    embedder = process_embedder(config.embedder)
     if embedder is None:
         return 0
-    with connect(database_url(load_config())) as conn:
+    with connect(database_url(config)) as conn:
         stale = stale_chunks(conn, embedder.model_name)
         conn.commit()
     if stale:
