@@ -28,7 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = load_config()
     url, keyring = _prepare(config)
     assert isinstance(keyring, Keyring)
-    app = create_app(url, keyring, metrics_public=config.metrics_public)
+    app = create_app(url, keyring, metrics_public=config.metrics_public, embedder=config.embedder)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
     return 0

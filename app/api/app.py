@@ -29,6 +29,7 @@ from app.api.settings import SettingsController
 from app.api.sources import SourcesController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
+from app.config import EmbedderConfig
 from app.secrets import Keyring
 from app.worker import build_app
 
@@ -40,10 +41,14 @@ def create_app(
     keyring: Keyring,
     *,
     metrics_public: bool = True,
+    embedder: EmbedderConfig | None = None,
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
 ) -> Litestar:
-    """The admin API on database ``url`` with secrets under ``keyring``."""
+    """The admin API on database ``url`` with secrets under ``keyring``.
+
+    ``embedder``: what search embeds queries with (``None``: loaded from the environment on first search).
+    """
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -52,6 +57,7 @@ def create_app(
         jobs.open(pool)  # Procrastinate's sync connector on our pool: jobs defer as harvester_api
         app.state.db = Database(pool)
         app.state.keyring = keyring
+        app.state.embedder_config = embedder
         app.state.jobs = jobs
         try:
             yield
