@@ -39,6 +39,7 @@ from app.settings import PlatformSettings, load_settings
 from connectors.base import (
     CallStats,
     Checkpoint,
+    Connector,
     Emitted,
     Entity,
     ItemError,
@@ -244,7 +245,7 @@ class _Run:
         return datetime.fromisoformat(cursor["updated"]) - timedelta(seconds=self.settings.incremental_lookback)
 
     def _pages(
-        self, connector: Any, source: sq.GetSourceRow
+        self, connector: Connector, source: sq.GetSourceRow
     ) -> Iterator[tuple[list[RawItem | ItemError | ItemGone], Mapping[str, Any] | None]]:
         """Pages to commit, each with the connector position after it.
 
