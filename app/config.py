@@ -1,19 +1,67 @@
-"""Process configuration from the environment (brief §5 "Interface contract")."""
+"""Process configuration: every environment variable the product reads, typed, read once here.
+
+``load_config()`` is the only place that reads the environment (brief §5 "Interface contract"); entry
+points call it once and pass the :class:`Config` (or the part a helper needs) down. A bad value is one
+line naming the variable (``HARVESTER_EMBEDDER_DIMENSION: not an integer``), raised as
+:class:`ConfigError` and printed by the CLI without a traceback.
+
+Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRET_KEY``,
+``HARVESTER_PREVIOUS_SECRET_KEYS`` (comma-separated, for key rotation), ``HARVESTER_EMBEDDER``
+(``local`` | ``openai`` | ``none``), ``HARVESTER_EMBEDDER_URL``, ``_MODEL``, ``_DIMENSION``, ``_API_KEY``
+(else ``OPENAI_API_KEY``), ``_BATCH_SIZE``, ``HARVESTER_EMBED_THREADS``, ``HARVESTER_METRICS_PUBLIC``,
+``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
+
+from app.errors import HarvesterError
+
+EmbedderKind = Literal["local", "openai", "none"]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class ConfigError(HarvesterError):
+    """An environment variable has a value the product cannot use; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderConfig:
+    kind: EmbedderKind = "local"  # none: sync without the vector projection
+    url: str | None = None  # openai: the OpenAI-compatible endpoint
+    model: str | None = None
+    dimension: int | None = None
+    api_key: str | None = field(default=None, repr=False)
+    batch_size: int | None = None  # None: the embedder's own default
+    threads: int | None = None  # local: None = the CPUs this process may use
+
+    def settings(self) -> dict[str, object]:
+        """The ``app.embedding.get_embedder`` settings (unset values left out)."""
+        values: dict[str, object] = {"embedder": self.kind}
+        for name in ("url", "model", "dimension", "api_key", "batch_size", "threads"):
+            value = getattr(self, name)
+            if value is not None:
+                values[name] = value
+        return values
 
 
 @dataclass(frozen=True, slots=True)
 class Config:
     data_dir: Path
     database_url: str | None  # None: the embedded PostgreSQL in data_dir/pg
-    secret_key: str | None  # None in embedded mode: generated once into data_dir/secret.key
+    secret_key: str | None = field(repr=False)  # None in embedded mode: generated once into data_dir/secret.key
+    previous_secret_keys: tuple[str, ...] = field(default=(), repr=False)  # still decrypt, never encrypt
+    embedder: EmbedderConfig = field(default_factory=EmbedderConfig)
+    metrics_public: bool = True  # /metrics without a token
+    source_credential: str | None = field(default=None, repr=False)
+    log_level: str = "INFO"
 
     @property
     def backups_dir(self) -> Path:
@@ -28,10 +76,80 @@ class Config:
         return self.data_dir / "secret.key"
 
 
-def load_config() -> Config:
-    data_dir = os.environ.get("HARVESTER_DATA_DIR") or platformdirs.user_data_dir("harvester")
+def load_config(environ: Mapping[str, str] | None = None) -> Config:
+    """The configuration from ``environ`` (default: the process environment). Raises :class:`ConfigError`."""
+    env = _Env(os.environ if environ is None else environ)
+    data_dir = env.text("HARVESTER_DATA_DIR") or platformdirs.user_data_dir("harvester")
     return Config(
         data_dir=Path(data_dir).expanduser().resolve(),
-        database_url=os.environ.get("HARVESTER_DATABASE_URL") or None,
-        secret_key=os.environ.get("HARVESTER_SECRET_KEY") or None,
+        database_url=env.text("HARVESTER_DATABASE_URL"),
+        secret_key=env.text("HARVESTER_SECRET_KEY"),
+        previous_secret_keys=tuple(
+            k.strip() for k in (env.text("HARVESTER_PREVIOUS_SECRET_KEYS") or "").split(",") if k.strip()
+        ),
+        embedder=_embedder(env),
+        metrics_public=env.flag("HARVESTER_METRICS_PUBLIC", default=True),
+        source_credential=env.text("HARVESTER_SOURCE_CREDENTIAL"),
+        log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
     )
+
+
+def _embedder(env: _Env) -> EmbedderConfig:
+    kind = env.choice("HARVESTER_EMBEDDER", ("local", "openai", "none", "off"), default="local")
+    config = EmbedderConfig(
+        kind="none" if kind == "off" else kind,  # type: ignore[arg-type]  # checked by choice()
+        url=env.text("HARVESTER_EMBEDDER_URL"),
+        model=env.text("HARVESTER_EMBEDDER_MODEL"),
+        dimension=env.positive_int("HARVESTER_EMBEDDER_DIMENSION"),
+        api_key=env.text("HARVESTER_EMBEDDER_API_KEY") or env.text("OPENAI_API_KEY"),
+        batch_size=env.positive_int("HARVESTER_EMBEDDER_BATCH_SIZE"),
+        threads=env.positive_int("HARVESTER_EMBED_THREADS"),
+    )
+    if config.kind == "openai":
+        for name in ("url", "model", "dimension"):
+            if getattr(config, name) is None:
+                raise ConfigError(f"HARVESTER_EMBEDDER_{name.upper()}: required with HARVESTER_EMBEDDER=openai")
+    return config
+
+
+class _Env:
+    """Typed reads of one environment mapping; an empty value counts as unset."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def text(self, name: str) -> str | None:
+        value = self._environ.get(name, "").strip()
+        return value or None
+
+    def positive_int(self, name: str) -> int | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        try:
+            number = int(value)
+        except ValueError:
+            raise ConfigError(f"{name}: not an integer") from None
+        if number < 1:
+            raise ConfigError(f"{name}: must be 1 or more")
+        return number
+
+    def flag(self, name: str, *, default: bool) -> bool:
+        value = self.text(name)
+        if value is None:
+            return default
+        lowered = value.lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"{name}: expected true or false (1/0, yes/no, on/off)")
+
+    def choice(self, name: str, allowed: tuple[str, ...], *, default: str, upper: bool = False) -> str:
+        value = self.text(name)
+        if value is None:
+            return default
+        value = value.upper() if upper else value.lower()
+        if value not in allowed:
+            raise ConfigError(f"{name}: expected one of {', '.join(allowed)}")
+        return value

@@ -61,19 +61,19 @@ def mask(plaintext_or_none: str | None) -> str | None:
     return "••••" + tail
 
 
-def _parse_key(text: str) -> bytes:
+def _parse_key(text: str, name: str = "HARVESTER_SECRET_KEY") -> bytes:
     text = text.strip()
     try:
         key = bytes.fromhex(text) if len(text) == 64 else base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except ValueError:
-        raise HarvesterError("HARVESTER_SECRET_KEY must be 32 bytes as 64 hex chars or base64") from None
+        raise HarvesterError(f"{name} must be 32 bytes as 64 hex chars or base64") from None
     if len(key) != 32:
-        raise HarvesterError("HARVESTER_SECRET_KEY must be 32 bytes (AES-256) as 64 hex chars or base64")
+        raise HarvesterError(f"{name} must be 32 bytes (AES-256) as 64 hex chars or base64")
     return key
 
 
 def load_keyring(config: Config) -> Keyring:
-    previous = tuple(_parse_key(k) for k in os.environ.get("HARVESTER_PREVIOUS_SECRET_KEYS", "").split(",") if k)
+    previous = tuple(_parse_key(k, "HARVESTER_PREVIOUS_SECRET_KEYS") for k in config.previous_secret_keys)
     if config.secret_key:
         return Keyring(_parse_key(config.secret_key), previous)
     if config.database_url:

@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from app.api.auth import new_token, token_hash  # noqa: E402
 from app.db import embedded  # noqa: E402
+from app.db.connect import connect  # noqa: E402
 from app.db.migrate import migrate  # noqa: E402
 from app.queries import tokens as tq  # noqa: E402
 from app.secrets import Keyring  # noqa: E402
@@ -119,7 +120,7 @@ def serving(args: list[str], env: dict[str, str]) -> Iterator[str]:
 
 
 def seed(url: str, keyring: Keyring) -> tuple[int, str]:
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         source_id = create_source(
             conn,
             keyring,

@@ -40,6 +40,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from app.db import embedded
+from app.db.connect import connect
 from app.db.migrate import migrate
 from app.pipeline.run import execute_run
 from app.registry import get_spec
@@ -113,13 +114,12 @@ def pipeline(case: Case, base_url: str, server_url: str, template: str) -> tuple
     admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
     try:
         keyring = Keyring(current=os.urandom(32))
-        with psycopg.connect(with_dbname(server_url, name)) as conn:
+        with connect(with_dbname(server_url, name), autocommit=True) as conn:
             source_id = create_source(
                 conn, keyring, NewSource(name=case.name, connector_type=case.name, base_url=base_url + case.path,
                                          credential=TOKEN),
             )  # fmt: skip
             run_id = start_run(conn, source_id, mode="full", trigger="manual")
-            conn.commit()
             started = time.perf_counter()
             outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring)
             elapsed = time.perf_counter() - started

@@ -26,9 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-import psycopg
 
 from app.db import embedded
+from app.db.connect import connect
 from app.db.migrate import migrate
 from app.embedding.local import LocalEmbedder, pad_batch
 from app.pipeline.load import Batch, load_batch
@@ -90,7 +90,7 @@ def main() -> None:
     try:
         url = server.url()
         migrate(url, data_dir / "backups")
-        with psycopg.connect(url) as conn:
+        with connect(url) as conn:
             source_id = create_source(
                 conn, Keyring(current=os.urandom(32)),
                 NewSource(name="bench", connector_type="jira", base_url="http://127.0.0.1:9", credential="x"),

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg
 from psycopg.types.json import Jsonb
 
+from app.db.connect import connect
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.transform import entity_row
 from bench._db import bench_database
@@ -145,7 +146,7 @@ def main() -> int:
     v1, v2 = make_entities(args.rows, 1), make_entities(args.rows, 2)
     rows1 = [entity_row(e) for e in v1]
     best: dict[str, float] = {}
-    with bench_database() as url, psycopg.connect(url) as conn:
+    with bench_database() as url, connect(url) as conn:
         for _ in range(args.repeats):
             sid = reset(conn)
             t = copy_rows(conn, sid, rows1, args.page)

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import psycopg
 
+from app.db.connect import connect
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
@@ -35,7 +36,6 @@ from bench._emulator import jira_emulator
 
 def timed_run(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, mode: str) -> tuple[float, int]:
     run_id = start_run(conn, source_id, mode=mode, trigger="manual")
-    conn.commit()
     started = time.perf_counter()
     outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring)
     elapsed = time.perf_counter() - started
@@ -55,11 +55,10 @@ def main() -> int:
     ap.add_argument("--issues", type=int, default=10000)
     args = ap.parse_args()
     keyring = Keyring(os.urandom(32))
-    with jira_emulator(args.issues) as base_url, bench_database() as url, psycopg.connect(url) as conn:
+    with jira_emulator(args.issues) as base_url, bench_database() as url, connect(url, autocommit=True) as conn:
         source_id = create_source(
             conn, keyring, NewSource(name="bench", connector_type="jira", base_url=base_url, credential="bench-token")
         )
-        conn.commit()
         first, n = timed_run(conn, keyring, source_id, "full")
         # The cursor is the newest issue's time; nothing happens at the source in between.
         with psycopg.connect(url, autocommit=True) as c:

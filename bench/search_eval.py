@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import psycopg
 
+from app.db.connect import connect
 from app.embedding.local import LocalEmbedder
 from app.pipeline.run import execute_run
 from app.queries import settings as settings_q
@@ -80,7 +80,7 @@ def main() -> None:
     with (
         bench_database() as url,
         jira_emulator(args.issues, seed=args.seed, token=TOKEN) as base_url,
-        psycopg.connect(url) as conn,
+        connect(url, autocommit=True) as conn,  # execute_run declares its own transactions
     ):
         settings_q.put_setting(conn, key="search_include_drafts", value=True)
         keyring = Keyring(current=os.urandom(32))
@@ -88,13 +88,11 @@ def main() -> None:
             conn, keyring, NewSource(name="jira", connector_type="jira", base_url=base_url, credential=TOKEN)
         )
         run_id = start_run(conn, source_id, mode="full", trigger="manual")
-        conn.commit()
         stage = VectorStage(embedder)
         started = time.perf_counter()
         outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring, chunks=stage)
         sync_s = time.perf_counter() - started
         ids: dict[int, str] = dict(conn.execute("select id, source_entity_id from entities").fetchall())
-        conn.commit()
         print(f"corpus      {args.issues} issues -> {len(ids)} entities, {stage.stats.embedded} chunks embedded "
               f"({outcome.state}, {sync_s:.0f}s sync incl. embedding)")
 
@@ -120,7 +118,6 @@ def main() -> None:
             started = time.perf_counter()
             for query, relevant in evaluation:
                 ranking = entity_ranking(run(query), ids)
-                conn.commit()
                 recalls.append(len(relevant & set(ranking)) / len(relevant))
                 rank = next((i for i, e in enumerate(ranking, start=1) if e in relevant), None)
                 rrs.append(1 / rank if rank else 0.0)

@@ -41,6 +41,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from app.db import embedded
+from app.db.connect import connect
 from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
@@ -147,7 +148,7 @@ def main() -> None:
         pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
         url = server.url()
         migrate(url, data_dir / "backups")
-        with psycopg.connect(url) as conn:
+        with connect(url) as conn:
             register_vector(conn)
             conn.execute("set maintenance_work_mem = '1GB'")
             conn.execute("set max_parallel_maintenance_workers = 1")  # 2 cores: leader + 1 worker

@@ -16,7 +16,7 @@ types in this module; nothing source-specific leaks past ``mapping.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -31,6 +31,16 @@ EntityStatus = Literal["draft", "final", "archived"]
 
 
 @dataclass(frozen=True, slots=True)
+class ItemContext:
+    """Facts a connector's mapping needs that the payload lacks (ACL facts, the neighbour flag...).
+
+    Each connector subclasses it with typed fields (``JiraItemContext`` in ``connectors.jira.context``...);
+    its client builds one per item and its mapping reads it. The pipeline never looks inside. This base,
+    with no fields, is "no facts": a mapping given it fails closed (``Acl(None)``).
+    """
+
+
+@dataclass(frozen=True, slots=True)
 class RawItem:
     """A source record exactly as the API returned it, plus collection metadata (seed 000 "RawItem")."""
 
@@ -42,8 +52,8 @@ class RawItem:
     source_updated_at: datetime | None = None
     # Container the item lives in (Jira project key, Confluence space key, Slack channel id).
     container: str | None = None
-    # Connector-private context the mapping needs and the payload lacks (ACL facts, neighbour flag...).
-    context: Mapping[str, Any] = field(default_factory=dict)
+    # Connector-private facts the mapping needs and the payload lacks (a subclass of ItemContext).
+    context: ItemContext = field(default_factory=ItemContext)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,18 +282,15 @@ class Connector(Protocol):
     def close(self) -> None: ...
 
 
-class ConnectorFactory(Protocol):
-    def __call__(self, config: SourceConfig, stats: CallStats) -> Connector: ...
-
-
 @dataclass(frozen=True, slots=True)
 class ConnectorSpec:
     """What a connector package exports as ``CONNECTOR``."""
 
     manifest: Manifest
-    create: ConnectorFactory
-    map_item: Any  # Callable[[RawItem], Entity]; Any keeps mypy from fighting Protocol variance
-    parse_webhook: Any  # Callable[[Mapping[str, str], bytes], WebhookEvent]
-    # True when the request's signature is valid for the source's webhook secret (the API refuses it
-    # otherwise, before parse_webhook sees the body).
-    verify_webhook: Any  # Callable[[Mapping[str, str], bytes, str], bool]
+    create: Callable[[SourceConfig, CallStats], Connector]
+    map_item: Callable[[RawItem], Entity]
+    # Headers and raw body of a verified delivery -> what to fetch or drop.
+    parse_webhook: Callable[[Mapping[str, str], bytes], WebhookEvent]
+    # True when the request's signature (headers, raw body) is valid for the source's webhook secret
+    # (the API refuses it otherwise, before parse_webhook sees the body).
+    verify_webhook: Callable[[Mapping[str, str], bytes, str], bool]

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from app.chunking import chunk_entity
+from app.config import ConfigError, load_config
 from app.embedding import DimensionMismatch, Embedder, EmbeddingError, get_embedder
 from app.embedding.local import LocalEmbedder
 from app.embedding.openai import OpenAIEmbedder, endpoint_url, parse_retry_after
@@ -91,12 +92,12 @@ def test_chunks_of_real_ticket_text_fit_the_model_window(local: LocalEmbedder) -
     assert len(chunks) > 3 and all(local.count_tokens(c.text) <= 256 for c in chunks)
 
 
-def test_thread_count_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HARVESTER_EMBED_THREADS", "1")
-    assert LocalEmbedder().threads == 1
-    monkeypatch.setenv("HARVESTER_EMBED_THREADS", "0")
-    with pytest.raises(ValueError):
-        LocalEmbedder()
+def test_thread_count_comes_from_the_environment() -> None:
+    settings = load_config({"HARVESTER_EMBED_THREADS": "1"}).embedder.settings()
+    embedder = get_embedder(settings)
+    assert isinstance(embedder, LocalEmbedder) and embedder.threads == 1
+    with pytest.raises(ConfigError, match=r"^HARVESTER_EMBED_THREADS: must be 1 or more$"):
+        load_config({"HARVESTER_EMBED_THREADS": "0"})
 
 
 OFFLINE_SCRIPT = """
@@ -322,11 +323,10 @@ def test_endpoint_url_accepts_root_v1_or_full_url() -> None:
 # ---------------------------------------------------------------- selection
 
 
-def test_get_embedder_selects_by_configuration(server: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HARVESTER_EMBEDDER_API_KEY", "from-env")
-    remote = get_embedder(
-        {"embedder": "openai", "embedder_url": server.url, "model": "m", "dimension": 16, "batch_size": 2}
-    )
+def test_get_embedder_selects_by_configuration(server: EmbeddingsServer) -> None:
+    env = {"HARVESTER_EMBEDDER": "openai", "HARVESTER_EMBEDDER_URL": server.url, "HARVESTER_EMBEDDER_MODEL": "m",
+           "HARVESTER_EMBEDDER_DIMENSION": "16", "HARVESTER_EMBEDDER_BATCH_SIZE": "2", "OPENAI_API_KEY": "from-env"}
+    remote = get_embedder(load_config(env).embedder.settings())
     assert isinstance(remote, OpenAIEmbedder) and remote.model_name == "m" and remote.dimension == 16
     remote.embed(["x"])
     remote.close()

@@ -7,7 +7,6 @@ statement in the request's transaction.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -30,25 +29,26 @@ from app.api.settings import SettingsController
 from app.api.sources import SourcesController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
+from app.config import EmbedderConfig
 from app.jobs import build_app
 from app.secrets import Keyring
 
 API_PREFIX = "/api/v1"
 
 
-def metrics_public_from_env() -> bool:
-    return os.environ.get("HARVESTER_METRICS_PUBLIC", "1").strip().lower() not in ("0", "false", "no")
-
-
 def create_app(
     url: str,
     keyring: Keyring,
     *,
-    metrics_public: bool | None = None,
+    metrics_public: bool = True,
+    embedder: EmbedderConfig | None = None,
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
 ) -> Litestar:
-    """The admin API on database ``url`` with secrets under ``keyring``."""
+    """The admin API on database ``url`` with secrets under ``keyring``.
+
+    ``embedder``: what search embeds queries with (``None``: loaded from the environment on first search).
+    """
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -57,6 +57,7 @@ def create_app(
         jobs.open(pool)  # Procrastinate's sync connector on our pool: jobs defer as harvester_api
         app.state.db = Database(pool)
         app.state.keyring = keyring
+        app.state.embedder_config = embedder
         app.state.jobs = jobs
         try:
             yield
@@ -80,8 +81,7 @@ def create_app(
         ],
         security=[{"bearer": []}],
     )
-    public = metrics_public if metrics_public is not None else metrics_public_from_env()
-    ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(public)])
+    ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(metrics_public)])
     return Litestar(
         route_handlers=[api, ops, *(extra_routes or [])],
         dependencies=DEPENDENCIES,

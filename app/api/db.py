@@ -10,12 +10,15 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from app.db.connect import configure_connection
 from app.queries import roles
 
 
-def _as_api_role(conn: psycopg.Connection[Any]) -> None:
-    roles.set_api_role(conn)
-    conn.commit()  # the pool hands out idle connections only; SET ROLE stays for the session
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    configure_connection(conn)
+    # A block of its own: the pool hands out idle connections only; SET ROLE stays for the session.
+    with conn.transaction():
+        roles.set_api_role(conn)
 
 
 def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionPool[psycopg.Connection[Any]]:
@@ -25,7 +28,7 @@ def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionP
         min_size=min_size,
         max_size=max_size,
         kwargs={"connect_timeout": 10},
-        configure=_as_api_role,
+        configure=_configure,
         open=False,
         name="harvester-api",
     )

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 import msgspec
 from litestar import Controller, post
+from litestar.datastructures import State
 from msgspec import Meta
 
 from app.api.db import Database
@@ -79,9 +80,9 @@ class SearchController(Controller):
         opt={"auth": "read"},
         responses=R(400, 401, 422, 503),
     )
-    def search(self, data: SearchIn, db: Database) -> SearchOut:
+    def search(self, data: SearchIn, db: Database, state: State) -> SearchOut:
         """The k chunks nearest to the query that the principal may see (unknown ACL: nobody)."""
-        embedder = process_embedder()
+        embedder = process_embedder(state.embedder_config)
         if embedder is None:
             raise ProblemError(503, "unavailable", "no embedder is configured (HARVESTER_EMBEDDER=none)")
         f = data.filters

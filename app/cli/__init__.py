@@ -15,6 +15,7 @@ from importlib import metadata
 
 from app.cli import db, demo, search, serve, sources, sync, tokens, worker
 from app.cli.common import Handler
+from app.config import Config, load_config
 from app.errors import HarvesterError
 
 # The order is the order of `harvester --help`.
@@ -44,11 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    try:
+        config = load_config()  # checked before any command runs: a bad variable is one line, exit 2
+    except HarvesterError as exc:
+        print(f"harvester: error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(config, verbose=args.verbose)
     handler: Handler = args.handler
     try:
         return handler(args)
@@ -58,3 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("harvester: interrupted", file=sys.stderr)
         return 130
+
+
+def configure_logging(config: Config, *, verbose: bool = False) -> None:
+    """HARVESTER_LOG_LEVEL (default INFO), or DEBUG with ``-v``."""
+    level = logging.DEBUG if verbose else getattr(logging, config.log_level)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if level > logging.DEBUG:
+        # httpx logs every request at INFO: one line per source API call drowns what the run says.
+        logging.getLogger("httpx").setLevel(logging.WARNING)

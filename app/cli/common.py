@@ -40,8 +40,9 @@ def ready_url_and_keyring(process: Process | None = None) -> tuple[str, Keyring]
 
 
 def connection_and_keyring() -> tuple[psycopg.Connection[tuple[object, ...]], Keyring]:
-    """A connection to the current-schema database (the caller commits) and the keyring."""
+    """An autocommit connection to the current-schema database and the keyring: each command declares its
+    own transactions (``with conn.transaction():``; execute_run one per page)."""
     from app.db.connect import connect
 
     url, keyring = ready_url_and_keyring()
-    return connect(url), keyring
+    return connect(url, autocommit=True), keyring

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from app.cli.common import Subparsers
 from app.config import load_config
 from app.db import embedded
+from app.db.connect import connect
 from app.errors import HarvesterError
 
 # The rest is imported where it is used: `harvester --help` and the other commands import this module.
@@ -150,7 +151,6 @@ def _demo(
     sizes: Sizes,
     started: float,
 ) -> int:
-    import psycopg
 
     from app.db.migrate import migrate
     from app.services.jobs import start_and_defer
@@ -222,17 +222,21 @@ def _demo(
     jobs.open()
     run_ids: list[int] = []
     try:
-        with psycopg.connect(url) as conn:
+        with connect(url, autocommit=True) as conn:
             for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
-                source_id = create_source(
-                    conn,
-                    keyring,
-                    NewSource(
-                        name=name, connector_type=connector, base_url=str(base[connector]), credential=tokens[connector]
-                    ),
-                )
-                run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
-                conn.commit()
+                # The source, its run and the run's job commit together.
+                with conn.transaction():
+                    source_id = create_source(
+                        conn,
+                        keyring,
+                        NewSource(
+                            name=name,
+                            connector_type=connector,
+                            base_url=str(base[connector]),
+                            credential=tokens[connector],
+                        ),
+                    )
+                    run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
     finally:
         jobs.close()
 
@@ -258,7 +262,6 @@ def _demo_keyring() -> Keyring:
 
 def _follow(console: Console, url: str, run_ids: list[int]) -> list[rq.ListRunProgressRow]:
     """Live progress of the worker's runs, read from sync_runs (N of M, rate, ETA)."""
-    import psycopg
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -281,7 +284,7 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[rq.ListRunPr
         console=console,
     )
     first = time.monotonic()
-    with progress, psycopg.connect(url, autocommit=True) as conn:
+    with progress, connect(url, autocommit=True) as conn:
         tasks = {}
         while True:
             rows = rq.list_run_progress(conn, ids=run_ids)
@@ -296,13 +299,12 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[rq.ListRunPr
 
 
 def _summary(console: Console, url: str, runs: list[rq.ListRunProgressRow], seconds: float) -> None:
-    import psycopg
     from rich.table import Table
 
     from app.queries import dead_letters as dq
     from app.queries import entities as eq
 
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         entities = eq.count_live_entities_by_source_type(conn)
         totals = eq.count_projection_rows(conn)
         refs = eq.count_refs_by_target_kind(conn)
@@ -350,16 +352,15 @@ def _people(conn: psycopg.Connection[Any]) -> tuple[tuple[str, Principal], tuple
 
 
 def _searches(console: Console, url: str) -> None:
-    import psycopg
 
     from app.vector.config import process_embedder
     from app.vector.search import search
 
-    embedder = process_embedder()
+    embedder = process_embedder(load_config().embedder)
     if embedder is None:
         console.print("HARVESTER_EMBEDDER=none: no searches")
         return
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         conn.execute("update platform_settings set value = 'true' where key = 'search_include_drafts'")
         conn.commit()
         people = _people(conn)
@@ -397,13 +398,12 @@ def _visible(conn: psycopg.Connection[Any], entity_id: int, who: Principal) -> b
 
 
 def _serve(console: Console, url: str, env: dict[str, str], children: Processes, port: int) -> int:
-    import psycopg
 
     from app.api.auth import new_token, token_hash
     from app.queries import tokens as tq
 
     token = new_token()
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         tq.create_token(conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token))
         conn.commit()
     children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env)

@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from app.cli.common import Subparsers, ready_url
+from app.config import Config, load_config
 
 
-def _open() -> Any:
+def _open(config: Config) -> Any:
     from app.db.connect import connect
 
     return connect(ready_url())
@@ -21,8 +22,9 @@ def _search(args: argparse.Namespace) -> int:
     from app.vector.config import require_embedder
     from app.vector.search import Principal, SearchFilters, search
 
-    embedder = require_embedder()
-    with _open() as conn:
+    config = load_config()
+    embedder = require_embedder(config.embedder)
+    with _open(config) as conn:
         source_ids = tuple(resolve_source(conn, s) for s in args.source) if args.source else None
         conn.commit()
         filters = SearchFilters(
@@ -71,8 +73,9 @@ def _reembed(args: argparse.Namespace) -> int:
     from app.vector.config import require_embedder
     from app.vector.reembed import models_in_use, reembed
 
-    embedder = require_embedder()
-    with _open() as conn:
+    config = load_config()
+    embedder = require_embedder(config.embedder)
+    with _open(config) as conn:
         before = models_in_use(conn)
         conn.commit()
         for m in before:
@@ -81,6 +84,7 @@ def _reembed(args: argparse.Namespace) -> int:
             stale = sum(m.chunks for m in before if m.model != embedder.model_name)
             print(f"{stale} chunks to re-embed with {embedder.model_name}")
             return 1 if stale else 0
+        conn.autocommit = True  # reembed commits batch by batch
         result = reembed(
             conn, embedder, batch=args.batch,
             on_batch=lambda r: print(f"  {r.replaced} replaced", flush=True),

@@ -11,9 +11,11 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from app.api import create_app
+    from app.config import load_config
 
+    config = load_config()
     url, keyring = ready_url_and_keyring("api")
-    app = create_app(url, keyring)
+    app = create_app(url, keyring, metrics_public=config.metrics_public, embedder=config.embedder)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=args.access_log)
     return 0

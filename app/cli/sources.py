@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any
 
 from app.cli.common import Subparsers, connection_and_keyring
+from app.config import load_config
 
 
 def _sources_add(args: argparse.Namespace) -> int:
@@ -15,8 +15,9 @@ def _sources_add(args: argparse.Namespace) -> int:
 
     scope_list: list[Any] = [s for s in (args.scope or [])]
     filters = json.loads(args.filters) if args.filters else {}
+    config = load_config()
     conn, keyring = connection_and_keyring()
-    with conn:
+    with conn, conn.transaction():
         source_id = create_source(
             conn,
             keyring,
@@ -24,7 +25,7 @@ def _sources_add(args: argparse.Namespace) -> int:
                 name=args.name,
                 connector_type=args.connector,
                 base_url=args.base_url,
-                credential=args.credential or os.environ.get("HARVESTER_SOURCE_CREDENTIAL"),
+                credential=args.credential or config.source_credential,
                 webhook_secret=args.webhook_secret,
                 scope_mode="selected" if scope_list else "all",
                 scope_list=scope_list,
@@ -32,7 +33,6 @@ def _sources_add(args: argparse.Namespace) -> int:
                 webhook_enabled=bool(args.webhook_secret),
             ),
         )
-        conn.commit()
     print(source_id)
     return 0
 

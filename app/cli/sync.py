@@ -7,6 +7,7 @@ import os
 import socket
 
 from app.cli.common import Subparsers, connection_and_keyring
+from app.config import load_config
 from app.errors import HarvesterError
 
 
@@ -16,17 +17,19 @@ def _sync(args: argparse.Namespace) -> int:
     from app.services.sources import resolve_source, start_run
     from app.vector.config import process_stage
 
+    config = load_config()
     conn, keyring = connection_and_keyring()
     with conn:
-        source_id = resolve_source(conn, args.source)
         options = {"confirm_mass_delete": True} if args.confirm_mass_delete else None
-        run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
-        conn.commit()
+        with conn.transaction():
+            source_id = resolve_source(conn, args.source)
+            run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
         worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
+                stage = process_stage(config.embedder)
                 outcome = execute_run(
-                    conn, run_id, worker_id=worker_id, keyring=keyring, chunks=process_stage(), on_progress=bar.update
+                    conn, run_id, worker_id=worker_id, keyring=keyring, chunks=stage, on_progress=bar.update
                 )
             except LaneBusy:
                 raise HarvesterError(
@@ -35,7 +38,6 @@ def _sync(args: argparse.Namespace) -> int:
         from app.queries import runs as rq
 
         run = rq.get_run(conn, id=run_id)
-        conn.commit()
     assert run is not None
     print(
         f"run #{run_id} {run.state}: {run.entities_done or 0} items, {run.error_count} to the DLQ, "

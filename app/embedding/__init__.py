@@ -5,14 +5,14 @@ first, then as ``<name>``:
 
 - ``embedder``: ``"local"`` (default) or ``"openai"``;
 - ``batch_size``: texts per forward pass / request;
-- local: ``threads`` (default: HARVESTER_EMBED_THREADS, else the CPUs this process may use);
-- openai: ``url``, ``model``, ``dimension`` (required), ``api_key`` (else env
-  HARVESTER_EMBEDDER_API_KEY or OPENAI_API_KEY), ``max_tokens``, ``attempts``, ``timeout``.
+- local: ``threads`` (default: the CPUs this process may use);
+- openai: ``url``, ``model``, ``dimension`` (required), ``api_key``, ``max_tokens``, ``attempts``, ``timeout``.
+
+The process's settings come from ``app.config.EmbedderConfig.settings()``; nothing here reads the environment.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,9 +47,7 @@ def get_embedder(settings: Any) -> Embedder:
     if kind == "openai":
         from app.embedding import openai
 
-        api_key = _setting(settings, "api_key", None) or os.environ.get(
-            "HARVESTER_EMBEDDER_API_KEY", os.environ.get("OPENAI_API_KEY")
-        )
+        api_key = _setting(settings, "api_key", None)
         return openai.OpenAIEmbedder(
             url=str(_setting(settings, "url")),
             model=str(_setting(settings, "model")),

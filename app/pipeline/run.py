@@ -7,13 +7,19 @@ what came back (the upsert clears ``deleted_at``) and collapses duplicates. A ru
 
 Crash safety: every page commits its rows, the connector's checkpoint and the counters in one
 transaction; a resumed run starts after the last committed page, so ``entities_done`` is exact.
+
+Transactions: the caller (a job or a CLI command) opens the connection in autocommit mode and this
+module declares its units of work as ``with conn.transaction():`` blocks (the claim, each page, the
+resolution with the run's end); a single statement outside a block (a heartbeat, a read) is its own
+unit. Nothing here calls ``commit()`` or ``rollback()``: leaving a block commits it, an exception
+rolls it back, and ``psycopg.Rollback`` drops a page whose run is no longer ours.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,6 +27,7 @@ from typing import Any
 import psycopg
 
 from app.errors import HarvesterError
+from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.load import Batch, ChunkStage, load_batch
 from app.queries import dead_letters as dq
 from app.queries import entities as eq
@@ -33,7 +40,9 @@ from app.settings import PlatformSettings, load_settings
 from connectors.base import (
     CallStats,
     Checkpoint,
+    Connector,
     Emitted,
+    Entity,
     ItemError,
     ItemGone,
     MalformedPayload,
@@ -100,31 +109,32 @@ def execute_run(
     chunks: ChunkStage | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> RunOutcome:
-    """Run ``run_id`` to a terminal state on ``conn`` (autocommit off). Raises :class:`LaneBusy`."""
+    """Run ``run_id`` to a terminal state on ``conn``. Raises :class:`LaneBusy`.
+
+    ``conn`` must be in autocommit mode: the run is many transactions (one per page), each declared
+    here as a ``conn.transaction()`` block; on a connection with an implicit transaction open they
+    would all be savepoints of it and nothing would commit until the caller did.
+    """
+    if not conn.autocommit:
+        raise ValueError("execute_run needs an autocommit connection (each page is its own transaction)")
     settings = load_settings(conn)
-    conn.commit()
     claim_probe = rq.get_run(conn, id=run_id)
-    conn.commit()
     if claim_probe is None:
         return RunOutcome(run_id, "skipped", detail="no such run")
     if not try_lane(conn, claim_probe.source_id):
-        conn.commit()
         raise LaneBusy(f"source {claim_probe.source_id} lane is held")
-    conn.commit()
     try:
-        claim = rq.claim_run(conn, id=run_id, worker_id=worker_id, stale_after=settings.stale_run_after)
-        conn.commit()
-        if claim is None:
-            return RunOutcome(run_id, "skipped", detail="run is terminal or held by a live worker")
-        if claim.deliveries > settings.max_deliveries:
-            detail = f"gave up: the run was delivered {claim.deliveries - 1} times without finishing"
-            rq.fail_run(conn, id=run_id, error_detail=detail)
-            conn.commit()
-            return RunOutcome(run_id, "failed", detail="max deliveries")
+        with conn.transaction():
+            claim = rq.claim_run(conn, id=run_id, worker_id=worker_id, stale_after=settings.stale_run_after)
+            if claim is None:
+                return RunOutcome(run_id, "skipped", detail="run is terminal or held by a live worker")
+            if claim.deliveries > settings.max_deliveries:
+                detail = f"gave up: the run was delivered {claim.deliveries - 1} times without finishing"
+                rq.fail_run(conn, id=run_id, error_detail=detail)
+                return RunOutcome(run_id, "failed", detail="max deliveries")
         return _Run(conn, claim, settings, worker_id, keyring, chunks, on_progress).execute()
     finally:
         release_lane(conn, claim_probe.source_id)
-        conn.commit()
 
 
 class _Run:
@@ -145,15 +155,12 @@ class _Run:
         self.keyring = keyring
         self.chunks = chunks
         self.on_progress = on_progress
-        envelope = claim.checkpoint or {}
-        self.position: dict[str, Any] | None = envelope.get("connector")
-        stamp = envelope.get("max_updated")
-        self.max_updated: datetime | None = datetime.fromisoformat(stamp) if stamp else None
-        # Enumeration finished and its last items are committed: a resumed run goes straight to resolve.
-        self.complete: bool = bool(envelope.get("complete"))
-        # Containers (channels, spaces) the connector could not read in this run: never "deleted".
-        self.unread_containers: set[str] = set(envelope.get("unread_containers", []))
-        self.enumerated: int = int(envelope.get("enumerated", 0))
+        saved = RunCheckpoint.from_json(claim.checkpoint)
+        self.position: Mapping[str, Any] | None = saved.connector
+        self.max_updated: datetime | None = saved.max_updated
+        self.complete: bool = saved.complete
+        self.unread_containers: set[str] = set(saved.unread_containers)
+        self.enumerated: int = saved.enumerated
         self.done = claim.entities_done or 0
         self.total = claim.entities_total
         self.errors = claim.error_count
@@ -172,7 +179,6 @@ class _Run:
     def execute(self) -> RunOutcome:
         source = sq.get_source(self.conn, id=self.claim.source_id)
         self.dlq_nonempty = bool(dq.source_has_dead_letters(self.conn, source_id=self.claim.source_id))
-        self.conn.commit()
         assert source is not None  # FK: a run cannot outlive its source
         try:
             spec = get_spec(source.connector_type)
@@ -188,16 +194,13 @@ class _Run:
                     return RunOutcome(self.claim.id, "cancelled", self.done, self.errors)
             return self._resolve(source)
         except SourceError as exc:
-            self.conn.rollback()
             self._clear_seen()
             return self._finish("failed", str(exc))
         except HttpError as exc:
             # Retries ran out while enumerating: the source, not one item, is failing.
-            self.conn.rollback()
             self._clear_seen()
             return self._finish("failed", f"source kept failing: {exc.detail}"[:500])
         except Exception as exc:
-            self.conn.rollback()
             self._clear_seen()
             log.exception("run %s broke", self.claim.id)
             return self._finish("failed", f"internal error: {type(exc).__name__}: {exc}"[:500])
@@ -208,7 +211,6 @@ class _Run:
         """A run that did not succeed leaves no seen-set behind (run_seen_items is per run)."""
         if self.record_seen:
             eq.clear_seen(self.conn, run_id=self.claim.id)
-            self.conn.commit()
 
     def _scoped(self, config: SourceConfig) -> SourceConfig:
         if self.scope_kind == "containers":
@@ -232,8 +234,8 @@ class _Run:
         return datetime.fromisoformat(cursor["updated"]) - timedelta(seconds=self.settings.incremental_lookback)
 
     def _pages(
-        self, connector: Any, source: sq.GetSourceRow
-    ) -> Iterator[tuple[list[RawItem | ItemError | ItemGone], dict[str, Any] | None]]:
+        self, connector: Connector, source: sq.GetSourceRow
+    ) -> Iterator[tuple[list[RawItem | ItemError | ItemGone], Mapping[str, Any] | None]]:
         """Pages to commit, each with the connector position after it.
 
         Only a connector's own Checkpoint ends a page: the page is already in memory as one API response,
@@ -270,17 +272,18 @@ class _Run:
     def _maybe_heartbeat(self) -> None:
         if time.monotonic() - self.last_beat < HEARTBEAT_EVERY:
             return
-        # The page transaction is not open yet while fetching; a short one keeps the run alive.
+        # No page transaction is open while fetching: the heartbeat is a statement of its own.
         rq.heartbeat(self.conn, id=self.claim.id, worker_id=self.worker_id)
-        self.conn.commit()
         self.last_beat = time.monotonic()
 
     def _commit_page(
         self,
         items: list[RawItem | ItemError | ItemGone],
-        position: dict[str, Any] | None,
-        map_item: Callable[[RawItem], Any],
+        position: Mapping[str, Any] | None,
+        map_item: Callable[[RawItem], Entity],
     ) -> bool:
+        """Load one page with the checkpoint and counters in one transaction; False when the run is no
+        longer ours (cancelled or taken over), in which case nothing of the page is kept."""
         batch = Batch()
         for item in items:
             if isinstance(item, RawItem):
@@ -298,52 +301,66 @@ class _Run:
                     self.unread_containers.add(item.container)
             else:
                 batch.gone.append((item.source_type, item.source_entity_id))
-        load_batch(
-            self.conn,
-            source_id=self.claim.source_id,
-            run_id=self.claim.id,
-            batch=batch,
-            record_seen=self.record_seen,
-            clear_dead_letters=self.dlq_nonempty,
-            chunks=self.chunks,
-        )
-        self.dlq_nonempty = self.dlq_nonempty or bool(batch.errors)
         self.done += len(items)
         self.enumerated += len(items)
         self.errors += len(batch.errors)
         if position is not None:
             self.position = position
-        envelope = {
-            "connector": self.position,
-            "max_updated": self.max_updated.isoformat() if self.max_updated else None,
-            "enumerated": self.enumerated,
-            "complete": self.complete,
-            "unread_containers": sorted(self.unread_containers),
-        }
-        saved = rq.save_progress(
-            self.conn,
-            id=self.claim.id,
-            worker_id=self.worker_id,
-            checkpoint=envelope,
-            entities_done=self.done,
-            entities_total=max(self.total, self.done) if self.total is not None else None,
-            error_count=self.errors,
-            api_calls=self.stats.api_calls,
-            rate_limited=self.stats.rate_limited,
-        )
+        with self.conn.transaction():
+            load_batch(
+                self.conn,
+                source_id=self.claim.source_id,
+                run_id=self.claim.id,
+                batch=batch,
+                record_seen=self.record_seen,
+                clear_dead_letters=self.dlq_nonempty,
+                chunks=self.chunks,
+            )
+            saved = rq.save_progress(
+                self.conn,
+                id=self.claim.id,
+                worker_id=self.worker_id,
+                checkpoint=self._checkpoint().to_json(),
+                entities_done=self.done,
+                entities_total=max(self.total, self.done) if self.total is not None else None,
+                error_count=self.errors,
+                api_calls=self.stats.api_calls,
+                rate_limited=self.stats.rate_limited,
+            )
+            if saved == 0:
+                raise psycopg.Rollback()  # cancelled, or another worker took the run over: keep nothing of this page
         if saved == 0:
-            self.conn.rollback()  # cancelled, or another worker took the run over: keep nothing of this page
             return False
-        self.conn.commit()
+        self.dlq_nonempty = self.dlq_nonempty or bool(batch.errors)
         self.last_beat = time.monotonic()
         if self.on_progress:
             self.progress.done, self.progress.total, self.progress.errors = self.done, self.total, self.errors
             self.on_progress(self.progress)
         return True
 
+    def _checkpoint(self) -> RunCheckpoint:
+        return RunCheckpoint(
+            connector=self.position,
+            max_updated=self.max_updated,
+            enumerated=self.enumerated,
+            complete=self.complete,
+            unread_containers=frozenset(self.unread_containers),
+        )
+
     # ------------------------------------------------------------------ end of run
 
     def _resolve(self, source: sq.GetSourceRow) -> RunOutcome:
+        """Deletions, flags, the cursor and the run's end: one transaction, kept only if the run is still ours."""
+        with self.conn.transaction():
+            detail, deleted = self._resolve_in_transaction(source)
+            finished = self._record_finish("succeeded", detail)
+            if not finished:
+                raise psycopg.Rollback()  # cancelled or taken over: none of the resolution is ours to keep
+        if not finished:
+            return self._taken_over()
+        return RunOutcome(self.claim.id, "succeeded", self.done, self.errors, detail, deleted)
+
+    def _resolve_in_transaction(self, source: sq.GetSourceRow) -> tuple[str | None, int]:
         detail: str | None = None
         deleted = 0
         run_id, source_id = self.claim.id, self.claim.source_id
@@ -377,13 +394,20 @@ class _Run:
             updated = self.max_updated.isoformat() if self.max_updated else previous.get("updated")
             if updated:
                 sq.set_incremental_cursor(self.conn, id=source_id, cursor={"updated": updated})
-        outcome = self._finish("succeeded", detail, commit=False)
-        if outcome.state != "succeeded":
-            return outcome
-        self.conn.commit()
-        return RunOutcome(run_id, "succeeded", self.done, self.errors, detail, deleted)
+        return detail, deleted
 
-    def _finish(self, state: str, detail: str | None, *, commit: bool = True) -> RunOutcome:
+    def _finish(self, state: str, detail: str | None) -> RunOutcome:
+        with self.conn.transaction():
+            finished = self._record_finish(state, detail)
+        if not finished:
+            return self._taken_over()
+        return RunOutcome(self.claim.id, state, self.done, self.errors, detail)
+
+    def _taken_over(self) -> RunOutcome:
+        return RunOutcome(self.claim.id, "cancelled", self.done, self.errors, "run was cancelled or taken over")
+
+    def _record_finish(self, state: str, detail: str | None) -> bool:
+        """FinishRun in the open transaction; False when the run is no longer this worker's."""
         n = rq.finish_run(
             self.conn,
             id=self.claim.id,
@@ -396,9 +420,4 @@ class _Run:
             api_calls=self.stats.api_calls,
             rate_limited=self.stats.rate_limited,
         )
-        if n == 0:
-            self.conn.rollback()
-            return RunOutcome(self.claim.id, "cancelled", self.done, self.errors, "run was cancelled or taken over")
-        if commit:
-            self.conn.commit()
-        return RunOutcome(self.claim.id, state, self.done, self.errors, detail)
+        return n > 0

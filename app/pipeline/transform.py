@@ -3,39 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from datetime import datetime
 from typing import Any
 
 import orjson
-from psycopg.types.json import set_json_dumps
 
+from app.db.jsonb import encode
 from connectors.base import Entity
-
-# An escaped NUL preceded by an even number of backslashes (an odd count would be a literal "\\u0000").
-_NUL = re.compile(rb"(?<!\\)((?:\\\\)*)\\u0000")
-_ORJSON_OPTS = orjson.OPT_NON_STR_KEYS
-
-
-def _json(value: Any, option: int = 0) -> bytes:
-    try:
-        return orjson.dumps(value, default=str, option=_ORJSON_OPTS | option)
-    except (orjson.JSONEncodeError, TypeError):
-        # orjson refuses integers beyond 64 bits; the standard library takes them.
-        text = json.dumps(value, default=str, ensure_ascii=False, sort_keys=bool(option & orjson.OPT_SORT_KEYS))
-        return text.encode()
-
-
-def _dumps(value: Any) -> bytes:
-    """JSON for every jsonb parameter: source values that are not JSON (datetimes) become strings, and
-    NUL, which jsonb cannot hold, is dropped (sources do send it)."""
-    data = _json(value)
-    return _NUL.sub(rb"\1", data) if b"\\u0000" in data else data
-
-
-# Process-wide: the generated queries wrap jsonb parameters in Jsonb(), which uses this.
-set_json_dumps(_dumps)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -66,7 +40,7 @@ def content_hash(entity: Entity) -> str:
         "refs": sorted([r.relation, r.target_kind, r.target_ref, r.source_hint or ""] for r in entity.refs),
         "aliases": sorted(entity.aliases),
     }
-    return hashlib.sha256(_json(doc, orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(encode(doc, orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _clean(text: str) -> str:

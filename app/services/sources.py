@@ -76,45 +76,53 @@ def validate_against_manifest(connector_type: str, scope_list: Sequence[Any], fi
 
 
 def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSource) -> int:
-    """Insert a source with its secrets encrypted; commits nothing (the caller owns the transaction)."""
+    """Insert a source with its secrets encrypted.
+
+    Runs as one ``conn.transaction()`` block: a savepoint inside the caller's transaction, which the
+    caller commits (on an autocommit connection the block is the transaction). A refused name or
+    check rolls back only the savepoint, so the caller's transaction stays usable.
+    """
     validate_against_manifest(new.connector_type, new.scope_list, new.content_filters)
     defaults = {f.key: f.default for f in get_spec(new.connector_type).manifest.content_filters}
-    try:
-        source_id = sq.create_source(
+    with conn.transaction():
+        try:
+            source_id = sq.create_source(
+                conn,
+                name=new.name,
+                connector_type=new.connector_type,
+                base_url=new.base_url,
+                auth_account=new.auth_account,
+                auth_method=new.auth_method,
+                credential_enc=None,
+                state=new.state,
+                scope_mode=new.scope_mode,
+                scope_list=list(new.scope_list),
+                content_filters={**defaults, **dict(new.content_filters)},
+                sync_interval=new.sync_interval,
+                reconcile_interval=new.reconcile_interval,
+                reconcile_window=new.reconcile_window,
+                authority_tier=new.authority_tier,
+                webhook_enabled=new.webhook_enabled,
+                webhook_secret_enc=None,
+            )
+        except psycopg.errors.UniqueViolation:
+            raise InvalidField("name", f"a source named {new.name!r} already exists") from None
+        except psycopg.errors.CheckViolation as exc:
+            raise _check_failed(exc) from None
+        assert source_id is not None
+        context = f"source:{source_id}"
+        sq.set_source_secrets(
             conn,
-            name=new.name,
-            connector_type=new.connector_type,
-            base_url=new.base_url,
-            auth_account=new.auth_account,
-            auth_method=new.auth_method,
-            credential_enc=None,
-            state=new.state,
-            scope_mode=new.scope_mode,
-            scope_list=list(new.scope_list),
-            content_filters={**defaults, **dict(new.content_filters)},
-            sync_interval=new.sync_interval,
-            reconcile_interval=new.reconcile_interval,
-            reconcile_window=new.reconcile_window,
-            authority_tier=new.authority_tier,
-            webhook_enabled=new.webhook_enabled,
-            webhook_secret_enc=None,
+            id=source_id,
+            credential_enc=keyring.encrypt(new.credential, context=context) if new.credential else None,
+            webhook_secret_enc=keyring.encrypt(new.webhook_secret, context=context) if new.webhook_secret else None,
         )
-    except psycopg.errors.UniqueViolation:
-        conn.rollback()
-        raise InvalidField("name", f"a source named {new.name!r} already exists") from None
-    except psycopg.errors.CheckViolation as exc:
-        conn.rollback()
-        constraint = exc.diag.constraint_name or "a check"
-        raise InvalidField(constraint.removeprefix("sources_").split("_check")[0], f"violates {constraint}") from None
-    assert source_id is not None
-    context = f"source:{source_id}"
-    sq.set_source_secrets(
-        conn,
-        id=source_id,
-        credential_enc=keyring.encrypt(new.credential, context=context) if new.credential else None,
-        webhook_secret_enc=keyring.encrypt(new.webhook_secret, context=context) if new.webhook_secret else None,
-    )
     return source_id
+
+
+def _check_failed(exc: psycopg.errors.CheckViolation) -> InvalidField:
+    constraint = exc.diag.constraint_name or "a check"
+    return InvalidField(constraint.removeprefix("sources_").split("_check")[0], f"violates {constraint}")
 
 
 def resolve_source(conn: psycopg.Connection[Any], name_or_id: str) -> int:
@@ -190,30 +198,29 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
         secret = patch["webhook_secret"]
         webhook_secret_enc = keyring.encrypt(secret, context=context) if secret else None
     try:
-        sq.update_source(
-            conn,
-            id=source_id,
-            name=patch.get("name", row.name),
-            base_url=patch.get("base_url", row.base_url),
-            auth_account=patch.get("auth_account", row.auth_account),
-            auth_method=patch.get("auth_method", row.auth_method),
-            credential_enc=credential_enc,
-            state=state,
-            scope_mode=patch.get("scope_mode", row.scope_mode),
-            scope_list=scope_list,
-            content_filters=filters,
-            sync_interval=patch.get("sync_interval", row.sync_interval),
-            reconcile_interval=patch.get("reconcile_interval", row.reconcile_interval),
-            reconcile_window=patch.get("reconcile_window", row.reconcile_window),
-            authority_tier=patch.get("authority_tier", row.authority_tier),
-            webhook_enabled=patch.get("webhook_enabled", row.webhook_enabled),
-            webhook_secret_enc=webhook_secret_enc,
-        )
+        # A savepoint: a refused name or check undoes only this statement, not the caller's transaction.
+        with conn.transaction():
+            sq.update_source(
+                conn,
+                id=source_id,
+                name=patch.get("name", row.name),
+                base_url=patch.get("base_url", row.base_url),
+                auth_account=patch.get("auth_account", row.auth_account),
+                auth_method=patch.get("auth_method", row.auth_method),
+                credential_enc=credential_enc,
+                state=state,
+                scope_mode=patch.get("scope_mode", row.scope_mode),
+                scope_list=scope_list,
+                content_filters=filters,
+                sync_interval=patch.get("sync_interval", row.sync_interval),
+                reconcile_interval=patch.get("reconcile_interval", row.reconcile_interval),
+                reconcile_window=patch.get("reconcile_window", row.reconcile_window),
+                authority_tier=patch.get("authority_tier", row.authority_tier),
+                webhook_enabled=patch.get("webhook_enabled", row.webhook_enabled),
+                webhook_secret_enc=webhook_secret_enc,
+            )
     except psycopg.errors.UniqueViolation:
-        conn.rollback()
         raise InvalidField("name", f"a source named {patch.get('name')!r} already exists") from None
     except psycopg.errors.CheckViolation as exc:
-        conn.rollback()
-        constraint = exc.diag.constraint_name or "a check"
-        raise InvalidField(constraint.removeprefix("sources_").split("_check")[0], f"violates {constraint}") from None
+        raise _check_failed(exc) from None
     return True

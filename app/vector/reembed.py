@@ -58,8 +58,11 @@ def reembed(
 ) -> ReembedResult:
     """Re-embed every chunk whose model is not ``embedder``'s, committing one batch at a time.
 
-    ``conn`` must not be in autocommit mode's middle of anything: each batch commits on it.
+    ``conn`` must be in autocommit mode (the caller chooses it): each batch is its own transaction,
+    and no transaction is held open while the embedder works.
     """
+    if not conn.autocommit:
+        raise ValueError("reembed needs an autocommit connection (each batch is its own transaction)")
     check_dimension(embedder)
     model = embedder.model_name
     result = ReembedResult(model=model)
@@ -67,15 +70,14 @@ def reembed(
     while True:
         rows = eq.list_stale_chunks(conn, after_id=after, model=model, batch=batch)
         if not rows:
-            conn.commit()
             break
         vectors = embedder.embed([r.body for r in rows])
         payload = [
             {"id": r.id, "content_hash": r.content_hash, "embedding": vector_text(v), "embedding_model": model}
             for r, v in zip(rows, vectors, strict=True)
         ]
-        replaced = eq.replace_chunk_embeddings(conn, rows=payload)
-        conn.commit()
+        with conn.transaction():
+            replaced = eq.replace_chunk_embeddings(conn, rows=payload)
         result.replaced += replaced
         result.skipped += len(rows) - replaced
         result.batches += 1

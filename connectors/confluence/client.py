@@ -41,6 +41,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
+from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import restriction_principals
 from connectors.http import HttpError, SourceHttp
@@ -248,22 +249,22 @@ class ConfluenceConnector:
         if isinstance(payload.get("restrictions"), Mapping):
             own = _get(payload, "restrictions", "read", "restrictions")
             self._restrictions[page_id] = restriction_principals(own) if isinstance(own, Mapping) else None
-        context: dict[str, Any] = {
-            "base_url": self.base_url,
-            "space_read": self._space_permissions(space_key) if space_key else None,
-            "inherited_restrictions": self._inherited(payload),
-            "page_ids": self._link_targets(payload, space_key),
-        }
-        levels = [*(context["inherited_restrictions"] or []), self._restrictions.get(page_id) or {}]
+        space_read = self._space_permissions(space_key) if space_key else None
+        inherited = self._inherited(payload)
+        levels = [*(inherited or []), self._restrictions.get(page_id) or {}]
         groups = {g for r in levels for g in r.get("groups", [])}
-        space_read = context["space_read"]
         if isinstance(space_read, Mapping) and any(r.get("users") or r.get("groups") for r in levels):
             # A restricted page is visible to a user who passes every restriction AND the space
             # permission; space access usually comes through groups, so their members are needed too
             # (without them every restricted page ended up visible to nobody).
             groups |= set(space_read.get("groups") or [])
-        if groups:
-            context["group_members"] = {g: m for g in sorted(groups) if (m := self._members(g)) is not None}
+        context = ConfluenceItemContext(
+            base_url=self.base_url,
+            space_read=space_read,
+            inherited_restrictions=inherited,
+            page_ids=self._link_targets(payload, space_key),
+            group_members={g: m for g in sorted(groups) if (m := self._members(g)) is not None} if groups else None,
+        )
         return RawItem(
             source_type="page",
             source_entity_id=page_id,

@@ -3,7 +3,7 @@
 The payload is ``GET /rest/api/content/{id}?expand=body.storage,ancestors,version,history,space,
 metadata.labels,restrictions.read.restrictions.user,restrictions.read.restrictions.group,
 children.comment.body.storage,children.comment.history,children.attachment`` as the client fetched it.
-What the payload cannot carry, the client puts in ``RawItem.context``:
+What the payload cannot carry, the client puts in ``RawItem.context`` (a :class:`ConfluenceItemContext`):
 
 - ``base_url``: the site base (``https://x.atlassian.net/wiki``) for absolute URLs;
 - ``space_read``: who may read the space, ``{"users": [...], "groups": [...], "anonymous": bool}``,
@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
+from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.storage import storage_to_text
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
@@ -48,7 +49,8 @@ Level = tuple[frozenset[str], frozenset[str]]  # (user principals, group names)
 
 def map_item(raw: RawItem) -> Entity:
     p = raw.payload
-    ctx = raw.context
+    # Another connector's context (or none) carries no Confluence facts: the ACL then fails closed.
+    ctx = raw.context if isinstance(raw.context, ConfluenceItemContext) else ConfluenceItemContext()
     page_id = _str(p.get("id"))
     title = p.get("title")
     if not page_id or not isinstance(title, str):
@@ -62,10 +64,10 @@ def map_item(raw: RawItem) -> Entity:
         raise MalformedPayload(f"confluence page {page_id}: unexpected shape: {exc}") from exc
 
 
-def _map(p: Mapping[str, Any], ctx: Mapping[str, Any], page_id: str, title: str, container: str | None) -> Entity:
+def _map(p: Mapping[str, Any], ctx: ConfluenceItemContext, page_id: str, title: str, container: str | None) -> Entity:
     space = p.get("space") or {}
     space_key = _str(space.get("key")) or container
-    base = _str(_get(p, "_links", "base")) or _str(ctx.get("base_url"))
+    base = _str(_get(p, "_links", "base")) or _str(ctx.base_url)
     history = p.get("history") or {}
     version = p.get("version") or {}
 
@@ -93,7 +95,7 @@ def _map(p: Mapping[str, Any], ctx: Mapping[str, Any], page_id: str, title: str,
         )
 
     attachments = []
-    att_text: Mapping[str, str] = ctx.get("attachment_text") or {}
+    att_text: Mapping[str, str] = ctx.attachment_text or {}
     for a in _results(_get(p, "children", "attachment")):
         aid = _str(a.get("id")) or ""
         media = _str(_get(a, "metadata", "mediaType")) or _str(_get(a, "extensions", "mediaType"))
@@ -171,7 +173,7 @@ def _map(p: Mapping[str, Any], ctx: Mapping[str, Any], page_id: str, title: str,
 
 def _edges(
     p: Mapping[str, Any],
-    ctx: Mapping[str, Any],
+    ctx: ConfluenceItemContext,
     page_links: list[tuple[str | None, str]],
     urls: list[str],
     space_key: str | None,
@@ -183,7 +185,7 @@ def _edges(
     if ancestors and _str(ancestors[-1].get("id")):
         parent = ancestors[-1]
         edges.append(Edge("parent", "page", _str(parent.get("id")) or "", _str(parent.get("title")) or None))
-    page_ids: Mapping[str, str] = ctx.get("page_ids") or {}
+    page_ids: Mapping[str, str] = ctx.page_ids or {}
     for link_space, link_title in page_links:
         key = f"{link_space or space_key}/{link_title}"
         target = page_ids.get(key)
@@ -209,14 +211,14 @@ def _edges(
 # ---------------------------------------------------------------- ACL
 
 
-def effective_acl(p: Mapping[str, Any], ctx: Mapping[str, Any]) -> Acl:
+def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
     """Space read permission intersected with every restricted level on the page's path."""
-    space = ctx.get("space_read")
-    inherited = ctx.get("inherited_restrictions")
+    space = ctx.space_read
+    inherited = ctx.inherited_restrictions
     own = _own_restriction(p)
     if not isinstance(space, Mapping) or inherited is None or own is None:
         return Acl(None)
-    members: Mapping[str, Iterable[str]] = ctx.get("group_members") or {}
+    members: Mapping[str, Iterable[str]] = ctx.group_members or {}
     levels: list[Level] = []
     for r in [*inherited, own]:
         users = frozenset(_str(u) or "" for u in r.get("users") or []) - {""}

@@ -17,11 +17,11 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
   each neighbour batch. A resumed run that lost the in-memory neighbour candidates re-reads them
   with a links-only pass (``fields=issuelinks``).
 - Neighbours: keys linked (either direction) from enumerated issues and outside the scope
-  (``key in (...) AND NOT (<scope>)``), one hop, emitted with ``context["neighbour"] = True``.
+  (``key in (...) AND NOT (<scope>)``), one hop, emitted with ``context.neighbour`` set.
 - ACL facts: ``/project/{key}/permissionscheme?expand=permissions`` (``BROWSE_PROJECTS`` grants with
   ``group``/``user``/``anyone`` holders) and ``/issuesecurityschemes/level/member?levelId=``; any other
   holder type (project roles, application roles) or an error makes the facts unknown -> the mapping
-  fails closed with ``Acl(None)`` and ``context["acl_unknown"]`` notes it.
+  fails closed with ``Acl(None)`` and ``context.acl_unknown`` notes it.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from connectors.base import (
     SourceUnreachable,
 )
 from connectors.http import HttpError, SourceHttp
+from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
 from connectors.payload import obj as _obj
 from connectors.timeutil import parse_time, window_literal
@@ -275,14 +276,7 @@ class JiraConnector:
         level = _obj(fields.get("security")).get("id")
         project_principals = self._project_principals(project)
         level_principals = self._level_principals(str(level)) if level else None
-        ctx: dict[str, Any] = {
-            "field_map": self.field_map(),
-            "neighbour": neighbour,
-            "project_principals": project_principals,
-            "acl_unknown": project_principals is None or (level is not None and level_principals is None),
-        }
-        if level is not None:
-            ctx["security_principals"] = level_principals
+        key_ids: dict[str, str] | None = None
         issuetype = fields.get("issuetype")
         if isinstance(issuetype, Mapping) and (issuetype.get("hierarchyLevel") == 1 or issuetype.get("name") == "Epic"):
             # Only epics are ever looked up by key; remembering every issue would grow with the source.
@@ -293,7 +287,15 @@ class JiraConnector:
             # the same Entity (an epic edge in one window and a ref in another would rewrite the row).
             epic_id = self._issue_id(epic)
             if epic_id is not None:
-                ctx["key_ids"] = {epic: epic_id}
+                key_ids = {epic: epic_id}
+        ctx = JiraItemContext(
+            field_map=self.field_map(),
+            neighbour=neighbour,
+            project_principals=project_principals,
+            security_principals=level_principals if level is not None else None,
+            acl_unknown=project_principals is None or (level is not None and level_principals is None),
+            key_ids=key_ids,
+        )
         return RawItem(
             source_type="ticket",
             source_entity_id=str(data["id"]),

@@ -45,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
+from connectors.jira.context import JiraItemContext
 from connectors.jira.text import to_text
 from connectors.payload import obj as _obj
 from connectors.refs import dedup, extract_refs
@@ -64,7 +65,8 @@ _DEFAULT_FIELDS = {
 
 def map_item(raw: RawItem) -> Entity:
     payload = raw.payload
-    ctx = raw.context
+    # Another connector's context (or none) carries no Jira facts: the ACL then fails closed.
+    ctx = raw.context if isinstance(raw.context, JiraItemContext) else JiraItemContext()
     issue_id = payload.get("id")
     key = payload.get("key")
     fields = payload.get("fields")
@@ -82,10 +84,10 @@ def map_item(raw: RawItem) -> Entity:
     category = _s(_obj(status.get("statusCategory")).get("key"))
     project = _obj(fields.get("project"))
     project_key = _s(project.get("key")) or key.rsplit("-", 1)[0]
-    archived = bool(ctx.get("archived")) or bool(fields.get("archiveddate"))
+    archived = ctx.archived or bool(fields.get("archiveddate"))
 
     comments = _comments(fields.get("comment"))
-    attachments, attachment_sections = _attachments(fields.get("attachment"), ctx.get("attachment_texts"))
+    attachments, attachment_sections = _attachments(fields.get("attachment"), ctx.attachment_texts)
 
     head = f"{key}: {summary}" if summary else key
     sections = [head + (f"\n\n{description}" if description else "")]
@@ -101,7 +103,7 @@ def map_item(raw: RawItem) -> Entity:
     epic_key = _epic_key(fields, fmap, parent)
     sprints = _sprints(fields.get(fmap["sprint"]) if fmap.get("sprint") else _find_sprint_field(fields))
 
-    edges, linked_keys = _edges(fields.get("issuelinks"), parent, epic_key, ctx.get("key_ids"))
+    edges, linked_keys = _edges(fields.get("issuelinks"), parent, epic_key, ctx.key_ids)
     refs = _refs("\n\n".join([description, environment, *(c["text"] for c in comments)]), key, linked_keys)
     if epic_key and not any(e.relation == "epic" for e in edges):
         refs = dedup([Ref("epic", "issue", epic_key, "jira"), *refs])
@@ -156,7 +158,7 @@ def map_item(raw: RawItem) -> Entity:
         "status_changed": iso_utc(parse_time(fields.get("statuscategorychangedate"))),
         "custom_fields": _custom_fields(fields, fmap),
         "archived": archived,
-        "neighbour": bool(ctx.get("neighbour", False)),
+        "neighbour": ctx.neighbour,
     }
     return Entity(
         source_type="ticket",
@@ -175,7 +177,7 @@ def map_item(raw: RawItem) -> Entity:
         edges=edges,
         refs=refs,
         aliases=_aliases(payload, ctx, key),
-        out_of_scope=bool(ctx.get("neighbour", False)),
+        out_of_scope=ctx.neighbour,
         sections=tuple(sections),
     )
 
@@ -189,13 +191,13 @@ def _classify(category: str | None, archived: bool) -> EntityStatus:
     return "final" if category == "done" else "draft"
 
 
-def _acl(ctx: Mapping[str, Any], has_security_level: bool) -> Acl:
-    project = ctx.get("project_principals")
+def _acl(ctx: JiraItemContext, has_security_level: bool) -> Acl:
+    project = ctx.project_principals
     if not isinstance(project, Sequence) or isinstance(project, str):
         return Acl(None)
     principals = [str(p) for p in project]
     if has_security_level:
-        level = ctx.get("security_principals")
+        level = ctx.security_principals
         if not isinstance(level, Sequence) or isinstance(level, str):
             return Acl(None)
         allowed = {str(p) for p in level}
@@ -203,8 +205,8 @@ def _acl(ctx: Mapping[str, Any], has_security_level: bool) -> Acl:
     return Acl(tuple(sorted(set(principals))))
 
 
-def _field_map(fields: Mapping[str, Any], ctx: Mapping[str, Any]) -> dict[str, str]:
-    given = ctx.get("field_map")
+def _field_map(fields: Mapping[str, Any], ctx: JiraItemContext) -> dict[str, str]:
+    given = ctx.field_map
     if isinstance(given, Mapping):
         return {str(k): str(v) for k, v in given.items() if v}
     fmap = {k: v for k, v in _DEFAULT_FIELDS.items() if k != "planned_start" or _date(fields.get(v))}
@@ -359,8 +361,8 @@ def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str
     return meta, sections
 
 
-def _aliases(payload: Mapping[str, Any], ctx: Mapping[str, Any], key: str) -> tuple[str, ...]:
-    keys = [str(k) for k in ctx.get("previous_keys") or []]
+def _aliases(payload: Mapping[str, Any], ctx: JiraItemContext, key: str) -> tuple[str, ...]:
+    keys = [str(k) for k in ctx.previous_keys or []]
     for history in _obj(payload.get("changelog")).get("histories") or []:
         for item in _obj(history).get("items") or []:
             if _obj(item).get("field") == "Key" and item.get("fromString"):

@@ -45,6 +45,7 @@ from connectors.base import (
     SourceUnreachable,
 )
 from connectors.http import HttpError, SourceHttp
+from connectors.slack.context import SlackItemContext
 from connectors.slack.manifest import MANIFEST
 from connectors.slack.mapping import message_id, ts_to_datetime
 
@@ -290,13 +291,13 @@ class SlackConnector:
             fetched_at=datetime.now(UTC),
             source_updated_at=_when(str(edited or ts)),
             container=channel["id"],
-            context={
-                "channel": {k: channel.get(k) for k in ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")},
-                "team_id": team.get("team_id"),
-                "team_url": team.get("url"),
-                "users": {u: users[u] for u in wanted if u in users},
-                "members": members,
-            },
+            context=SlackItemContext(
+                channel={k: channel.get(k) for k in ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")},
+                team_id=team.get("team_id"),
+                team_url=team.get("url"),
+                users={u: users[u] for u in wanted if u in users},
+                members=members,
+            ),
         )
 
     # ------------------------------------------------------------ workspace facts (cached per run)

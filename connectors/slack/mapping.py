@@ -2,7 +2,7 @@
 
 One message is one entity: ``source_entity_id = "<channel>:<ts>"``, ``natural_key = "<channel>/<ts>"``
 (the form :mod:`connectors.refs` gives Slack archive links). What the message lacks, the client puts
-in ``RawItem.context``:
+in ``RawItem.context`` (a :class:`SlackItemContext`):
 
 - ``channel``: ``{"id", "name", "is_private", "is_im", "is_mpim", "is_archived"}``;
 - ``team_id``, ``team_url`` (``https://acme.slack.com/``) for permalinks and the workspace group;
@@ -24,6 +24,7 @@ from typing import Any
 from connectors.base import Acl, Edge, Entity, MalformedPayload, RawItem, Ref
 from connectors.payload import dig as _get
 from connectors.refs import dedup, extract_refs
+from connectors.slack.context import SlackItemContext
 
 _TS_RE = re.compile(r"^\d{9,11}\.\d{1,6}$")
 # Slack's mrkdwn escapes: <@U123>, <@U123|name>, <#C123|name>, <!here>, <url|label>, <url>
@@ -38,8 +39,9 @@ def message_id(channel: str, ts: str) -> str:
 
 def map_item(raw: RawItem) -> Entity:
     m = raw.payload
-    ctx = raw.context
-    channel: Mapping[str, Any] = ctx.get("channel") or {}
+    # Another connector's context (or none) carries no Slack facts: the ACL then fails closed.
+    ctx = raw.context if isinstance(raw.context, SlackItemContext) else SlackItemContext()
+    channel: Mapping[str, Any] = ctx.channel or {}
     channel_id = raw.container or _str(channel.get("id")) or _str(m.get("channel"))
     ts = m.get("ts")
     text = m.get("text", "")
@@ -55,13 +57,13 @@ def map_item(raw: RawItem) -> Entity:
 
 def _map(
     m: Mapping[str, Any],
-    ctx: Mapping[str, Any],
+    ctx: SlackItemContext,
     channel: Mapping[str, Any],
     channel_id: str,
     ts: str,
     text: str,
 ) -> Entity:
-    users: Mapping[str, Mapping[str, Any]] = ctx.get("users") or {}
+    users: Mapping[str, Mapping[str, Any]] = ctx.users or {}
     clean, mentioned, links = render_text(text, users)
     sections = [clean] if clean else []
     for att in m.get("attachments") or []:
@@ -120,7 +122,7 @@ def _map(
         "latest_reply": _str(m.get("latest_reply")),
         "user_id": user_id,
         "bot_id": _str(m.get("bot_id")),
-        "team": _str(m.get("team")) or _str(ctx.get("team_id")),
+        "team": _str(m.get("team")) or _str(ctx.team_id),
         "client_msg_id": _str(m.get("client_msg_id")),
         "edited_by": _str(_get(m, "edited", "user")),
         "edited_ts": _str(edited),
@@ -137,7 +139,7 @@ def _map(
         status="archived" if channel.get("is_archived") else "final",
         title=f"{prefix}: {words}",
         text=body,
-        url=permalink(_str(ctx.get("team_url")), channel_id, ts, thread_ts if is_reply else None),
+        url=permalink(_str(ctx.team_url), channel_id, ts, thread_ts if is_reply else None),
         author=author,
         created_at=ts_to_datetime(ts),
         updated_at=ts_to_datetime(edited) if isinstance(edited, str) and _TS_RE.match(edited) else ts_to_datetime(ts),
@@ -176,13 +178,13 @@ def render_text(text: str, users: Mapping[str, Mapping[str, Any]]) -> tuple[str,
     return rendered.strip(), list(dict.fromkeys(mentioned)), list(dict.fromkeys(links))
 
 
-def channel_acl(channel: Mapping[str, Any], ctx: Mapping[str, Any]) -> Acl:
+def channel_acl(channel: Mapping[str, Any], ctx: SlackItemContext) -> Acl:
     if channel.get("is_im") or channel.get("is_mpim") or channel.get("is_private"):
-        members = ctx.get("members")
+        members = ctx.members
         if not isinstance(members, list | tuple) or not members:
             return Acl(None)
         return Acl(tuple(sorted({f"user:{m}" for m in members if isinstance(m, str) and m})))
-    team = _str(ctx.get("team_id"))
+    team = _str(ctx.team_id)
     if channel.get("is_private") is not False or not team:
         return Acl(None)  # privacy not stated, or no workspace to name: fail closed
     return Acl((f"group:slack:{team}:members",))

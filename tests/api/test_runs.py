@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-import psycopg
-
+from app.db.connect import connect
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
 from tests.api.conftest import Server, SourceFactory, job_count
@@ -13,7 +12,7 @@ from tests.api.conftest import Server, SourceFactory, job_count
 
 def _execute(api: Server, run_id: int) -> None:
     """What the worker's run_sync job does with the job the API deferred."""
-    with psycopg.connect(api.db_url) as conn:
+    with connect(api.db_url, autocommit=True) as conn:
         execute_run(conn, run_id, worker_id="test-worker", keyring=Keyring(bytes.fromhex(api.secret_key)))
 
 
@@ -26,7 +25,7 @@ def test_second_run_is_409_naming_the_active_run(api: Server, make_source: Sourc
     assert second.status_code == 409
     assert second.json()["active_run_id"] == first.json()["id"]
     assert second.json()["type"] == "urn:harvester:problem:run-active"
-    with psycopg.connect(api.db_url) as conn:
+    with connect(api.db_url, autocommit=True) as conn:
         args = conn.execute("select args from procrastinate_jobs where task_name = 'harvester:run_sync'").fetchall()
     assert {"run_id": first.json()["id"]} in [a for (a,) in args]
 
@@ -123,7 +122,7 @@ def test_group_status_done_with_counts(api: Server, make_source: SourceFactory) 
 
 def test_dead_letters_review_summary_and_retry(api: Server, make_source: SourceFactory) -> None:
     s = make_source()
-    with psycopg.connect(api.db_url) as conn:
+    with connect(api.db_url, autocommit=True) as conn:
         for i, reason in enumerate(["permission", "permission", "not_found"]):
             conn.execute(
                 "insert into dead_letters (source_id, source_type, source_entity_id, reason, error_detail) "

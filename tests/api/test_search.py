@@ -9,6 +9,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from app.db.connect import connect
 from app.embedding import get_embedder
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
@@ -34,18 +35,16 @@ def searchable(server_url: str, template_url: str, tmp_path_factory: pytest.Temp
     server: Server | None = None
     try:
         keyring = Keyring(os.urandom(32))
-        with psycopg.connect(url) as conn:
+        with connect(url, autocommit=True) as conn:
             source_id = create_source(
                 conn,
                 keyring,
                 NewSource(name="jira", connector_type="jira", base_url=emulator.base_url, credential=TOKEN),
             )
             run_id = start_run(conn, source_id, mode="full", trigger="manual")
-            conn.commit()
             stage = VectorStage(get_embedder({"embedder": "local"}))
             assert execute_run(conn, run_id, worker_id="t", keyring=keyring, chunks=stage).state == "succeeded"
             conn.execute("update platform_settings set value = 'true' where key = 'search_include_drafts'")
-            conn.commit()
         server = start_server(url, tmp, {"HARVESTER_EMBEDDER": "local"})
         yield server
     finally:

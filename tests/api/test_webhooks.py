@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 
+from app.db.connect import connect
 from app.jobs import build_app
 from app.jobs.webhooks import SourceBusy, apply_webhook
 from app.pipeline.run import execute_run
@@ -34,7 +34,7 @@ def _issue_event(issue_id: str, event: str = "jira:issue_updated") -> dict[str, 
 
 
 def _stored(api: Server, source_id: int) -> tuple[int, int]:
-    with psycopg.connect(api.db_url) as conn:
+    with connect(api.db_url, autocommit=True) as conn:
         row = conn.execute("select count(*) from webhook_deliveries where source_id = %s", (source_id,)).fetchone()
     assert row is not None
     return int(row[0]), job_count(api.db_url, "harvester:apply_webhook", source_id)
@@ -127,7 +127,7 @@ def test_apply_webhook_starts_an_items_run_and_deletes_soft_delete(
     keyring = Keyring(bytes.fromhex(api.secret_key))
     with api.client() as c:
         full = c.post(f"/api/v1/sources/{hooked['id']}/runs", json={"mode": "full"}).json()
-    with psycopg.connect(api.db_url) as conn:
+    with connect(api.db_url, autocommit=True) as conn:
         execute_run(conn, full["id"], worker_id="test-worker", keyring=keyring)
     httpx.delete(f"{jira.base_url}/_emulator/issues/ALPHA-3").raise_for_status()  # id 10008
     try:
@@ -139,7 +139,7 @@ def test_apply_webhook_starts_an_items_run_and_deletes_soft_delete(
             c.post(f"/api/v1/runs/{blocker['id']}/cancel")
         run_id = apply_webhook(source_id=hooked["id"], upserts=[["ticket", "10004"]], deletes=[["ticket", "10008"]])
         assert run_id is not None
-        with psycopg.connect(api.db_url) as conn:
+        with connect(api.db_url, autocommit=True) as conn:
             execute_run(conn, run_id, worker_id="test-worker", keyring=keyring)
             deleted = conn.execute(
                 "select deleted_at is not null from entities where source_id = %s and source_entity_id = '10008'",

@@ -11,6 +11,7 @@ import pytest
 
 from connectors.base import Acl, Edge, MalformedPayload, RawItem, Ref
 from connectors.confluence import CONNECTOR
+from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.mapping import map_item, restriction_principals
 from connectors.confluence.storage import storage_to_text
 from tests.field_coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
@@ -27,7 +28,10 @@ def mock(name: str) -> Any:
 
 
 def raw(payload: dict[str, Any], **context: Any) -> RawItem:
-    return RawItem("page", str(payload.get("id")), payload, datetime.now(UTC), container="DUMMY", context=context)
+    return RawItem(
+        "page", str(payload.get("id")), payload, datetime.now(UTC), container="DUMMY",
+        context=ConfluenceItemContext(**context),
+    )
 
 
 def full_page() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 from connectors.jira import CONNECTOR
 from connectors.jira.client import JiraConnector
+from connectors.jira.context import JiraItemContext
 
 TOKEN = "jira-test-token"
 REPO = Path(__file__).resolve().parents[2]
@@ -60,7 +61,12 @@ def _run(conn: JiraConnector, since: datetime | None = None, cp: Any = None) -> 
 
 
 def _items(out: list[Emitted], neighbour: bool | None = False) -> list[RawItem]:
-    return [o for o in out if isinstance(o, RawItem) and (neighbour is None or o.context["neighbour"] == neighbour)]
+    return [o for o in out if isinstance(o, RawItem) and (neighbour is None or _neighbour(o) == neighbour)]
+
+
+def _neighbour(item: RawItem) -> bool:
+    assert isinstance(item.context, JiraItemContext)
+    return item.context.neighbour
 
 
 def _control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
@@ -147,8 +153,8 @@ def test_per_item_faults_become_item_errors_or_gone(emu: RunningEmulator) -> Non
     conn.close()
     assert isinstance(got[0], ItemError) and got[0].reason == "permission"
     assert got[1] == ItemGone("ticket", "10009")
-    assert isinstance(got[2], RawItem) and not got[2].context["neighbour"]
-    assert isinstance(got[3], RawItem) and got[3].context["neighbour"]  # CORE-1: outside the scope
+    assert isinstance(got[2], RawItem) and not _neighbour(got[2])
+    assert isinstance(got[3], RawItem) and _neighbour(got[3])  # CORE-1: outside the scope
 
 
 def test_resume_from_checkpoint_yields_the_remainder_without_repeats(emu: RunningEmulator) -> None:

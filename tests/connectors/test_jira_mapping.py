@@ -11,6 +11,7 @@ import pytest
 from conftest import load_fixture
 
 from connectors.base import Acl, Edge, MalformedPayload, RawItem, Ref
+from connectors.jira.context import JiraItemContext
 from connectors.jira.mapping import map_item
 from connectors.jira.text import adf_to_text, wiki_to_text
 
@@ -18,7 +19,8 @@ ACL_CTX = {"project_principals": ["group:jira:dev", "user:a@example.com"]}
 
 
 def _raw(issue: Mapping[str, Any], **ctx: Any) -> RawItem:
-    return RawItem("ticket", str(issue["id"]), issue, datetime(2024, 1, 1, tzinfo=UTC), context={**ACL_CTX, **ctx})
+    context = JiraItemContext(**{**ACL_CTX, **ctx})
+    return RawItem("ticket", str(issue["id"]), issue, datetime(2024, 1, 1, tzinfo=UTC), context=context)
 
 
 def _search(version: int) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import pytest
 
 from connectors.base import Acl, Edge, MalformedPayload, RawItem, Ref
 from connectors.slack import CONNECTOR
+from connectors.slack.context import SlackItemContext
 from connectors.slack.mapping import map_item
 from tests.field_coverage import ENVELOPE_KEYS, SKIP_KEYS, field_coverage
 
@@ -29,7 +30,8 @@ def load(path: Path) -> Any:
 
 
 def raw(msg: dict[str, Any], cid: str = "C01N9PM1D53", **ctx: Any) -> RawItem:
-    return RawItem("message", f"{cid}:{msg.get('ts')}", msg, datetime.now(UTC), container=cid, context={**CTX, **ctx})
+    context = SlackItemContext(**{**CTX, **ctx})
+    return RawItem("message", f"{cid}:{msg.get('ts')}", msg, datetime.now(UTC), container=cid, context=context)
 
 
 def test_history_page_messages_map_one_entity_each() -> None:

@@ -15,6 +15,7 @@ import httpx
 import psycopg
 import pytest
 
+from app.db.connect import connect
 from app.pipeline.run import ProgressCallback, RunOutcome, execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
@@ -112,8 +113,9 @@ def keyring() -> Keyring:
 
 @pytest.fixture()
 def conn(fresh_db_url: str) -> Iterator[psycopg.Connection[Any]]:
-    """The pipeline's connection (autocommit off, as the worker opens it)."""
-    with psycopg.connect(fresh_db_url) as c:
+    """The pipeline's connection, opened as the worker opens it (autocommit: the pipeline declares its
+    transactions); a test acting as an entry point wraps its own multi-statement units in ``conn.transaction()``."""
+    with connect(fresh_db_url, autocommit=True) as c:
         yield c
 
 
@@ -144,7 +146,6 @@ def add_source(
             scope_list=scope,
         ),
     )
-    conn.commit()
     return source_id
 
 
@@ -161,10 +162,8 @@ def sync(
 ) -> tuple[RunOutcome, rq.GetRunRow]:
     """Start a run and execute it to the end on ``conn``; the outcome and the journal row."""
     run_id = start_run(conn, source_id, mode=mode, trigger=trigger, scope=scope, options=options)
-    conn.commit()
     outcome = execute_run(conn, run_id, worker_id="test-worker", keyring=keyring, on_progress=on_progress)
     run = rq.get_run(conn, id=run_id)
-    conn.commit()
     assert run is not None
     return outcome, run
 

@@ -84,4 +84,6 @@ def test_cancelled_run_stops_at_its_next_page(
     run = rq.get_run(probe, id=run_id)
     assert run is not None and run.state == "cancelled" and run.finished_at is not None
     assert run.entities_done is not None and run.entities_done < 1000
-    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) < 1000
+    # The page whose SaveProgress found the run cancelled left no row: entities match the committed counter.
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == run.entities_done
+    assert scalar(probe, "select count(*) from run_seen_items where run_id = %s", (run_id,)) == 0

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from app.db.connect import connect
 from app.pipeline.run import execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
@@ -99,7 +100,7 @@ def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
     jira.clear_faults()
     keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
 
-    with psycopg.connect(fresh_db_url) as conn:
+    with connect(fresh_db_url, autocommit=True) as conn:
         outcome = execute_run(conn, run_id, worker_id="other", keyring=keyring)
 
     assert outcome.state == "succeeded"

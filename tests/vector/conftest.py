@@ -25,10 +25,8 @@ def sync_with(
 ) -> tuple[RunOutcome, rq.GetRunRow]:
     """One run through the real pipeline with the vector stage plugged in, as the worker does it."""
     run_id = start_run(conn, source_id, mode=mode, trigger="manual")
-    conn.commit()
     outcome = execute_run(conn, run_id, worker_id="test-worker", keyring=keyring, chunks=stage)
     run = rq.get_run(conn, id=run_id)
-    conn.commit()
     assert run is not None
     return outcome, run
 
@@ -39,7 +37,6 @@ def plain_source(conn: psycopg.Connection[Any], keyring: Keyring, name: str = "c
         conn, keyring,
         NewSource(name=name, connector_type="jira", base_url="http://127.0.0.1:9", credential="unused"),
     )
-    conn.commit()
     return source_id
 
 
@@ -72,8 +69,8 @@ def load_entities(
 ) -> None:
     """Load through the pipeline's own page loader (UpsertEntities + the vector stage), page by page."""
     for start in range(0, len(entities), page):
-        load_batch(
-            conn, source_id=source_id, run_id=0, batch=Batch(entities=list(entities[start : start + page])),
-            record_seen=False, chunks=stage,
-        )
-        conn.commit()
+        with conn.transaction():
+            load_batch(
+                conn, source_id=source_id, run_id=0, batch=Batch(entities=list(entities[start : start + page])),
+                record_seen=False, chunks=stage,
+            )

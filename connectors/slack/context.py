@@ -1,0 +1,21 @@
+"""What the Slack client knows about a message's channel and people, for the mapping (built in ``client``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.base import ItemContext
+
+
+@dataclass(frozen=True, slots=True)
+class SlackItemContext(ItemContext):
+    # {"id", "name", "is_private", "is_im", "is_mpim", "is_archived"} of the message's channel.
+    channel: Mapping[str, Any] | None = None
+    team_id: str | None = None
+    team_url: str | None = None  # https://acme.slack.com/ for permalinks
+    # User id -> {"email", "name"} for the author and every <@U...> in the text.
+    users: Mapping[str, Mapping[str, Any]] | None = None
+    # Principal ids (email, else user id) of a private channel or DM; None: unknown.
+    members: Sequence[str] | None = None
