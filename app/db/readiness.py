@@ -58,7 +58,8 @@ def _privilege_problem(conn: psycopg.Connection[Any], process: Process) -> str |
 def require_ready(url: str, process: Process | None = None) -> None:
     """Raise HarvesterError (one line) unless the schema is current and the login may do ``process``'s work
     (None: a one-off command such as `harvester token create`, which checks the schema only)."""
-    with connect(url, application_name=f"harvester-{process}-check") as conn:
+    # Autocommit: read-only checks, nothing to commit or roll back.
+    with connect(url, autocommit=True, application_name=f"harvester-{process}-check") as conn:
         try:
             problem = schema_problem(conn)
             if problem is not None:
@@ -70,7 +71,5 @@ def require_ready(url: str, process: Process | None = None) -> None:
                 f"login role {conn.info.user!r} may not read the schema bookkeeping "
                 f"({exc.diag.message_primary}); grant {role} to {conn.info.user} ({_GRANTS})"
             ) from None
-        finally:
-            conn.rollback()
         if problem is not None:
             raise HarvesterError(problem)
