@@ -64,7 +64,7 @@ def test_the_named_modules_exist() -> None:
 
 # Only app/config.py reads the environment; these modules copy it whole into a child process's environment.
 ENV_READERS = frozenset({"app/config.py"})
-SUBPROCESS_ENV = frozenset({"app/demo.py", "app/cli/demo.py", "app/db/migrate.py"})
+SUBPROCESS_ENV = frozenset({"app/cli/demo.py", "app/db/migrate.py"})
 _ENV_READ = re.compile(r"os\.environ|getenv\(")
 _ENV_COPY = re.compile(r"dict\(os\.environ\)|\{\*\*os\.environ\b")
 
@@ -87,7 +87,7 @@ def test_only_the_config_module_reads_the_environment() -> None:
                     found.append(f"{rel}:{n}: {line.strip()}")
     assert found == []
     assert _reads_env("app/secrets.py", 'os.environ.get("HARVESTER_PREVIOUS_SECRET_KEYS", "")')
-    assert not _reads_env("app/demo.py", 'env = {**os.environ, "HARVESTER_DATABASE_URL": url}')
+    assert not _reads_env("app/cli/demo.py", 'env = {**os.environ, "HARVESTER_DATABASE_URL": url}')
 
 
 def test_importing_the_app_sets_no_process_wide_json_dumper() -> None:
@@ -95,7 +95,7 @@ def test_importing_the_app_sets_no_process_wide_json_dumper() -> None:
     code = (
         "import psycopg.types.json as j\n"
         "before = j._JsonDumper._dumps\n"
-        "import app.pipeline.transform, app.pipeline.load, app.pipeline.run, app.api.app, app.worker\n"
+        "import app.pipeline.transform, app.pipeline.load, app.pipeline.run, app.api.app, app.jobs\n"
         "assert j._JsonDumper._dumps is before, 'an import replaced the global JSON dumper'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
