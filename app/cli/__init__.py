@@ -69,3 +69,5 @@ def configure_logging(config: Config, *, verbose: bool = False) -> None:
     if level > logging.DEBUG:
         # httpx logs every request at INFO: one line per source API call drowns what the run says.
         logging.getLogger("httpx").setLevel(logging.WARNING)
+        # Procrastinate announces each periodic task as its module is imported, before any command has run.
+        logging.getLogger("procrastinate.periodic").setLevel(logging.WARNING)
