@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 
+from app import audit
 from app.config import load_config
 from app.errors import HarvesterError
+from app.logs import add_logging_options, configure_logging, level_from
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -69,7 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harvester",
         description="Harvester: pulls sources into PostgreSQL (entities, chunks, edges) with their ACLs.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     sub = parser.add_subparsers(dest="command", required=True)
 
     db = sub.add_parser("db", help="database schema: migrate, status, stop the embedded server")
@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in _extra_commands():
         register(sub)
+    add_logging_options(parser)  # after the subcommands: every one of them takes --log-level too
     return parser
 
 
@@ -97,20 +98,23 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction[argparse.Argu
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    handler: Handler = args.handler
     try:
-        return handler(args)
+        configure_logging(level_from(args))
     except HarvesterError as exc:
         print(f"harvester: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("harvester: interrupted", file=sys.stderr)
-        return 130
+    handler: Handler = args.handler
+    # One audit event per mutating command (seed 000 admin log), whatever way it ends.
+    with audit.cli_action(args) as outcome:
+        try:
+            outcome.code = handler(args)
+        except HarvesterError as exc:
+            outcome.code = 2
+            print(f"harvester: error: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:
+            outcome.code = 130
+            print("harvester: interrupted", file=sys.stderr)
+    return outcome.code
 
 
 if __name__ == "__main__":
