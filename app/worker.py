@@ -20,12 +20,14 @@ from procrastinate import RetryStrategy
 from app.config import load_config
 from app.db.connect import WORKER_ROLE, assume_role, connect, database_url
 from app.db.migrate import migrate
+from app.jobs import alerts as alert_jobs
 from app.pipeline.run import LaneBusy, execute_run, source_config
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec
 from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
 from app.secrets import load_keyring
+from app.services.alerts import evaluate_alerts
 from app.services.jobs import defer_in
 from app.services.sources import RunConflict, start_run
 from app.settings import load_settings
@@ -123,6 +125,9 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
                 fresh_episode = s.last_watchdog is None or s.last_watchdog < s.last_success
                 if fresh_episode and has_delta(conn, source, keyring):
                     counts["watchdog"] += start("incremental", "watchdog")
+        # ALERTS (issue 10 §4): open/resolve incidents and queue their notifications, once a tick.
+        counts.update({f"alerts_{k}": v for k, v in evaluate_alerts(conn, now).items()})
+        conn.commit()
     return counts
 
 
@@ -160,6 +165,7 @@ def has_delta(conn: Any, source: sq.GetSourceRow, keyring: Any) -> bool:
 def build_app(url: str) -> procrastinate.App:
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
     app.add_tasks_from(tasks, namespace="harvester")
+    app.add_tasks_from(alert_jobs.blueprint, namespace="harvester")  # send_alert (issue 10 §4)
     return app
 
 
@@ -169,7 +175,7 @@ def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
     migrate(url, config.backups_dir)
     app = build_app(url)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
-    queues = [QUEUE, "periodic"] if periodic else [QUEUE]
+    queues = [QUEUE, "periodic", alert_jobs.QUEUE] if periodic else [QUEUE, alert_jobs.QUEUE]
     app.run_worker(queues=queues, concurrency=concurrency, name=worker_id())
 
 

@@ -17,6 +17,7 @@ import re
 import uuid
 from typing import Any
 
+from litestar.enums import ScopeType
 from litestar.exceptions import HTTPException
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -89,11 +90,11 @@ def _target(scope: Scope, kind: str, param: str | None, created_id: Any) -> str:
 
 def audit_middleware(app: ASGIApp) -> ASGIApp:
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
             return
         rid = _incoming_id(scope)
-        state = scope.setdefault("state", {})  # type: ignore[typeddict-item]
+        state = scope.setdefault("state", {})
         state["request_id"] = rid
         token = request_id_var.set(rid)
         handler = scope.get("route_handler")
@@ -108,7 +109,7 @@ def audit_middleware(app: ASGIApp) -> ASGIApp:
                 headers = list(message.get("headers", []))
                 if not any(k.lower() == b"x-request-id" for k, _ in headers):
                     headers.append((b"x-request-id", rid.encode()))
-                message = {**message, "headers": headers}  # type: ignore[typeddict-item]
+                message = {**message, "headers": headers}
             elif message["type"] == "http.response.body" and audited and audited[0] == "sources.create":
                 body.extend(message.get("body", b"")[: 65536 - len(body)])
             await send(message)

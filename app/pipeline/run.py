@@ -171,6 +171,7 @@ class _Run:
         self.stats = CallStats(api_calls=claim.api_calls, rate_limited=claim.rate_limited)
         self.progress = Progress(claim.id, self.done, self.total, self.errors)
         self.last_beat = time.monotonic()
+        self.started = time.monotonic()
         scope = claim.scope or {}
         self.scope_kind: str | None = scope.get("kind") if isinstance(scope, dict) else None
         self.scope = scope
@@ -185,6 +186,8 @@ class _Run:
         self.dlq_nonempty = bool(dq.source_has_dead_letters(self.conn, source_id=self.claim.source_id))
         self.conn.commit()
         assert source is not None  # FK: a run cannot outlive its source
+        self.connector_type = source.connector_type
+        log.info("run %s started", self.claim.id, extra={**self._fields(), "delivery": self.claim.deliveries})
         try:
             spec = get_spec(source.connector_type)
             config = self._scoped(source_config(source, self.keyring))
@@ -409,7 +412,41 @@ class _Run:
         )
         if n == 0:
             self.conn.rollback()
+            log.info("run %s cancelled or taken over", self.claim.id, extra=self._fields())
             return RunOutcome(self.claim.id, "cancelled", self.done, self.errors, "run was cancelled or taken over")
         if commit:
             self.conn.commit()
+        if state == "failed":
+            log.error("run %s failed: %s", self.claim.id, detail, extra={**self._fields(), "state": state})
+            self._alert_failed()
+        else:
+            log.info(
+                "run %s ended %s", self.claim.id, state, extra={**self._fields(), "state": state, "detail": detail}
+            )
         return RunOutcome(self.claim.id, state, self.done, self.errors, detail)
+
+    def _fields(self) -> dict[str, Any]:
+        """What every run log line carries (issue 10 §3)."""
+        return {
+            "run_id": self.claim.id,
+            "source_id": self.claim.source_id,
+            "connector": getattr(self, "connector_type", None),
+            "mode": self.claim.mode,
+            "entities_done": self.done,
+            "entities_total": self.total,
+            "error_count": self.errors,
+            "api_calls": self.stats.api_calls,
+            "duration_s": round(time.monotonic() - self.started, 3),
+        }
+
+    def _alert_failed(self) -> None:
+        """Seed 000: a failed run raises a notification (app/services/alerts.py). The run's end is
+        committed already; an alert that cannot be queued is logged and left to the tick's evaluation."""
+        from app.services.alerts import notify_run_failed
+
+        try:
+            notify_run_failed(self.conn, self.claim.id)
+            self.conn.commit()
+        except psycopg.Error as exc:
+            self.conn.rollback()
+            log.error("run %s: failure alert not queued: %s", self.claim.id, exc, extra=self._fields())

@@ -1,0 +1,1 @@
+"""Procrastinate job modules, each with its own ``blueprint`` (the worker's app adds them explicitly)."""
