@@ -91,7 +91,8 @@ insert into platform_settings (key, value) values
 -- sqlc's catalog, so it is called with EXECUTE (like harvester_job_workers, migration 8).
 create function harvester_defer_alert(args jsonb) returns bigint
     language plpgsql
-    set search_path to ''
+    -- public, not '': Procrastinate's own functions name their tables unqualified and inherit this path.
+    set search_path to public
 as $$
 declare
     job_id bigint;
