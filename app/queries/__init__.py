@@ -11,6 +11,7 @@
 - embeddings.sql
 - entities.sql
 - lanes.sql
+- metrics.sql
 - migrations.sql
 - notes.sql
 - roles.sql
