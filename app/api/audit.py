@@ -102,6 +102,12 @@ def audit_middleware(app: ASGIApp) -> ASGIApp:
         audited = AUDITED.get(operation) if isinstance(operation, str) else None
         status: list[int] = []
         body = bytearray()
+        emitted: list[bool] = []
+
+        def record(code: int) -> None:
+            if audited and not emitted:
+                emitted.append(True)
+                _emit(scope, audited, code, rid, _created_id(body) if code < 300 else None)
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -110,19 +116,21 @@ def audit_middleware(app: ASGIApp) -> ASGIApp:
                 if not any(k.lower() == b"x-request-id" for k, _ in headers):
                     headers.append((b"x-request-id", rid.encode()))
                 message = {**message, "headers": headers}
-            elif message["type"] == "http.response.body" and audited and audited[0] == "sources.create":
-                body.extend(message.get("body", b"")[: 65536 - len(body)])
+            elif message["type"] == "http.response.body":
+                if audited and audited[0] == "sources.create":
+                    body.extend(message.get("body", b"")[: 65536 - len(body)])
+                if not message.get("more_body", False):
+                    # Before the last byte leaves: a client that got its answer finds the event written.
+                    record(status[0] if status else 500)
             await send(message)
 
         try:
             await app(scope, receive, send_with_id)
         except BaseException as exc:
-            if audited:
-                _emit(scope, audited, _status_of(exc), rid, None)
+            record(_status_of(exc))
             raise
         else:
-            if audited:
-                _emit(scope, audited, status[0] if status else 500, rid, _created_id(body))
+            record(status[0] if status else 500)
         finally:
             request_id_var.reset(token)
 
@@ -142,7 +150,7 @@ def _emit(scope: Scope, audited: tuple[str, str, str | None], status: int, rid: 
     audit.emit(
         actor=_actor(scope),
         action=action,
-        target=_target(scope, kind, param, created if status < 300 else None),
+        target=_target(scope, kind, param, created),
         result="ok" if status < 400 else "error",
         status=status,
         request_id=rid,
