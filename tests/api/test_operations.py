@@ -64,7 +64,7 @@ def test_metrics_text_exposition(api: Server, make_source: SourceFactory) -> Non
     ):
         # prometheus_client names a counter family without its "_total" sample suffix.
         assert f"# TYPE {family} " in text or f"# TYPE {family.removesuffix('_total')} counter" in text
-    assert f'harvester_dead_letters{{source_id="{s["id"]}",reason="malformed"}} 1.0' in text
+    assert f'harvester_dead_letters{{reason="malformed",source_id="{s["id"]}"}} 1.0' in text
     # Issue 10 §4: per-source last success (0 = never succeeded) and DLQ depth by name and connector.
     assert f'harvester_source_last_success_timestamp_seconds{{connector="jira",source="{s["name"]}"}} 0.0' in text
     assert f'harvester_dlq_depth{{connector="jira",source="{s["name"]}"}} 1.0' in text
