@@ -14,7 +14,8 @@ import contextvars
 import logging
 import os
 import sys
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TextIO
 
 from pythonjsonlogger.json import JsonFormatter
 
@@ -66,7 +67,14 @@ class RedactFilter(logging.Filter):
         return True
 
 
+def _iso_time(record: logging.LogRecord) -> str:
+    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+
+
 class _Json(JsonFormatter):
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return _iso_time(record)
+
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))
 
@@ -78,6 +86,9 @@ class _Json(JsonFormatter):
 
 class _Text(logging.Formatter):
     """``time LEVEL logger: message key=value ...`` for a person at a terminal."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return _iso_time(record)
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
@@ -96,11 +107,12 @@ def parse_level(value: str, *, where: str = "--log-level") -> int:
     return level
 
 
-def configure_logging(level: str, *, json: bool | None = None) -> None:
-    """Route every logger (ours, Procrastinate's, uvicorn's) to one stderr handler at ``level``."""
+def configure_logging(level: str, *, json: bool | None = None, stream: TextIO | None = None) -> None:
+    """Route every logger (ours, Procrastinate's, uvicorn's) to one handler on stderr (or ``stream``)."""
     numeric = parse_level(level)
-    as_json = (not sys.stderr.isatty()) if json is None else json
-    handler = logging.StreamHandler(sys.stderr)
+    out = stream if stream is not None else sys.stderr
+    as_json = (not out.isatty()) if json is None else json
+    handler = logging.StreamHandler(out)
     handler.addFilter(RedactFilter())
     if as_json:
         handler.setFormatter(

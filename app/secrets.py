@@ -33,6 +33,7 @@ class Keyring:
         return hashlib.sha256(key).hexdigest()[:8]
 
     def encrypt(self, plaintext: str, *, context: str) -> str:
+        register_secret(plaintext)
         nonce = os.urandom(12)
         ct = AESGCM(self.current).encrypt(nonce, plaintext.encode(), context.encode())
         return f"{_PREFIX}:{self.key_id(self.current)}:{base64.urlsafe_b64encode(nonce + ct).decode()}"
