@@ -8,7 +8,8 @@ Every mutating admin action, through the API or the CLI, emits exactly one event
 
 to the sink named by ``HARVESTER_AUDIT_SINK``:
 
-- ``stdout`` (default): one JSON line on standard output;
+- ``stdout`` (default): one JSON line on standard output (a one-shot CLI command's on stderr: its
+  stdout is its answer);
 - ``file:/path/events.jsonl``: appended, one line per event (0600, ``O_APPEND``: lines never interleave);
 - ``http://...`` / ``https://...``: POSTed as JSON by a background sender with bounded retries and
   backoff, so a slow or down receiver never holds a request; events wait in memory meanwhile.
@@ -108,13 +109,18 @@ class _Outage:
 
 
 class StdoutSink:
+    """Standard output; a CLI command's events go to stderr instead, because its stdout is its answer
+    (``id=$(harvester sources add ...)`` must keep reading one id)."""
+
     def __init__(self) -> None:
         self.outage = _Outage("stdout")
+        self.command_output = False
 
     def write(self, line: str) -> None:
+        stream = sys.stderr if self.command_output else sys.stdout
         try:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
+            stream.write(line + "\n")
+            stream.flush()
         except (OSError, ValueError) as exc:
             self.outage.failed(type(exc).__name__)
 
@@ -286,6 +292,11 @@ def cli_action(args: argparse.Namespace) -> Iterator[Outcome]:
     """Around a CLI command: one event when it is a mutating one, with its exit code as the result."""
     outcome = Outcome()
     spec = CLI_ACTIONS.get(command_path(args))
+    if spec is not None:
+        with contextlib.suppress(HarvesterError):  # a misconfigured sink is reported by emit() below
+            sink = current_sink()
+            if isinstance(sink, StdoutSink):
+                sink.command_output = True
     failed = False
     try:
         yield outcome
@@ -304,6 +315,7 @@ def cli_action(args: argparse.Namespace) -> Iterator[Outcome]:
                 status=code,
                 via="cli",
             )
-            sink = current_sink()
-            if isinstance(sink, HttpSink):
-                sink.flush(HTTP_TIMEOUT * 2)
+            with contextlib.suppress(HarvesterError):
+                sink = current_sink()
+                if isinstance(sink, HttpSink):
+                    sink.flush(HTTP_TIMEOUT * 2)
