@@ -216,3 +216,44 @@ def test_invalid_channel_url_names_the_field(conn: psycopg.Connection[Any], aler
             (json.dumps([{"kind": "webhook", "url": "http://x", "secret": "plain"}]),),
         )
     conn.rollback()
+
+
+def test_tick_evaluation_opens_and_resolves_each_kind_once(
+    conn: psycopg.Connection[Any], alert_env: Keyring, receiver: Receiver
+) -> None:
+    keyring = alert_env
+    configure_channels(conn, keyring, receiver.url)  # webhook: every kind; slack: run_failed only
+    update_settings(conn, {"alert_dlq_threshold": 2})
+    source_id = broken_source(conn, keyring)
+    for i in range(3):
+        conn.execute(
+            "insert into dead_letters (source_id, source_type, source_entity_id, reason) "
+            "values (%s, 'ticket', %s, 'malformed')",
+            (source_id, str(i)),
+        )
+    conn.execute(
+        "update sources set last_probe_status = 'unreachable', last_probe_at = now() where id = %s", (source_id,)
+    )
+    gone = scalar(
+        conn, "insert into procrastinate_workers (last_heartbeat) values (now() - interval '1 hour') returning id"
+    )
+    conn.commit()
+
+    def jobs() -> int:
+        return int(scalar(conn, "select count(*) from procrastinate_jobs where task_name = 'harvester:send_alert'"))
+
+    assert evaluate_alerts(conn, datetime.now(UTC)) == {"opened": 3, "resolved": 0}
+    conn.commit()
+    kinds = {r[0] for r in conn.execute("select kind from alert_incidents where resolved_at is null")}
+    assert kinds == {"dead_letters_over_threshold", "source_health_error", "worker_gone"}
+    assert jobs() == 3  # the Slack channel only wants run_failed
+    assert evaluate_alerts(conn, datetime.now(UTC)) == {"opened": 0, "resolved": 0}  # the next tick: nothing new
+    conn.commit()
+
+    conn.execute("delete from dead_letters where source_id = %s", (source_id,))
+    conn.execute("update sources set last_probe_status = 'ok' where id = %s", (source_id,))
+    conn.execute("delete from procrastinate_workers where id = %s", (gone,))
+    conn.commit()
+    assert evaluate_alerts(conn, datetime.now(UTC)) == {"opened": 0, "resolved": 3}
+    conn.commit()
+    assert jobs() == 6
