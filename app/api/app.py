@@ -88,6 +88,7 @@ def create_app(
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[audit_middleware],  # request id on every request; one audit event per admin action
+        logging_config=None,  # the process's logging is app/logs.py's (JSON lines, redaction, --log-level)
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="Harvester Admin API",

@@ -25,6 +25,7 @@ from procrastinate import JobContext, RetryStrategy
 from app.config import load_config
 from app.db.connect import connect, database_url
 from app.queries import alerts as aq
+from app.redact import register_secret
 from app.secrets import load_keyring
 from app.services.alerts import alert_settings
 
@@ -109,6 +110,8 @@ def send_alert(context: JobContext, incident_id: int, event: str, channel: int) 
         if incident is None or channel >= len(settings.channels):
             return "dropped"  # the incident or the channel was removed meanwhile
         target = settings.channels[channel]
+        if target.get("kind") == "slack":
+            register_secret(str(target.get("url", "")))  # a Slack webhook URL is its own credential
         source = None
         if incident.subject.startswith("source:"):
             wanted = int(incident.subject.split(":", 1)[1])

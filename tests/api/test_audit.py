@@ -127,3 +127,27 @@ def test_unwritable_sink_does_not_fail_the_action(fresh_db_url: str, tmp_path: P
         assert server.logs().count("audit sink") == 1  # logged once per outage, counted every time
     finally:
         server.stop()
+
+
+def test_a_503_names_its_cause_in_the_log_under_the_request_id(audited: tuple[Server, Path]) -> None:
+    import psycopg
+
+    server, sink = audited
+    api = server.client()
+    body = {
+        "name": "undecryptable",
+        "connector_type": "jira",
+        "base_url": "http://127.0.0.1:9",
+        "credential": CREDENTIAL,
+    }
+    sid = api.post("/api/v1/sources", json=body).json()["id"]
+    with psycopg.connect(server.db_url) as conn:  # as if encrypted under a key this server does not have
+        conn.execute("update sources set credential_enc = 'v1:00000000:AAAA' where id = %s", (sid,))
+    refused = api.post(f"/api/v1/sources/{sid}/connect", headers={"X-Request-Id": "req-503-check"})
+    assert refused.status_code == 503
+    assert refused.json()["request_id"] == "req-503-check" and refused.headers["x-request-id"] == "req-503-check"
+    line = next(json.loads(x) for x in server.logs().splitlines() if "req-503-check" in x and x.startswith("{"))
+    assert "encrypted with key 00000000, which is not configured" in line["message"]
+    assert line["level"] == "WARNING" and line["request_id"] == "req-503-check"
+    assert events(sink)[-1]["result"] == "error" and events(sink)[-1]["status"] == 503
+    assert CREDENTIAL not in server.logs()
