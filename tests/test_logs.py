@@ -125,3 +125,16 @@ def test_cli_run_failure_is_logged_with_its_fields_and_audited_once(fresh_db_url
     assert all(e["via"] == "cli" and e["actor"] and e["time"] for e in events)
     listed = cli("sources", "list")  # a read: no event
     assert listed.returncode == 0 and len(sink.read_text().splitlines()) == 2
+
+    created = cli("token", "create", "--name", "ci-bot")
+    token = created.stdout.splitlines()[0]
+    assert created.returncode == 0 and token.startswith("hv_")
+    assert cli("token", "revoke", "--name", "ci-bot").returncode == 0
+    assert cli("token", "revoke", "--name", "ci-bot").returncode == 2  # nothing left to revoke
+    events = [json.loads(line) for line in sink.read_text().splitlines()][2:]
+    assert [(e["action"], e["result"], e["status"]) for e in events] == [
+        ("tokens.create", "ok", 0),
+        ("tokens.revoke", "ok", 0),
+        ("tokens.revoke", "error", 2),
+    ]
+    assert token not in sink.read_text()
