@@ -90,7 +90,9 @@ def _create(server_url: str, name: str, template: str | None = None) -> None:
     with psycopg.connect(server_url, autocommit=True) as conn:
         stmt = sql.SQL("create database {}").format(sql.Identifier(name))
         if template:
-            stmt = sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template))
+            stmt = sql.SQL("create database {} template {}").format(
+                sql.Identifier(name), sql.Identifier(template)
+            )
         conn.execute(stmt)
 
 

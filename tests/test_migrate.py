@@ -47,7 +47,9 @@ def test_second_migrate_is_a_no_op(fresh_db_url: str, tmp_path: Path) -> None:
     assert result.backup is None
 
 
-def test_two_processes_migrating_an_old_database_apply_once_with_one_backup(empty_db_url: str, tmp_path: Path) -> None:
+def test_two_processes_migrating_an_old_database_apply_once_with_one_backup(
+    empty_db_url: str, tmp_path: Path
+) -> None:
     versions = [m.version for m in load_migrations()]
     old = versions[1]
     migrate(empty_db_url, tmp_path / "unused", target=old)
@@ -95,7 +97,9 @@ def test_backup_is_a_restorable_pg_dump_of_the_old_schema(empty_db_url: str, tmp
     assert b"TABLE public entities" not in listing.stdout
 
 
-def test_changed_applied_migration_is_refused_and_nothing_is_applied(empty_db_url: str, tmp_path: Path) -> None:
+def test_changed_applied_migration_is_refused_and_nothing_is_applied(
+    empty_db_url: str, tmp_path: Path
+) -> None:
     sql_dir = tmp_path / "sql"
     shutil.copytree(SQL_DIR, sql_dir)
     files = sorted((sql_dir / "schema").glob("*.sql"))
@@ -170,13 +174,17 @@ def test_embedded_start_repairs_open_data_dir_permissions() -> None:
     (data / "backups").chmod(0o755)
     env = _env(HARVESTER_DATA_DIR=str(data))
     try:
-        out = subprocess.run([*HARVESTER, "db", "migrate"], env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [*HARVESTER, "db", "migrate"], env=env, capture_output=True, text=True, timeout=120
+        )
         assert out.returncode == 0, out.stderr
         # 0711 under root: the embedded server's own user must pass through, and can list nothing.
         assert stat.S_IMODE(data.stat().st_mode) == (0o711 if os.geteuid() == 0 else 0o700)
         assert stat.S_IMODE((data / "backups").stat().st_mode) == 0o700
         # The server keeps working with its parent closed again.
-        status = subprocess.run([*HARVESTER, "db", "status"], env=env, capture_output=True, text=True, timeout=60)
+        status = subprocess.run(
+            [*HARVESTER, "db", "status"], env=env, capture_output=True, text=True, timeout=60
+        )
         assert status.returncode == 0, status.stderr
         assert "0 pending" in status.stdout
     finally:

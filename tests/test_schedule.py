@@ -41,7 +41,7 @@ def test_window_on_the_spring_forward_night_fires_once_at_a_real_instant() -> No
     nxt = next_window(datetime(2026, 3, 7, 12, tzinfo=UTC), minute, WEEK, "America/New_York")
 
     assert datetime(2026, 3, 8, 6, tzinfo=UTC) <= nxt <= datetime(2026, 3, 8, 8, tzinfo=UTC)
-    assert not reconciliation_due(nxt.replace(minute=nxt.minute), nxt, minute, WEEK, "America/New_York")
+    assert not reconciliation_due(nxt.replace(minute=nxt.minute) , nxt, minute, WEEK, "America/New_York")
 
 
 def test_reconciliation_is_due_once_per_window() -> None:

@@ -51,7 +51,8 @@ def test_committed_structure_dump_matches_the_migrations(server_url: str) -> Non
     committed = structure.STRUCTURE.read_text()
 
     assert not structure.diff(committed, regenerated), (
-        "sql/structure.sql is stale; run `python -m tools.structure write`\n" + structure.diff(committed, regenerated)
+        "sql/structure.sql is stale; run `python -m tools.structure write`\n"
+        + structure.diff(committed, regenerated)
     )
 
 

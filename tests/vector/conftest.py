@@ -36,8 +36,7 @@ def sync_with(
 def plain_source(conn: psycopg.Connection[Any], keyring: Keyring, name: str = "corpus") -> int:
     """A source row for entities loaded directly through ``load_batch`` (no connector runs)."""
     source_id = create_source(
-        conn,
-        keyring,
+        conn, keyring,
         NewSource(name=name, connector_type="jira", base_url="http://127.0.0.1:9", credential="unused"),
     )
     conn.commit()
@@ -74,11 +73,7 @@ def load_entities(
     """Load through the pipeline's own page loader (UpsertEntities + the vector stage), page by page."""
     for start in range(0, len(entities), page):
         load_batch(
-            conn,
-            source_id=source_id,
-            run_id=0,
-            batch=Batch(entities=list(entities[start : start + page])),
-            record_seen=False,
-            chunks=stage,
+            conn, source_id=source_id, run_id=0, batch=Batch(entities=list(entities[start : start + page])),
+            record_seen=False, chunks=stage,
         )
         conn.commit()

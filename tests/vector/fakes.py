@@ -28,9 +28,8 @@ class HashEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows = [
-            np.random.default_rng(
-                int.from_bytes(hashlib.sha256(f"{self.model_name}\0{t}".encode()).digest()[:8])
-            ).standard_normal(self.dimension)
+            np.random.default_rng(int.from_bytes(hashlib.sha256(f"{self.model_name}\0{t}".encode()).digest()[:8]))
+            .standard_normal(self.dimension)
             for t in texts
         ]
         return l2_normalise(np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dimension))

@@ -23,8 +23,7 @@ def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> tuple[HashEmbedd
     embedder = HashEmbedder()
     batch = [
         entity(
-            n,
-            f"paragraph {n} about billing",
+            n, f"paragraph {n} about billing",
             ["group:jira:all", *([RARE] if n % 100 == 7 else []), *([TENTH] if n % 10 == 3 else [])],
         )
         for n in range(ENTITIES)
@@ -61,21 +60,11 @@ def test_hnsw_iterative_scan_fills_k_where_a_plain_scan_would_not(
         conn.execute("set local enable_seqscan = off")  # a 4,000-row table would otherwise be sorted whole
         sq.configure_vector_scan(conn, ef_search=40, max_scan_tuples=20_000)
         plan = "\n".join(
-            r[0]
-            for r in conn.execute(
+            r[0] for r in conn.execute(
                 "explain (analyze) " + sq.SEARCH_CHUNKS,
-                {
-                    "query_embedding": query,
-                    "principals": [TENTH],
-                    "model": embedder.model_name,
-                    "k": 10,
-                    "narrow_share": 0.02,
-                    "source_ids": None,
-                    "statuses": None,
-                    "source_types": None,
-                    "updated_from": None,
-                    "updated_to": None,
-                },
+                {"query_embedding": query, "principals": [TENTH], "model": embedder.model_name, "k": 10,
+                 "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
+                 "updated_from": None, "updated_to": None},
             )
         )
         hnsw = next(line for line in plan.splitlines() if "Index Scan using entity_chunks_embedding_hnsw_idx" in line)

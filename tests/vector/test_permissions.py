@@ -67,8 +67,7 @@ def test_random_principals_see_exactly_the_visible_chunks_and_nothing_else(
 
     def visible_set(tokens: set[str], include_drafts: bool) -> set[str]:
         return {
-            e
-            for e, acl in acls.items()
+            e for e, acl in acls.items()
             if acl is not None and tokens & set(acl) and e not in deleted and (include_drafts or e not in drafts)
         }
 

@@ -62,7 +62,9 @@ def test_pipeline_re_embeds_a_changed_entity_whose_other_chunks_carry_the_old_mo
     new = CountingEmbedder(HashEmbedder("model-b"))
     stage = VectorStage(new)
     # Only the status changed: the chunk texts (and hashes) are equal, the model is not.
-    load_entities(conn, source_id, [entity(1, "alpha\n\nbeta", ["user:reader@example.com"], status="archived")], stage)
+    load_entities(
+        conn, source_id, [entity(1, "alpha\n\nbeta", ["user:reader@example.com"], status="archived")], stage
+    )
     assert stale_chunks(conn, "model-b") == 0
     conn.commit()
     assert stage.stats.embedded == len(new.texts) == stage.stats.chunks >= 1
@@ -72,12 +74,8 @@ def test_a_rewritten_chunk_is_not_overwritten_by_a_stale_re_embed(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
 ) -> None:
     source_id = plain_source(conn, keyring)
-    load_entities(
-        conn,
-        source_id,
-        [entity(n, f"text {n}", ["user:reader@example.com"]) for n in range(4)],
-        VectorStage(HashEmbedder("model-a")),
-    )
+    load_entities(conn, source_id, [entity(n, f"text {n}", ["user:reader@example.com"]) for n in range(4)],
+                  VectorStage(HashEmbedder("model-a")))
     new = HashEmbedder("model-b")
 
     class EditsMeanwhile(CountingEmbedder):
