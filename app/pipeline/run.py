@@ -418,7 +418,8 @@ class _Run:
             self.conn.commit()
         if state == "failed":
             log.error("run %s failed: %s", self.claim.id, detail, extra={**self._fields(), "state": state})
-            self._alert_failed()
+            if commit:  # the failure is committed: its alert may follow in a transaction of its own
+                self._alert_failed()
         else:
             log.info(
                 "run %s ended %s", self.claim.id, state, extra={**self._fields(), "state": state, "detail": detail}
