@@ -118,7 +118,13 @@ def work_until(url: str, done: Callable[[], bool], timeout: float = 60.0) -> flo
     start = time.monotonic()
     while not done():
         assert time.monotonic() - start < timeout, "alert not delivered in time"
-        app.run_worker(queues=[alert_jobs.QUEUE], wait=False, install_signal_handlers=False, concurrency=1)
+        app.run_worker(
+            queues=[alert_jobs.QUEUE],
+            wait=False,
+            install_signal_handlers=False,
+            concurrency=1,
+            fetch_job_polling_interval=0.1,
+        )
         time.sleep(0.2)
     return time.monotonic() - start
 
@@ -135,8 +141,8 @@ def test_failed_run_alerts_once_signed_and_recovery_follows(
     configure_channels(conn, keyring, receiver.url)
     source_id = broken_source(conn, keyring)
 
-    failed_at = time.monotonic()
-    outcome, _ = sync(conn, keyring, source_id, "full")
+    outcome, _ = sync(conn, keyring, source_id, "full")  # the client's own retries take a few seconds
+    failed_at = time.monotonic()  # the failure is committed, its alert queued in the same transaction
     assert outcome.state == "failed"
     work_until(fresh_db_url, lambda: len(receiver.posts) >= 2)
     latency = max(p[0] for p in receiver.posts) - failed_at
