@@ -9,7 +9,8 @@ Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRE
 ``HARVESTER_PREVIOUS_SECRET_KEYS`` (comma-separated, for key rotation), ``HARVESTER_EMBEDDER``
 (``local`` | ``openai`` | ``none``), ``HARVESTER_EMBEDDER_URL``, ``_MODEL``, ``_DIMENSION``, ``_API_KEY``
 (else ``OPENAI_API_KEY``), ``_BATCH_SIZE``, ``HARVESTER_EMBED_THREADS``, ``HARVESTER_METRICS_PUBLIC``,
-``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``.
+``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``,
+``HARVESTER_AUDIT_SINK``.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class Config:
     metrics_public: bool = True  # /metrics without a token
     source_credential: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
+    # Where admin audit events go (issue 10 §5): stdout, file:/path.jsonl or an http(s):// URL.
+    audit_sink: str = "stdout"
 
     @property
     def backups_dir(self) -> Path:
@@ -91,6 +94,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         metrics_public=env.flag("HARVESTER_METRICS_PUBLIC", default=True),
         source_credential=env.text("HARVESTER_SOURCE_CREDENTIAL"),
         log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
+        audit_sink=env.text("HARVESTER_AUDIT_SINK") or "stdout",
     )
 
 

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from app.config import Config
 from app.errors import HarvesterError
+from app.redact import register_secret
 
 _PREFIX = "v1"
 
@@ -32,6 +33,7 @@ class Keyring:
         return hashlib.sha256(key).hexdigest()[:8]
 
     def encrypt(self, plaintext: str, *, context: str) -> str:
+        register_secret(plaintext)
         nonce = os.urandom(12)
         ct = AESGCM(self.current).encrypt(nonce, plaintext.encode(), context.encode())
         return f"{_PREFIX}:{self.key_id(self.current)}:{base64.urlsafe_b64encode(nonce + ct).decode()}"
@@ -47,9 +49,11 @@ class Keyring:
             if self.key_id(key) == kid:
                 raw = base64.urlsafe_b64decode(blob)
                 try:
-                    return AESGCM(key).decrypt(raw[:12], raw[12:], context.encode()).decode()
+                    plaintext = AESGCM(key).decrypt(raw[:12], raw[12:], context.encode()).decode()
                 except Exception:
                     raise HarvesterError("stored secret does not decrypt with its key (tampered?)") from None
+                register_secret(plaintext)  # from here on, no log line or audit event can show it
+                return plaintext
         raise HarvesterError(f"stored secret was encrypted with key {kid}, which is not configured")
 
 
@@ -63,6 +67,7 @@ def mask(plaintext_or_none: str | None) -> str | None:
 
 def _parse_key(text: str, name: str = "HARVESTER_SECRET_KEY") -> bytes:
     text = text.strip()
+    register_secret(text)
     try:
         key = bytes.fromhex(text) if len(text) == 64 else base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except ValueError:

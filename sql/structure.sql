@@ -35,6 +35,27 @@ CREATE TYPE public.procrastinate_job_to_defer_v1 AS (
 	scheduled_at timestamp with time zone
 );
 
+CREATE FUNCTION public.harvester_alert_channels_valid(channels jsonb) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+    select jsonb_typeof(channels) = 'array'
+       and jsonb_array_length(channels) <= 20
+       and coalesce((
+           select bool_and(
+               jsonb_typeof(c) = 'object'
+               and c ->> 'kind' in ('webhook', 'slack')
+               and jsonb_typeof(c -> 'url') = 'string'
+               and (c ->> 'url') ~ '^https?://[^\s/?#]+'
+               and length(c ->> 'url') <= 2048
+               and not (c ? 'secret')
+               and (not (c ? 'secret_enc') or (c ->> 'secret_enc') like 'v1:%')
+               and (not (c ? 'events') or jsonb_typeof(c -> 'events') = 'array'))
+           from jsonb_array_elements(channels) as c), true)
+$$;
+
+COMMENT ON FUNCTION public.harvester_alert_channels_valid(channels jsonb) IS 'CHECK helper: alert_channels is an array of {kind webhook|slack, url http(s), secret_enc?, events?}; no clear secret.';
+
 CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -93,6 +114,23 @@ end;
 $$;
 
 COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Soft-deletes live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
+
+CREATE FUNCTION public.harvester_defer_alert(args jsonb) RETURNS bigint
+    LANGUAGE plpgsql
+    SET search_path TO 'public'
+    AS $_$
+declare
+    job_id bigint;
+begin
+    execute 'select (public.procrastinate_defer_jobs_v1(array[row($1, $2, 0, null, null, $3, null)'
+            '::public.procrastinate_job_to_defer_v1]))[1]'
+        into job_id
+        using 'alerts', 'harvester:send_alert', args;
+    return job_id;
+end;
+$_$;
+
+COMMENT ON FUNCTION public.harvester_defer_alert(args jsonb) IS 'Queues one harvester:send_alert job (queue alerts) in the caller''s transaction.';
 
 CREATE FUNCTION public.harvester_job_workers() RETURNS TABLE(id bigint, last_heartbeat timestamp with time zone)
     LANGUAGE plpgsql STABLE
@@ -588,6 +626,43 @@ $$;
 
 COMMENT ON FUNCTION public.tg_platform_settings__bump_version() IS 'Raises platform_settings_version.version once per changed setting row.';
 
+CREATE TABLE public.alert_incidents (
+    id bigint NOT NULL,
+    kind text NOT NULL,
+    subject text NOT NULL,
+    detail text,
+    opened_at timestamp with time zone DEFAULT now() NOT NULL,
+    resolved_at timestamp with time zone,
+    last_sent_at timestamp with time zone,
+    send_failures integer DEFAULT 0 NOT NULL,
+    CONSTRAINT alert_incidents_kind_check CHECK ((kind = ANY (ARRAY['run_failed'::text, 'source_health_error'::text, 'mass_delete_held'::text, 'dead_letters_over_threshold'::text, 'worker_gone'::text]))),
+    CONSTRAINT alert_incidents_resolved_after_opened CHECK (((resolved_at IS NULL) OR (resolved_at >= opened_at))),
+    CONSTRAINT alert_incidents_send_failures_not_negative CHECK ((send_failures >= 0))
+);
+
+COMMENT ON TABLE public.alert_incidents IS 'Alert de-duplication (issue 10 §4): one row per incident; opening and resolving each send one notification.';
+
+COMMENT ON COLUMN public.alert_incidents.kind IS 'What went wrong: run_failed, source_health_error, mass_delete_held, dead_letters_over_threshold, worker_gone.';
+
+COMMENT ON COLUMN public.alert_incidents.subject IS 'What it happened to: source:<id> or worker:<id>.';
+
+COMMENT ON COLUMN public.alert_incidents.detail IS 'One line for the notification (a run''s error_detail, the DLQ depth); never a secret.';
+
+COMMENT ON COLUMN public.alert_incidents.resolved_at IS 'When the condition cleared (a recovery notification is sent); NULL while open.';
+
+COMMENT ON COLUMN public.alert_incidents.last_sent_at IS 'When a notification of this incident last reached every channel.';
+
+COMMENT ON COLUMN public.alert_incidents.send_failures IS 'Failed delivery attempts (metric harvester_alert_delivery_failures_total).';
+
+ALTER TABLE public.alert_incidents ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.alert_incidents_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 CREATE TABLE public.api_tokens (
     id bigint NOT NULL,
     name text NOT NULL,
@@ -799,13 +874,14 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
     WHEN 'mass_delete_share'::text THEN ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (1)::numeric))
     WHEN 'reconcile_window'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (10079)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
     WHEN 'search_include_drafts'::text THEN (jsonb_typeof(value) = 'boolean'::text)
+    WHEN 'alert_channels'::text THEN public.harvester_alert_channels_valid(value)
     ELSE ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
 END)
 );
@@ -1111,6 +1187,9 @@ ALTER TABLE ONLY public.procrastinate_jobs ALTER COLUMN id SET DEFAULT nextval('
 
 ALTER TABLE ONLY public.procrastinate_periodic_defers ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_periodic_defers_id_seq'::regclass);
 
+ALTER TABLE ONLY public.alert_incidents
+    ADD CONSTRAINT alert_incidents_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_pkey PRIMARY KEY (id);
 
@@ -1185,6 +1264,12 @@ ALTER TABLE ONLY public.sync_runs
 
 ALTER TABLE ONLY public.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (source_id, delivery_id);
+
+CREATE UNIQUE INDEX alert_incidents_one_open ON public.alert_incidents USING btree (kind, subject) WHERE (resolved_at IS NULL);
+
+COMMENT ON INDEX public.alert_incidents_one_open IS 'Lock: at most one open incident per (kind, subject). ON CONFLICT targets repeat its WHERE.';
+
+CREATE INDEX alert_incidents_opened_at_idx ON public.alert_incidents USING btree (opened_at DESC);
 
 CREATE INDEX dead_letters_run_id_idx ON public.dead_letters USING btree (run_id);
 

@@ -15,6 +15,7 @@ from litestar import Litestar, Router
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
+from app.api.audit import audit_middleware
 from app.api.auth import require_token
 from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
@@ -86,6 +87,8 @@ def create_app(
         route_handlers=[api, ops, *(extra_routes or [])],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[audit_middleware],  # request id on every request; one audit event per admin action
+        logging_config=None,  # the process's logging is app/logs.py's (JSON lines, redaction, --log-level)
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="Harvester Admin API",

@@ -18,6 +18,7 @@ from litestar.exceptions import NotAuthorizedException, PermissionDeniedExceptio
 from litestar.handlers.base import BaseRouteHandler
 
 from app.queries import tokens as tq
+from app.redact import register_secret
 
 SCOPES = ("admin", "read")
 TOKEN_PREFIX = "hv_"
@@ -31,7 +32,9 @@ class Principal:
 
 
 def new_token() -> str:
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    register_secret(token)
+    return token
 
 
 def token_hash(token: str) -> str:
@@ -71,6 +74,7 @@ async def require_token(connection: ASGIConnection[Any, Any, Any, Any], handler:
     row = await anyio.to_thread.run_sync(lookup)
     if row is None:
         raise NotAuthorizedException("the bearer token is unknown or revoked")
+    register_secret(token)  # a valid token is a credential: masked in every later log line
     if needed == "admin" and row.scope != "admin":
         raise PermissionDeniedException(f"this operation needs an admin token; token {row.name!r} has scope read")
     connection.state.principal = Principal(row.id, row.name, row.scope)

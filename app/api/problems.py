@@ -1,14 +1,16 @@
 """RFC 9457 problem documents: every error names its type, status and, when one is at fault, the field.
 
-Nothing from an exception's text reaches a client: SQL, parameters and secrets stay on the server, and
-the server log gets the exception class, SQLSTATE and frames only (a psycopg message can quote a row).
+Nothing from an exception's text reaches a client: SQL, parameters and secrets stay on the server. The
+server log gets the exception's class and message (registered secrets are masked by app/logs.py) with
+the request id that the problem document and its ``X-Request-Id`` header also carry, so an operator can
+find the line a client reports.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import traceback
+import uuid
 from typing import Any
 
 import msgspec
@@ -24,6 +26,7 @@ from litestar.exceptions import (
 from litestar.openapi.datastructures import ResponseSpec
 
 from app.errors import HarvesterError
+from app.logs import request_id_var
 from app.services.sources import InvalidField, RunConflict
 
 log = logging.getLogger("harvester.api")
@@ -53,6 +56,7 @@ class Problem(msgspec.Struct, omit_defaults=True):
     detail: str | None = None
     field: str | None = None
     active_run_id: int | None = None
+    request_id: str | None = None
 
 
 class ProblemError(Exception):
@@ -84,12 +88,23 @@ def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
     }
 
 
-def _render(problem: Problem, headers: dict[str, str] | None = None) -> Response[Any]:
+def _request_id(request: Request[Any, Any, Any]) -> str:
+    """The id the audit middleware gave this request; a fresh one for a request no route matched."""
+    state = request.scope.get("state")
+    rid = state.get("request_id") if isinstance(state, dict) else None
+    if not rid:
+        rid = request_id_var.get() or uuid.uuid4().hex
+    return str(rid)
+
+
+def _render(request: Request[Any, Any, Any], problem: Problem, headers: dict[str, str] | None = None) -> Response[Any]:
+    rid = _request_id(request)
+    problem = msgspec.structs.replace(problem, request_id=rid)
     return Response(
         content=msgspec.json.encode(problem),
         status_code=problem.status,
         media_type=PROBLEM_JSON,
-        headers=headers,
+        headers={**(headers or {}), "X-Request-Id": rid},
     )
 
 
@@ -118,22 +133,23 @@ def _validation_field(extra: Any) -> tuple[str | None, str]:
 
 
 def handle_problem(request: Request[Any, Any, Any], exc: ProblemError) -> Response[Any]:
-    return _render(exc.problem)
+    return _render(request, exc.problem)
 
 
 def handle_invalid_field(request: Request[Any, Any, Any], exc: InvalidField) -> Response[Any]:
-    return _render(Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, exc.message, exc.field))
+    return _render(request, Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, exc.message, exc.field))
 
 
 def handle_run_conflict(request: Request[Any, Any, Any], exc: RunConflict) -> Response[Any]:
     return _render(
+        request,
         Problem(
             "urn:harvester:problem:run-active",
             _TITLES[409],
             409,
             f"the source already has an active run (#{exc.active_run_id})",
             active_run_id=exc.active_run_id,
-        )
+        ),
     )
 
 
@@ -143,59 +159,81 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         detail = str(exc.detail or "")
         if "malformed" in detail.lower() or "decode" in detail.lower():
             return _render(
-                Problem("urn:harvester:problem:malformed-body", _TITLES[400], 400, "the body is not valid JSON")
+                request,
+                Problem("urn:harvester:problem:malformed-body", _TITLES[400], 400, "the body is not valid JSON"),
             )
         field, message = _validation_field(exc.extra)
-        return _render(Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
+        return _render(request, Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
     if isinstance(exc, NotAuthorizedException):
         return _render(
+            request,
             Problem(
                 "urn:harvester:problem:unauthorized", _TITLES[401], 401, str(exc.detail or "a bearer token is required")
             ),
             headers={"WWW-Authenticate": 'Bearer realm="harvester"'},
         )
     if isinstance(exc, PermissionDeniedException):
-        return _render(Problem("urn:harvester:problem:forbidden", _TITLES[403], 403, str(exc.detail or "forbidden")))
+        return _render(
+            request, Problem("urn:harvester:problem:forbidden", _TITLES[403], 403, str(exc.detail or "forbidden"))
+        )
     if isinstance(exc, NotFoundException):
-        return _render(Problem("urn:harvester:problem:not-found", _TITLES[404], 404, "no such resource"))
+        return _render(request, Problem("urn:harvester:problem:not-found", _TITLES[404], 404, "no such resource"))
     title = _TITLES.get(status, "Error")
     slug = title.lower().replace(" ", "-")
     # Litestar's own details for 4xx are generic (method not allowed, media type); 5xx details are hidden.
     detail = str(exc.detail) if status < 500 and exc.detail else title
     headers = dict(exc.headers) if exc.headers and status == 405 else None
-    return _render(Problem(f"urn:harvester:problem:{slug}", title, status, detail), headers=headers)
+    return _render(request, Problem(f"urn:harvester:problem:{slug}", title, status, detail), headers=headers)
 
 
 def handle_data_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     """A value PostgreSQL refused (NUL byte, out of range) or text that cannot be encoded: the client's fault."""
     sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None)
-    log.info("refused value on %s %s (%s %s)", request.method, request.url.path, type(exc).__name__, sqlstate)
+    log.info(
+        "refused value on %s %s: %s: %s",
+        request.method,
+        request.url.path,
+        type(exc).__name__,
+        exc,
+        extra={"sqlstate": sqlstate, "request_id": _request_id(request)},
+    )
     return _render(
-        Problem("urn:harvester:problem:invalid-value", _TITLES[422], 422, "a value in the request is not acceptable")
+        request,
+        Problem("urn:harvester:problem:invalid-value", _TITLES[422], 422, "a value in the request is not acceptable"),
     )
 
 
 def handle_harvester_error(request: Request[Any, Any, Any], exc: HarvesterError) -> Response[Any]:
     # HarvesterError texts are written for operators and carry no secrets (app/errors.py), but they may
     # name server paths; the client gets a generic line, the log the class.
-    log.warning("request %s %s failed: %s", request.method, request.url.path, type(exc).__name__)
+    log.warning(
+        "request %s %s failed: %s: %s",
+        request.method,
+        request.url.path,
+        type(exc).__name__,
+        exc,
+        extra={"request_id": _request_id(request), "status": 503},
+    )
     return _render(
-        Problem("urn:harvester:problem:unavailable", _TITLES[503], 503, "the service cannot complete this request now")
+        request,
+        Problem("urn:harvester:problem:unavailable", _TITLES[503], 503, "the service cannot complete this request now"),
     )
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None)
-    frames = "".join(traceback.format_tb(exc.__traceback__))
     log.error(
-        "unhandled %s on %s %s (sqlstate %s)\n%s",
+        "unhandled %s on %s %s: %s",
         type(exc).__name__,
         request.method,
         request.url.path,
-        sqlstate,
-        frames,
+        exc,
+        exc_info=exc,
+        extra={"sqlstate": sqlstate, "request_id": _request_id(request), "status": 500},
     )
-    return _render(Problem("urn:harvester:problem:internal", _TITLES[500], 500, "internal error; see the server log"))
+    return _render(
+        request, Problem("urn:harvester:problem:internal", _TITLES[500], 500, "internal error; see the server log")
+    )
 
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {

@@ -278,6 +278,28 @@ class WindowOut(msgspec.Struct):
     time: str
 
 
+AlertEvent = Literal[
+    "run_failed", "source_health_error", "mass_delete_held", "dead_letters_over_threshold", "worker_gone"
+]
+
+
+class AlertChannelIn(Input):
+    """A notification channel: a generic JSON webhook (HMAC-signed when ``secret`` is set) or a Slack
+    incoming webhook. ``events`` limits it to some alert kinds (default: all)."""
+
+    kind: Literal["webhook", "slack"]
+    url: Annotated[str, Meta(min_length=1, max_length=2048)]
+    secret: Annotated[str, Meta(min_length=16, max_length=256)] | None = None
+    events: list[AlertEvent] | None = None
+
+
+class AlertChannelOut(msgspec.Struct):
+    kind: str
+    url: str  # a Slack URL's path is its secret: shown masked
+    secret: str | None  # mask only
+    events: list[str] | None
+
+
 class SettingsValues(msgspec.Struct):
     sync_interval: int
     reconcile_interval: int
@@ -291,6 +313,8 @@ class SettingsValues(msgspec.Struct):
     stale_run_after: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
+    alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
+    alert_dlq_threshold: int = 100
 
 
 class SettingsOut(msgspec.Struct):
@@ -314,6 +338,8 @@ class SettingsUpdate(Input):
     stale_run_after: Seconds | UnsetType = UNSET
     webhook_dedupe_ttl: Seconds | UnsetType = UNSET
     search_include_drafts: bool | UnsetType = UNSET
+    alert_channels: Annotated[list[AlertChannelIn], Meta(max_length=20)] | UnsetType = UNSET
+    alert_dlq_threshold: Annotated[int, Meta(ge=1, le=10_000_000)] | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health

@@ -10,6 +10,7 @@ from litestar import Controller, get, put
 from app.api import schemas as s
 from app.api.db import Database
 from app.api.problems import ProblemError, problem_responses
+from app.secrets import Keyring
 from app.services.settings import SettingsConflict, read_settings, update_settings
 
 R = problem_responses
@@ -30,15 +31,17 @@ class SettingsController(Controller):
             return _out(*read_settings(conn))
 
     @put("/", operation_id="putSettings", sync_to_thread=True, responses=R(400, 401, 403, 409, 422))
-    def put_settings(self, data: s.SettingsUpdate, db: Database) -> s.SettingsOut:
+    def put_settings(self, data: s.SettingsUpdate, db: Database, keyring: Keyring) -> s.SettingsOut:
         """Change the given keys. One invalid value -> 422 naming it; nothing written, version unchanged."""
         raw = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
         expected = raw.pop("version", None)
         if isinstance(raw.get("reconcile_window"), s.WindowIn):
             raw["reconcile_window"] = msgspec.structs.asdict(raw["reconcile_window"])
+        if "alert_channels" in raw:
+            raw["alert_channels"] = msgspec.to_builtins(raw["alert_channels"])
         with db.tx() as conn:
             try:
-                return _out(*update_settings(conn, raw, expected_version=expected))
+                return _out(*update_settings(conn, raw, expected_version=expected, keyring=keyring))
             except SettingsConflict as exc:
                 raise ProblemError(
                     409,

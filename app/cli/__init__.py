@@ -8,15 +8,16 @@ Handlers import what they drive lazily, so ``harvester --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 
+from app import audit
 from app.cli import db, demo, search, serve, sources, sync, tokens, worker
 from app.cli.common import Handler
-from app.config import Config, load_config
+from app.config import load_config
 from app.errors import HarvesterError
+from app.logs import add_logging_options, configure_logging, level_from
 
 # The order is the order of `harvester --help`.
 COMMANDS = (db, serve, tokens, worker, sources, sync, search, demo)
@@ -35,10 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Harvester: pulls sources into PostgreSQL (entities, chunks, edges) with their ACLs.",
     )
     parser.add_argument("--version", action="version", version=f"harvester {_version()}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    add_logging_options(parser)  # after the subcommands: every one of them takes --log-level too
     return parser
 
 
@@ -46,28 +47,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        config = load_config()  # checked before any command runs: a bad variable is one line, exit 2
+        load_config()  # checked before any command runs: a bad variable is one line, exit 2
+        configure_logging(level_from(args))
     except HarvesterError as exc:
         print(f"harvester: error: {exc}", file=sys.stderr)
         return 2
-    configure_logging(config, verbose=args.verbose)
     handler: Handler = args.handler
-    try:
-        return handler(args)
-    except HarvesterError as exc:
-        print(f"harvester: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("harvester: interrupted", file=sys.stderr)
-        return 130
+    # One audit event per mutating command (seed 000 admin log), whatever way it ends.
+    with audit.cli_action(args) as outcome:
+        try:
+            outcome.code = handler(args)
+        except HarvesterError as exc:
+            outcome.code = 2
+            print(f"harvester: error: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:
+            outcome.code = 130
+            print("harvester: interrupted", file=sys.stderr)
+    return outcome.code
 
-
-def configure_logging(config: Config, *, verbose: bool = False) -> None:
-    """HARVESTER_LOG_LEVEL (default INFO), or DEBUG with ``-v``."""
-    level = logging.DEBUG if verbose else getattr(logging, config.log_level)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    if level > logging.DEBUG:
-        # httpx logs every request at INFO: one line per source API call drowns what the run says.
-        logging.getLogger("httpx").setLevel(logging.WARNING)
-        # Procrastinate announces each periodic task as its module is imported, before any command has run.
-        logging.getLogger("procrastinate.periodic").setLevel(logging.WARNING)

@@ -4,20 +4,21 @@ so task names are ``harvester:<name>``); nothing registers a task by being impor
 - :mod:`app.jobs.sync`      ``run_sync(run_id)``: one sync run;
 - :mod:`app.jobs.periodic`  the minute ``tick``: schedule, probe, watchdog, resume stale runs;
 - :mod:`app.jobs.webhooks`  ``apply_webhook`` and the pruning of delivery ids;
-- :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change.
+- :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change;
+- :mod:`app.jobs.alerts`    ``send_alert``: failure notifications with retries (issue 10 §4).
 """
 
 from __future__ import annotations
 
 import procrastinate
 
-from app.jobs import periodic, sync, vectors, webhooks
-from app.jobs.common import PERIODIC_QUEUE, QUEUE, worker_id
+from app.jobs import alerts, periodic, sync, vectors, webhooks
+from app.jobs.common import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, worker_id
 
 NAMESPACE = "harvester"
-BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint)
+BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint, alerts.blueprint)
 
-__all__ = ["BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]
+__all__ = ["ALERTS_QUEUE", "BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]
 
 
 def build_app(url: str) -> procrastinate.App:

@@ -10,6 +10,7 @@ from app.db.connect import database_url
 
 QUEUE = "sync"  # runs, webhook runs, the re-embed: work that may take long
 PERIODIC_QUEUE = "periodic"  # the minute tick and the 10-minute checks; kept apart so long runs never delay them
+ALERTS_QUEUE = "alerts"  # failure notifications: never behind a long run (issue 10 §4)
 
 
 def worker_id() -> str:

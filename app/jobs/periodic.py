@@ -17,6 +17,7 @@ from app.queries import runs as rq
 from app.queries import sources as sq
 from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
 from app.secrets import load_keyring
+from app.services.alerts import evaluate_alerts
 from app.services.connectors import has_delta, probe
 from app.services.jobs import defer_in
 from app.services.sources import RunConflict, start_run
@@ -88,4 +89,7 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
                 fresh_episode = s.last_watchdog is None or s.last_watchdog < s.last_success
                 if fresh_episode and has_delta(source, keyring):
                     counts["watchdog"] += start("incremental", "watchdog")
+        # Alerts (issue 10 §4): open/resolve incidents and queue their notifications, once a tick.
+        counts.update({f"alerts_{k}": v for k, v in evaluate_alerts(conn, now).items()})
+        conn.commit()
     return counts

@@ -167,6 +167,7 @@ class _Run:
         self.stats = CallStats(api_calls=claim.api_calls, rate_limited=claim.rate_limited)
         self.progress = Progress(claim.id, self.done, self.total, self.errors)
         self.last_beat = time.monotonic()
+        self.started = time.monotonic()
         scope = claim.scope or {}
         self.scope_kind: str | None = scope.get("kind") if isinstance(scope, dict) else None
         self.scope = scope
@@ -180,6 +181,8 @@ class _Run:
         source = sq.get_source(self.conn, id=self.claim.source_id)
         self.dlq_nonempty = bool(dq.source_has_dead_letters(self.conn, source_id=self.claim.source_id))
         assert source is not None  # FK: a run cannot outlive its source
+        self.connector_type = source.connector_type
+        log.info("run %s started", self.claim.id, extra={**self._fields(), "delivery": self.claim.deliveries})
         try:
             spec = get_spec(source.connector_type)
             config = self._scoped(source_config(source, self.keyring))
@@ -358,6 +361,7 @@ class _Run:
                 raise psycopg.Rollback()  # cancelled or taken over: none of the resolution is ours to keep
         if not finished:
             return self._taken_over()
+        self._ended("succeeded", detail)
         return RunOutcome(self.claim.id, "succeeded", self.done, self.errors, detail, deleted)
 
     def _resolve_in_transaction(self, source: sq.GetSourceRow) -> tuple[str | None, int]:
@@ -401,9 +405,11 @@ class _Run:
             finished = self._record_finish(state, detail)
         if not finished:
             return self._taken_over()
+        self._ended(state, detail)
         return RunOutcome(self.claim.id, state, self.done, self.errors, detail)
 
     def _taken_over(self) -> RunOutcome:
+        log.info("run %s cancelled or taken over", self.claim.id, extra=self._fields())
         return RunOutcome(self.claim.id, "cancelled", self.done, self.errors, "run was cancelled or taken over")
 
     def _record_finish(self, state: str, detail: str | None) -> bool:
@@ -421,3 +427,38 @@ class _Run:
             rate_limited=self.stats.rate_limited,
         )
         return n > 0
+
+    def _ended(self, state: str, detail: str | None) -> None:
+        """Log the committed end of the run; a failure also raises its alert (seed 000)."""
+        if state == "failed":
+            log.error("run %s failed: %s", self.claim.id, detail, extra={**self._fields(), "state": state})
+            self._alert_failed()
+        else:
+            log.info(
+                "run %s ended %s", self.claim.id, state, extra={**self._fields(), "state": state, "detail": detail}
+            )
+
+    def _fields(self) -> dict[str, Any]:
+        """What every run log line carries (issue 10 §3)."""
+        return {
+            "run_id": self.claim.id,
+            "source_id": self.claim.source_id,
+            "connector": getattr(self, "connector_type", None),
+            "mode": self.claim.mode,
+            "entities_done": self.done,
+            "entities_total": self.total,
+            "error_count": self.errors,
+            "api_calls": self.stats.api_calls,
+            "duration_s": round(time.monotonic() - self.started, 3),
+        }
+
+    def _alert_failed(self) -> None:
+        """Seed 000: a failed run raises a notification (app/services/alerts.py). The run's end is
+        committed already; an alert that cannot be queued is logged and left to the tick's evaluation."""
+        from app.services.alerts import notify_run_failed
+
+        try:
+            with self.conn.transaction():
+                notify_run_failed(self.conn, self.claim.id)
+        except psycopg.Error as exc:
+            log.error("run %s: failure alert not queued: %s", self.claim.id, exc, extra=self._fields())

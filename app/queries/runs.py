@@ -326,6 +326,40 @@ def list_redelivered_runs(
     return [ListRedeliveredRunsRow(*row) for row in rows]
 
 
+LIST_RUN_DURATIONS = """
+select r.source_id, r.mode, r.state,
+       array_agg(extract(epoch from r.finished_at - coalesce(r.started_at, r.created_at))::float8)::float8[] as durations
+from sync_runs r
+where r.finished_at is not null
+group by r.source_id, r.mode, r.state
+order by r.source_id, r.mode, r.state
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListRunDurationsRow:
+    """One row of ListRunDurations."""
+
+    source_id: int
+    mode: str
+    state: str
+    durations: list[float]
+
+
+def list_run_durations(
+    conn: psycopg.Connection[Any],
+) -> list[ListRunDurationsRow]:
+    """Finished runs' durations in seconds by source, mode and state (the
+    run-duration histogram).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_RUN_DURATIONS,
+            {},
+        ).fetchall()
+    return [ListRunDurationsRow(*row) for row in rows]
+
+
 LIST_RUN_PROGRESS = """
 select r.id, s.name, r.state, coalesce(r.entities_done, 0) as done, r.entities_total, r.error_count, r.error_detail
 from sync_runs r join sources s on s.id = r.source_id

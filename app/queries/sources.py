@@ -310,6 +310,37 @@ def list_source_details(
     return [ListSourceDetailsRow(*row) for row in rows]
 
 
+LIST_SOURCE_LAST_SUCCESS = """
+select s.id, s.name, s.connector_type,
+       (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz as last_success
+from sources s order by s.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListSourceLastSuccessRow:
+    """One row of ListSourceLastSuccess."""
+
+    id: int
+    name: str
+    connector_type: str
+    last_success: datetime.datetime
+
+
+def list_source_last_success(
+    conn: psycopg.Connection[Any],
+) -> list[ListSourceLastSuccessRow]:
+    """Every source with its name, connector and the end of its last succeeded run
+    (NULL: never succeeded).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_SOURCE_LAST_SUCCESS,
+            {},
+        ).fetchall()
+    return [ListSourceLastSuccessRow(*row) for row in rows]
+
+
 LIST_SOURCES_OVERVIEW = """
 select s.id, s.name, s.connector_type, s.state, h.health, h.last_run_id, h.last_run_state,
        h.last_run_finished_at,

@@ -12,11 +12,13 @@ import math
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import psycopg
 
 from app.queries import settings as q
+from app.secrets import Keyring
 from app.services.sources import InvalidField
 
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -33,6 +35,9 @@ SECONDS_KEYS = (
     "webhook_dedupe_ttl",
 )
 MAX_DELIVERIES_LIMIT = 1000
+ALERT_EVENTS = ("run_failed", "source_health_error", "mass_delete_held", "dead_letters_over_threshold", "worker_gone")
+CHANNEL_KINDS = ("webhook", "slack")
+MAX_CHANNELS = 20
 
 
 class SettingsConflict(Exception):
@@ -70,11 +75,15 @@ def _whole(key: str, value: Any, low: int, high: int) -> int:
     return value
 
 
-def normalise(changes: Mapping[str, Any]) -> dict[str, Any]:
+def normalise(changes: Mapping[str, Any], keyring: Keyring | None = None) -> dict[str, Any]:
     """The stored JSON value of every given key; raises InvalidField on the first invalid one."""
     out: dict[str, Any] = {}
     for key, value in changes.items():
-        if key in SECONDS_KEYS:
+        if key == "alert_channels":
+            out[key] = _channels(value, keyring)
+        elif key == "alert_dlq_threshold":
+            out[key] = _whole(key, value, 1, 10_000_000)
+        elif key in SECONDS_KEYS:
             out[key] = _whole(key, value, 1, MAX_SECONDS)
         elif key == "max_deliveries":
             out[key] = _whole(key, value, 1, MAX_DELIVERIES_LIMIT)
@@ -99,6 +108,53 @@ def normalise(changes: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _channels(value: Any, keyring: Keyring | None) -> list[dict[str, Any]]:
+    """Alert channels as stored: the HMAC key encrypted (``secret_enc``), never in clear (no secret in
+    platform_settings; the table's CHECK refuses a ``secret`` key)."""
+    if not isinstance(value, list) or len(value) > MAX_CHANNELS:
+        raise InvalidField("alert_channels", f"must be a list of at most {MAX_CHANNELS} channels")
+    stored: list[dict[str, Any]] = []
+    for i, channel in enumerate(value):
+        at = f"alert_channels[{i}]"
+        if not isinstance(channel, Mapping):
+            raise InvalidField(at, 'must be {"kind": "webhook"|"slack", "url": ...}')
+        unknown = set(channel) - {"kind", "url", "secret", "events"}
+        if unknown:
+            raise InvalidField(f"{at}.{sorted(unknown)[0]}", "unknown field")
+        kind = channel.get("kind")
+        if kind not in CHANNEL_KINDS:
+            raise InvalidField(f"{at}.kind", f"must be one of {', '.join(CHANNEL_KINDS)}")
+        url = channel.get("url")
+        if not isinstance(url, str) or not _is_http_url(url):
+            raise InvalidField(f"{at}.url", "must be an http:// or https:// URL with a host")
+        item: dict[str, Any] = {"kind": kind, "url": url}
+        secret = channel.get("secret")
+        if secret is not None:
+            if not isinstance(secret, str) or not 16 <= len(secret) <= 256:
+                raise InvalidField(f"{at}.secret", "must be 16 to 256 characters")
+            if keyring is None:
+                raise InvalidField(f"{at}.secret", "cannot be stored without the encryption key")
+            item["secret_enc"] = keyring.encrypt(secret, context="alert_channel")
+        events = channel.get("events")
+        if events is not None:
+            if not isinstance(events, list) or any(e not in ALERT_EVENTS for e in events):
+                raise InvalidField(f"{at}.events", f"must list some of {', '.join(ALERT_EVENTS)}")
+            item["events"] = sorted(set(events))
+        stored.append(item)
+    return stored
+
+
+def _is_http_url(url: str) -> bool:
+    if len(url) > 2048 or any(c.isspace() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  raises on a malformed port
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
 def _timezone(value: Any) -> str:
     if not isinstance(value, str) or not 1 <= len(value) <= 64:
         raise InvalidField("timezone", "must be an IANA time zone name such as Europe/Berlin")
@@ -109,19 +165,39 @@ def _timezone(value: Any) -> str:
     return value
 
 
+def channel_out(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """What a client sees of a channel: the key masked, a Slack URL's secret path masked."""
+    url = str(stored.get("url", ""))
+    if stored.get("kind") == "slack":
+        parts = urlsplit(url)
+        url = f"{parts.scheme}://{parts.netloc}/••••"
+    return {
+        "kind": stored.get("kind"),
+        "url": url,
+        "secret": "••••" if stored.get("secret_enc") else None,
+        "events": stored.get("events"),
+    }
+
+
 def read_settings(conn: psycopg.Connection[Any]) -> tuple[int, dict[str, Any]]:
     """The version and every value, the window as day + time."""
     values: dict[str, Any] = {r.key: r.value for r in q.list_settings(conn)}
     if "reconcile_window" in values:
         values["reconcile_window"] = minutes_to_window(values["reconcile_window"])
+    if "alert_channels" in values:
+        values["alert_channels"] = [channel_out(c) for c in values["alert_channels"]]
     return q.get_settings_version(conn) or 0, values
 
 
 def update_settings(
-    conn: psycopg.Connection[Any], changes: Mapping[str, Any], *, expected_version: int | None = None
+    conn: psycopg.Connection[Any],
+    changes: Mapping[str, Any],
+    *,
+    expected_version: int | None = None,
+    keyring: Keyring | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """Validate all, then write all in the caller's transaction; returns the new version and values."""
-    stored = normalise(changes)
+    stored = normalise(changes, keyring)
     if expected_version is not None:
         current = q.get_settings_version(conn) or 0
         if current != expected_version:

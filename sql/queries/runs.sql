@@ -125,3 +125,12 @@ select source_id, state, count(*) as runs from sync_runs group by source_id, sta
 select r.id, s.name, r.state, coalesce(r.entities_done, 0) as done, r.entities_total, r.error_count, r.error_detail
 from sync_runs r join sources s on s.id = r.source_id
 where r.id = any(sqlc.arg(ids)::bigint[]) order by r.id;
+
+-- name: ListRunDurations :many
+-- Finished runs' durations in seconds by source, mode and state (the run-duration histogram).
+select r.source_id, r.mode, r.state,
+       array_agg(extract(epoch from r.finished_at - coalesce(r.started_at, r.created_at))::float8)::float8[] as durations
+from sync_runs r
+where r.finished_at is not null
+group by r.source_id, r.mode, r.state
+order by r.source_id, r.mode, r.state;

@@ -129,3 +129,9 @@ select s.id as source_id,
        (select count(*) from webhook_deliveries w where w.source_id = s.id) as webhook_deliveries
 from sources s
 order by s.id;
+
+-- name: ListSourceLastSuccess :many
+-- Every source with its name, connector and the end of its last succeeded run (NULL: never succeeded).
+select s.id, s.name, s.connector_type,
+       (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz as last_success
+from sources s order by s.id;

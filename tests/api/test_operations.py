@@ -62,8 +62,13 @@ def test_metrics_text_exposition(api: Server, make_source: SourceFactory) -> Non
         "harvester_webhook_requests_total",
         "harvester_workers_online",
     ):
-        assert f"# TYPE {family} " in text
-    assert f'harvester_dead_letters{{source_id="{s["id"]}",reason="malformed"}} 1' in text
+        # prometheus_client names a counter family without its "_total" sample suffix.
+        assert f"# TYPE {family} " in text or f"# TYPE {family.removesuffix('_total')} counter" in text
+    assert f'harvester_dead_letters{{reason="malformed",source_id="{s["id"]}"}} 1.0' in text
+    # Issue 10 §4: per-source last success (0 = never succeeded) and DLQ depth by name and connector.
+    assert f'harvester_source_last_success_timestamp_seconds{{connector="jira",source="{s["name"]}"}} 0.0' in text
+    assert f'harvester_dlq_depth{{connector="jira",source="{s["name"]}"}} 1.0' in text
+    assert "# TYPE harvester_run_duration_seconds histogram" in text
 
 
 def test_metrics_can_require_a_token(fresh_db_url: str, tmp_path: Path) -> None:
