@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+from croniter import croniter
+
+from app.errors import HarvesterError
+
+DEFAULT_TICK_CRON = "* * * * *"  # the schedule tick: every minute (seed 001 intervals are whole minutes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,6 +19,8 @@ class Config:
     data_dir: Path
     database_url: str | None  # None: the embedded PostgreSQL in data_dir/pg
     secret_key: str | None  # None in embedded mode: generated once into data_dir/secret.key
+    # When the worker's periodic tick runs; croniter syntax, a 6th field is seconds (tests tick every 2 s).
+    tick_cron: str = DEFAULT_TICK_CRON
 
     @property
     def backups_dir(self) -> Path:
@@ -34,4 +41,12 @@ def load_config() -> Config:
         data_dir=Path(data_dir).expanduser().resolve(),
         database_url=os.environ.get("HARVESTER_DATABASE_URL") or None,
         secret_key=os.environ.get("HARVESTER_SECRET_KEY") or None,
+        tick_cron=_cron("HARVESTER_TICK_CRON", DEFAULT_TICK_CRON),
     )
+
+
+def _cron(name: str, default: str) -> str:
+    value = (os.environ.get(name) or "").strip() or default
+    if not croniter.is_valid(value):
+        raise HarvesterError(f'{name}: "{value}" is not a cron expression (5 fields, or 6 with seconds last)')
+    return value

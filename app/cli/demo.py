@@ -216,25 +216,18 @@ def _demo(
     env = {**os.environ, "HARVESTER_DATABASE_URL": url, "HARVESTER_SECRET_KEY": keyring.current.hex()}
     children.start(["-m", "app.cli", "worker", "--concurrency", "2", "--no-periodic"], env)
 
-    from app.jobs import build_app
-
-    jobs = build_app(url)
-    jobs.open()
     run_ids: list[int] = []
-    try:
-        with psycopg.connect(url) as conn:
-            for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
-                source_id = create_source(
-                    conn,
-                    keyring,
-                    NewSource(
-                        name=name, connector_type=connector, base_url=str(base[connector]), credential=tokens[connector]
-                    ),
-                )
-                run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
-                conn.commit()
-    finally:
-        jobs.close()
+    with psycopg.connect(url) as conn:
+        for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
+            source_id = create_source(
+                conn,
+                keyring,
+                NewSource(
+                    name=name, connector_type=connector, base_url=str(base[connector]), credential=tokens[connector]
+                ),
+            )
+            run_ids.append(start_and_defer(conn, source_id, mode="full", trigger="connect"))
+            conn.commit()
 
     states = _follow(console, url, run_ids)
     failed = [s for s in states if s.state != "succeeded"]

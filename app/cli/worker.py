@@ -8,10 +8,11 @@ from app.cli.common import Subparsers, migrated_url
 
 
 def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
+    from app.config import load_config
     from app.jobs import PERIODIC_QUEUE, QUEUE, build_app, worker_id
 
     url = migrated_url()
-    app = build_app(url)
+    app = build_app(url, tick_cron=load_config().tick_cron)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, PERIODIC_QUEUE] if periodic else [QUEUE]
     app.run_worker(queues=queues, concurrency=concurrency, name=worker_id())

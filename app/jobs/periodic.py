@@ -1,5 +1,7 @@
-"""The minute tick: schedule incremental and reconciliation runs, probe sources, watchdog, resume
-stale runs (seed 001). A run whose worker died is found by its stale heartbeat and re-deferred."""
+"""The tick (cron HARVESTER_TICK_CRON, every minute by default; registered in app.jobs.build_app):
+schedule incremental and reconciliation runs, probe sources, watchdog, resume stale runs, reap orphans
+(seed 001). A run whose worker died is found by its stale heartbeat and re-deferred; a queued run no
+job will ever run is failed with the reason, so its source is not blocked (issue 10)."""
 
 from __future__ import annotations
 
@@ -12,28 +14,28 @@ import procrastinate
 from app.config import load_config
 from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, db_url
-from app.jobs.sync import run_sync
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
 from app.secrets import load_keyring
 from app.services.connectors import has_delta, probe
-from app.services.jobs import defer_in
+from app.services.jobs import RUN_SYNC, defer_in
 from app.services.sources import RunConflict, start_run
 from app.settings import load_settings
 
 blueprint = procrastinate.Blueprint()
 
+# A queued run younger than this is never reaped: every path commits a run with its job, the grace only
+# spares a writer that (against the rule) commits the run a moment before its job.
+ORPHAN_GRACE = 30
 
-@blueprint.periodic(cron="* * * * *")
+
 @blueprint.task(name="tick", queue=PERIODIC_QUEUE, queueing_lock="tick")
 def tick(timestamp: int) -> dict[str, int]:
-    """Schedule incremental and reconciliation runs, probe, watchdog, resume stale runs."""
-    jobs = run_sync.blueprint
-    assert isinstance(jobs, procrastinate.App)  # the blueprint was added to the worker's app
+    """Schedule incremental and reconciliation runs, probe, watchdog, resume stale runs, reap orphans."""
 
     def defer(conn: Any, run_id: int) -> None:
-        defer_in(conn, jobs, "harvester:run_sync", run_id=run_id)
+        defer_in(conn, RUN_SYNC, run_id=run_id)
 
     return tick_once(datetime.fromtimestamp(timestamp, UTC), defer=defer)
 
@@ -41,7 +43,15 @@ def tick(timestamp: int) -> dict[str, int]:
 def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, int]:
     """One tick. ``defer(conn, run_id)`` queues a run's job in ``conn``'s open transaction, so a run
     never commits without its job (a crash in between would leave it queued forever)."""
-    counts = {"incremental": 0, "reconciliation": 0, "probed": 0, "watchdog": 0, "resumed": 0, "gave_up": 0}
+    counts = {
+        "incremental": 0,
+        "reconciliation": 0,
+        "probed": 0,
+        "watchdog": 0,
+        "resumed": 0,
+        "gave_up": 0,
+        "reaped": 0,
+    }
     keyring = load_keyring(load_config())
     with connect(db_url()) as conn:
         settings = load_settings(conn)
@@ -56,6 +66,13 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
             else:
                 defer(conn, stale.id)
                 counts["resumed"] += 1
+        for orphan in rq.list_orphaned_runs(conn, grace=ORPHAN_GRACE):
+            reason = (
+                "no job was ever queued for it"
+                if orphan.last_status == "missing"
+                else f"its job ended {orphan.last_status} before the run started"
+            )
+            counts["reaped"] += rq.fail_run(conn, id=orphan.id, error_detail=f"orphaned: {reason}")
         conn.commit()
         for s in sq.list_schedule_state(conn):
 

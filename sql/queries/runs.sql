@@ -102,3 +102,22 @@ limit sqlc.arg(lim)::integer;
 -- Live runs claimed more than once (seed 003 "redelivered").
 select id, source_id, deliveries, claimed_at, worker_id
 from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id;
+
+-- name: ListOrphanedRuns :many
+-- Queued runs older than the grace that no run_sync job will run (its job failed, was cancelled or is
+-- gone, or its worker died before the claim); the tick fails them so the source is not blocked.
+select r.id, r.source_id, coalesce(j.last_status, 'missing')::text as last_status
+from sync_runs r
+join harvester_queued_run_jobs() as j on j.run_id = r.id
+where r.state = 'queued'
+  and not j.live
+  and r.created_at < now() - make_interval(secs => sqlc.arg(grace)::integer)
+order by r.id;
+
+-- name: AbandonRun :execrows
+-- Fails a run whose job broke: queued, or running under the job's own worker (never one another worker
+-- has taken over).
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
+where id = sqlc.arg(id)::bigint
+  and (state = 'queued' or (state = 'running' and worker_id = sqlc.arg(worker_id)::text));
