@@ -5,11 +5,13 @@ job will ever run is failed with the reason, so its source is not blocked (issue
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import procrastinate
+import psycopg
 
 from app.config import load_config
 from app.db.connect import connect
@@ -17,11 +19,13 @@ from app.jobs.common import PERIODIC_QUEUE, db_url
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
-from app.secrets import load_keyring
+from app.secrets import Keyring, load_keyring
 from app.services.connectors import has_delta, probe
 from app.services.jobs import RUN_SYNC, defer_in
 from app.services.sources import RunConflict, start_run
-from app.settings import load_settings
+from app.settings import PlatformSettings, load_settings
+
+log = logging.getLogger(__name__)
 
 blueprint = procrastinate.Blueprint()
 
@@ -75,34 +79,51 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
             counts["reaped"] += rq.fail_run(conn, id=orphan.id, error_detail=f"orphaned: {reason}")
         conn.commit()
         for s in sq.list_schedule_state(conn):
-
-            def start(mode: str, trigger: str, source_id: int = s.id) -> bool:
-                try:
-                    run_id = start_run(conn, source_id, mode=mode, trigger=trigger)
-                except RunConflict:
-                    conn.rollback()
-                    return False
-                defer(conn, run_id)
-                conn.commit()
-                return True
-
-            interval = s.reconcile_interval or settings.reconcile_interval
-            window = s.reconcile_window if s.reconcile_window is not None else settings.reconcile_window
-            if reconciliation_due(now, s.last_reconciliation, window, interval, settings.timezone):
-                counts["reconciliation"] += start("reconciliation", "schedule")
-            elif incremental_due(now, s.last_incremental, s.sync_interval or settings.sync_interval):
-                counts["incremental"] += start("incremental", "schedule")
-            source = sq.get_source(conn, id=s.id)
-            conn.commit()
-            if source is None:
-                continue
-            if probe_due(now, s.last_probe_at, settings.probe_interval):
-                counts["probed"] += 1
-                probe(conn, source, keyring)
-                conn.commit()
-            if s.webhook_enabled and silent_too_long(now, s.last_success, settings.watchdog_silence):
-                # One watchdog run per silence episode, and only when the cheap probe finds a delta.
-                fresh_episode = s.last_watchdog is None or s.last_watchdog < s.last_success
-                if fresh_episode and has_delta(source, keyring):
-                    counts["watchdog"] += start("incremental", "watchdog")
+            try:
+                _schedule_source(conn, s, now, settings, keyring, defer, counts)
+            except Exception:
+                # One broken source (an undecryptable credential, a connector bug) must not stop the
+                # schedule of the others; it is logged every tick until fixed.
+                conn.rollback()
+                log.exception("tick: scheduling source %s failed", s.id)
     return counts
+
+
+def _schedule_source(
+    conn: psycopg.Connection[Any],
+    s: sq.ListScheduleStateRow,
+    now: datetime,
+    settings: PlatformSettings,
+    keyring: Keyring,
+    defer: Callable[[Any, int], None],
+    counts: dict[str, int],
+) -> None:
+    def start(mode: str, trigger: str) -> bool:
+        try:
+            run_id = start_run(conn, s.id, mode=mode, trigger=trigger)
+        except RunConflict:
+            conn.rollback()
+            return False
+        defer(conn, run_id)
+        conn.commit()
+        return True
+
+    interval = s.reconcile_interval or settings.reconcile_interval
+    window = s.reconcile_window if s.reconcile_window is not None else settings.reconcile_window
+    if reconciliation_due(now, s.last_reconciliation, window, interval, settings.timezone):
+        counts["reconciliation"] += start("reconciliation", "schedule")
+    elif incremental_due(now, s.last_incremental, s.sync_interval or settings.sync_interval):
+        counts["incremental"] += start("incremental", "schedule")
+    source = sq.get_source(conn, id=s.id)
+    conn.commit()
+    if source is None:
+        return
+    if probe_due(now, s.last_probe_at, settings.probe_interval):
+        counts["probed"] += 1
+        probe(conn, source, keyring)
+        conn.commit()
+    if s.webhook_enabled and silent_too_long(now, s.last_success, settings.watchdog_silence):
+        # One watchdog run per silence episode, and only when the cheap probe finds a delta.
+        fresh_episode = s.last_watchdog is None or s.last_watchdog < s.last_success
+        if fresh_episode and has_delta(source, keyring):
+            counts["watchdog"] += start("incremental", "watchdog")

@@ -42,9 +42,7 @@ APPLY_WEBHOOK = JobRef("harvester:apply_webhook", SYNC_QUEUE)
 _DEFERRER = procrastinate.App(connector=procrastinate.SyncPsycopgConnector())
 
 
-def defer_in(
-    conn: psycopg.Connection[Any], ref: JobRef, *, schedule_in: float | None = None, **kwargs: Any
-) -> int:
+def defer_in(conn: psycopg.Connection[Any], ref: JobRef, *, schedule_in: float | None = None, **kwargs: Any) -> int:
     """Queue ``ref(**kwargs)`` in ``conn``'s open transaction; returns the job id."""
     scheduled_at = datetime.now(UTC) + timedelta(seconds=schedule_in) if schedule_in is not None else None
     job = Job(
