@@ -28,6 +28,7 @@ __all__ = ["BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "w
 
 
 def build_app(url: str, *, tick_cron: str = DEFAULT_TICK_CRON) -> procrastinate.App:
+    """The worker's app. Once per process: Procrastinate namespaces the blueprints' tasks in place."""
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
     for blueprint in BLUEPRINTS:
         app.add_tasks_from(blueprint, namespace=NAMESPACE)
