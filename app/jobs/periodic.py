@@ -32,6 +32,10 @@ blueprint = procrastinate.Blueprint()
 # A queued run younger than this is never reaped: every path commits a run with its job, the grace only
 # spares a writer that (against the rule) commits the run a moment before its job.
 ORPHAN_GRACE = 30
+ORPHAN_REASONS = {
+    "missing": "no job was ever queued for it",
+    "doing": "the worker running its job died before it claimed the run",
+}
 
 
 @blueprint.task(name="tick", queue=PERIODIC_QUEUE, queueing_lock="tick")
@@ -71,10 +75,8 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
                 defer(conn, stale.id)
                 counts["resumed"] += 1
         for orphan in rq.list_orphaned_runs(conn, grace=ORPHAN_GRACE):
-            reason = (
-                "no job was ever queued for it"
-                if orphan.last_status == "missing"
-                else f"its job ended {orphan.last_status} before the run started"
+            reason = ORPHAN_REASONS.get(
+                orphan.last_status, f"its job ended {orphan.last_status} before the run started"
             )
             counts["reaped"] += rq.fail_run(conn, id=orphan.id, error_detail=f"orphaned: {reason}")
         conn.commit()

@@ -143,17 +143,21 @@ def test_the_tick_reaps_queued_runs_no_job_will_run_and_unblocks_the_source(
 
     assert _run(probe, never_queued)[:2] == ("failed", "orphaned: no job was ever queued for it")
     assert _run(probe, cancelled_run)[:2] == ("failed", "orphaned: its job ended cancelled before the run started")
-    for source_id in (jobless, cancelled):  # not blocked: the schedule starts the next run, and it completes
-        wait_for(
-            lambda source_id=source_id: scalar(
+    # Not blocked: the schedule starts each source's next run, and it completes.
+    wait_for(
+        lambda: (
+            scalar(
                 probe,
-                "select count(*) from sync_runs where source_id = %s and trigger = 'schedule' and state = 'succeeded'",
-                (source_id,),
-            ),
-            60,
-            f"a new run of source {source_id}",
-            procs,
-        )
+                "select count(distinct source_id) from sync_runs where source_id in (%s, %s) "
+                "and trigger = 'schedule' and state = 'succeeded'",
+                (jobless, cancelled),
+            )
+            == 2
+        ),
+        60,
+        "a new run of each source",
+        procs,
+    )
 
 
 def test_the_lane_wait_is_bounded_by_lane_wait_max(
