@@ -19,7 +19,8 @@ class Config:
     data_dir: Path
     database_url: str | None  # None: the embedded PostgreSQL in data_dir/pg
     secret_key: str | None  # None in embedded mode: generated once into data_dir/secret.key
-    # When the worker's periodic tick runs; croniter syntax, a 6th field is seconds (tests tick every 2 s).
+    # When the worker's periodic tick runs; croniter syntax, where an optional 6th field, LAST, is
+    # seconds: tests tick every 2 s with "* * * * * */2".
     tick_cron: str = DEFAULT_TICK_CRON
 
     @property

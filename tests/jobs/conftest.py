@@ -1,7 +1,7 @@
 """Real ``harvester worker`` processes against a fresh database and the Jira emulator.
 
 Each worker is a subprocess started the way an operator starts it (``python -m app.cli worker``), with
-the tick every 2 seconds (HARVESTER_TICK_CRON, seconds as croniter's 6th field). Every process a test
+the tick every 2 seconds (HARVESTER_TICK_CRON, seconds are croniter's LAST field). Every process a test
 starts is killed when the test ends, whatever happened; its log is printed when a wait times out.
 """
 
@@ -24,7 +24,9 @@ from app.secrets import Keyring
 from tests.conftest import REPO
 from tests.sync.conftest import conn, jira, jira_factory, keyring, probe  # noqa: F401  (shared fixtures)
 
-FAST_TICK = "*/2 * * * * *"  # every 2 seconds
+FAST_TICK = (
+    "* * * * * */2"  # every 2 seconds: croniter puts seconds LAST ("*/2 * * * * *" is every second of even minutes)
+)
 
 
 @dataclass

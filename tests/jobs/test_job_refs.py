@@ -42,7 +42,7 @@ def test_each_job_ref_names_a_registered_task_on_its_queue() -> None:
 
 
 def test_the_tick_is_registered_with_the_configured_cron_when_the_app_is_built() -> None:
-    assert _built(tick_cron="*/2 * * * * *")["crons"]["harvester:tick"] == "*/2 * * * * *"
+    assert _built(tick_cron="* * * * * */2")["crons"]["harvester:tick"] == "* * * * * */2"
     assert _built()["crons"]["harvester:tick"] == DEFAULT_TICK_CRON == "* * * * *"
 
 
