@@ -22,8 +22,12 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
+from croniter import croniter
 
 from app.errors import HarvesterError
+
+DEFAULT_TICK_CRON = "* * * * *"  # the schedule tick: every minute (seed 001 intervals are whole minutes)
+
 
 EmbedderKind = Literal["local", "openai", "none"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -65,6 +69,9 @@ class Config:
     log_level: str = "INFO"
     # Where admin audit events go (issue 10 §5): stdout, file:/path.jsonl or an http(s):// URL.
     audit_sink: str = "stdout"
+    # When the worker's periodic tick runs; croniter syntax, where an optional 6th field, LAST, is
+    # seconds: tests tick every 2 s with "* * * * * */2".
+    tick_cron: str = DEFAULT_TICK_CRON
 
     @property
     def backups_dir(self) -> Path:
@@ -95,6 +102,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         source_credential=env.text("HARVESTER_SOURCE_CREDENTIAL"),
         log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
         audit_sink=env.text("HARVESTER_AUDIT_SINK") or "stdout",
+        tick_cron=env.cron("HARVESTER_TICK_CRON", DEFAULT_TICK_CRON),
     )
 
 
@@ -156,4 +164,10 @@ class _Env:
         value = value.upper() if upper else value.lower()
         if value not in allowed:
             raise ConfigError(f"{name}: expected one of {', '.join(allowed)}")
+        return value
+
+    def cron(self, name: str, default: str) -> str:
+        value = self.text(name) or default
+        if not croniter.is_valid(value):
+            raise ConfigError(f'{name}: "{value}" is not a cron expression (5 fields, or 6 with seconds last)')
         return value

@@ -143,6 +143,28 @@ $$;
 
 COMMENT ON FUNCTION public.harvester_job_workers() IS 'Procrastinate workers and their last heartbeat (online = younger than 5 minutes, computed by the reader).';
 
+CREATE FUNCTION public.harvester_queued_run_jobs() RETURNS TABLE(run_id bigint, live boolean, last_status text)
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+begin
+    return query execute $q$
+        select r.id,
+               coalesce(bool_or(j.status = 'todo' or (j.status = 'doing' and j.worker_id is not null)), false),
+               (array_agg(j.status::text order by j.id desc) filter (where j.id is not null))[1]
+        from public.sync_runs r
+        left join public.procrastinate_jobs j
+               on j.task_name = 'harvester:run_sync'
+              and j.args ? 'run_id'
+              and (j.args ->> 'run_id')::bigint = r.id
+        where r.state = 'queued'
+        group by r.id
+    $q$;
+end;
+$_$;
+
+COMMENT ON FUNCTION public.harvester_queued_run_jobs() IS 'Each queued run with whether a run_sync job will still run it (todo, or doing on a live worker) and its latest job''s status.';
+
 CREATE FUNCTION public.procrastinate_cancel_job_v1(job_id bigint, abort boolean, delete_job boolean) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
@@ -874,7 +896,7 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))

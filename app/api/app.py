@@ -1,8 +1,8 @@
 """The Litestar application: routers, guard, problem handlers, and a lifespan that owns the pool.
 
 ``create_app`` is what ``harvester serve`` runs. The lifespan opens one psycopg pool (every connection
-``SET ROLE harvester_api``) and a Procrastinate app on that same pool, so deferring a job is just another
-statement in the request's transaction.
+``SET ROLE harvester_api``); deferring a job is just another statement in the request's transaction
+(app.services.jobs), so the API needs no Procrastinate app of its own.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from app.api.sources import SourcesController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
 from app.config import EmbedderConfig
-from app.jobs import build_app
 from app.secrets import Keyring
 
 API_PREFIX = "/api/v1"
@@ -54,16 +53,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size))
-        jobs = build_app(url)
-        jobs.open(pool)  # Procrastinate's sync connector on our pool: jobs defer as harvester_api
         app.state.db = Database(pool)
         app.state.keyring = keyring
         app.state.embedder_config = embedder
-        app.state.jobs = jobs
         try:
             yield
         finally:
-            jobs.close()
             await anyio.to_thread.run_sync(pool.close)
 
     api = Router(

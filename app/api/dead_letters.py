@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import procrastinate
 from litestar import Controller, get, post
 
 from app.api import schemas as s
@@ -77,7 +76,7 @@ class DeadLettersController(Controller):
         status_code=202,
         responses=R(400, 401, 403, 404, 409, 422),
     )
-    def retry(self, source_id: SourceId, db: Database, keyring: Keyring, jobs: procrastinate.App) -> s.RunOut:
+    def retry(self, source_id: SourceId, db: Database, keyring: Keyring) -> s.RunOut:
         """Start the DLQ-retry run: the queue's items, fetched by id (trigger manual, history type dlq_retry)."""
         with db.tx() as conn:
             active_source(conn, source_id)
@@ -88,7 +87,7 @@ class DeadLettersController(Controller):
             if not items:
                 raise ProblemError(409, "dead-letters-empty", "the source has no dead letters to retry")
             run_id = start_and_defer(
-                conn, jobs, source_id, mode="incremental", trigger="manual", scope={"kind": "items", "items": items}
+                conn, source_id, mode="incremental", trigger="manual", scope={"kind": "items", "items": items}
             )
             conn.commit()
             return _one_run(conn, keyring, run_id)

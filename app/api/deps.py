@@ -1,8 +1,9 @@
-"""Dependencies every controller can ask for by name: db, keyring, jobs."""
+"""Dependencies every controller can ask for by name: db, keyring.
+
+Jobs need no dependency: they are deferred on the request's own connection (app.services.jobs)."""
 
 from __future__ import annotations
 
-import procrastinate
 from litestar.datastructures import State
 from litestar.di import Provide
 
@@ -20,13 +21,7 @@ def _keyring(state: State) -> Keyring:
     return keyring
 
 
-def _jobs(state: State) -> procrastinate.App:
-    jobs: procrastinate.App = state.jobs
-    return jobs
-
-
 DEPENDENCIES = {
     "db": Provide(_db, sync_to_thread=False),
     "keyring": Provide(_keyring, sync_to_thread=False),
-    "jobs": Provide(_jobs, sync_to_thread=False),
 }

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-import procrastinate
 import psycopg
 from litestar import Controller, get, post
 from litestar.params import Parameter
@@ -73,7 +72,7 @@ class RunsController(Controller):
         responses=R(400, 401, 403, 404, 409, 422),
     )
     def start_run(
-        self, source_id: SourceId, data: s.RunCreate, db: Database, keyring: Keyring, jobs: procrastinate.App
+        self, source_id: SourceId, data: s.RunCreate, db: Database, keyring: Keyring
     ) -> s.RunOut:
         """Queue a run (full, incremental or reconciliation; optional scope). 409 names the active run."""
         with db.tx() as conn:
@@ -81,7 +80,7 @@ class RunsController(Controller):
             scope = _scope(data, source.connector_type)
             options = {"confirm_mass_delete": True} if data.confirm_mass_delete else None
             run_id = start_and_defer(
-                conn, jobs, source_id, mode=data.mode, trigger="manual", scope=scope, options=options
+                conn, source_id, mode=data.mode, trigger="manual", scope=scope, options=options
             )
             conn.commit()
             return _one_run(conn, keyring, run_id)
@@ -151,7 +150,7 @@ class RunsController(Controller):
 
     @post("/sync-all", operation_id="syncAll", sync_to_thread=True, status_code=202, responses=R(400, 401, 403, 422))
     def sync_all(
-        self, db: Database, keyring: Keyring, jobs: procrastinate.App, data: s.SyncAllCreate | None = None
+        self, db: Database, keyring: Keyring, data: s.SyncAllCreate | None = None
     ) -> s.SyncAllOut:
         """One run per active source (no global run). Sources with an active run are skipped and listed.
 
@@ -164,7 +163,7 @@ class RunsController(Controller):
             for source_id in sq.list_active_source_ids(conn):
                 try:
                     with conn.transaction():  # a savepoint: one source's conflict keeps the others
-                        run_ids.append(start_and_defer(conn, jobs, source_id, mode=mode, trigger="manual"))
+                        run_ids.append(start_and_defer(conn, source_id, mode=mode, trigger="manual"))
                 except RunConflict as exc:
                     skipped.append(s.SkippedSource(source_id, exc.active_run_id))
             conn.commit()

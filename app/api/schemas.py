@@ -311,6 +311,7 @@ class SettingsValues(msgspec.Struct):
     incremental_lookback: int
     max_deliveries: int
     stale_run_after: int
+    lane_wait_max: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
     alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
@@ -336,6 +337,7 @@ class SettingsUpdate(Input):
     incremental_lookback: Seconds | UnsetType = UNSET
     max_deliveries: Annotated[int, Meta(ge=1, le=MAX_DELIVERIES_LIMIT)] | UnsetType = UNSET
     stale_run_after: Seconds | UnsetType = UNSET
+    lane_wait_max: Seconds | UnsetType = UNSET
     webhook_dedupe_ttl: Seconds | UnsetType = UNSET
     search_include_drafts: bool | UnsetType = UNSET
     alert_channels: Annotated[list[AlertChannelIn], Meta(max_length=20)] | UnsetType = UNSET

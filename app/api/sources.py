@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import procrastinate
 from litestar import Controller, delete, get, patch, post
 
 from app.api import schemas as s
@@ -113,7 +112,7 @@ class SourcesController(Controller):
         status_code=200,
         responses=R(400, 401, 403, 404, 409, 422),
     )
-    def connect(self, source_id: SourceId, db: Database, keyring: Keyring, jobs: procrastinate.App) -> s.ConnectOut:
+    def connect(self, source_id: SourceId, db: Database, keyring: Keyring) -> s.ConnectOut:
         """Test the connection (probe); a source that never ran gets its first full run (trigger connect)."""
         from app.api.views import run_out, scrubber
 
@@ -131,7 +130,7 @@ class SourcesController(Controller):
                 try:
                     # A savepoint: a conflicting run leaves the probe result in this request's transaction.
                     with conn.transaction():
-                        run_id = start_and_defer(conn, jobs, source_id, mode="full", trigger="connect")
+                        run_id = start_and_defer(conn, source_id, mode="full", trigger="connect")
                 except RunConflict:
                     run_id = None
             conn.commit()  # the request owns the transaction: probe result and first run together

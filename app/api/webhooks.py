@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import anyio.to_thread
-import procrastinate
 from litestar import Controller, Request, Response, post
 from litestar.openapi.datastructures import ResponseSpec
 
@@ -15,7 +14,7 @@ from app.api.metrics import WEBHOOKS
 from app.api.params import SourceId
 from app.api.problems import ProblemError, problem_responses
 from app.secrets import Keyring
-from app.services.jobs import defer_in
+from app.services.jobs import APPLY_WEBHOOK, defer_in
 from app.services.webhooks import Intake, WebhookRefused, receive
 
 MAX_BODY = 1024 * 1024
@@ -43,7 +42,6 @@ class WebhooksController(Controller):
         request: Request[Any, Any, Any],
         db: Database,
         keyring: Keyring,
-        jobs: procrastinate.App,
     ) -> Response[s.WebhookOut]:
         """A source's webhook. Authenticated by the source's HMAC signature, not a bearer token.
 
@@ -58,7 +56,7 @@ class WebhooksController(Controller):
             with db.tx() as conn:
 
                 def defer(sid: int, upserts: list[list[str]], deletes: list[list[str]]) -> None:
-                    defer_in(conn, jobs, "harvester:apply_webhook", source_id=sid, upserts=upserts, deletes=deletes)
+                    defer_in(conn, APPLY_WEBHOOK, source_id=sid, upserts=upserts, deletes=deletes)
 
                 return receive(conn, keyring, source_id, headers, body, defer)
 

@@ -216,29 +216,22 @@ def _demo(
     env = {**os.environ, "HARVESTER_DATABASE_URL": url, "HARVESTER_SECRET_KEY": keyring.current.hex()}
     children.start(["-m", "app.cli", "worker", "--concurrency", "2", "--no-periodic"], env)
 
-    from app.jobs import build_app
-
-    jobs = build_app(url)
-    jobs.open()
     run_ids: list[int] = []
-    try:
-        with connect(url, autocommit=True) as conn:
-            for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
-                # The source, its run and the run's job commit together.
-                with conn.transaction():
-                    source_id = create_source(
-                        conn,
-                        keyring,
-                        NewSource(
-                            name=name,
-                            connector_type=connector,
-                            base_url=str(base[connector]),
-                            credential=tokens[connector],
-                        ),
-                    )
-                    run_ids.append(start_and_defer(conn, jobs, source_id, mode="full", trigger="connect"))
-    finally:
-        jobs.close()
+    with connect(url, autocommit=True) as conn:
+        for name, connector in (("Jira", "jira"), ("Confluence", "confluence"), ("Slack", "slack")):
+            # The source, its run and the run's job commit together.
+            with conn.transaction():
+                source_id = create_source(
+                    conn,
+                    keyring,
+                    NewSource(
+                        name=name,
+                        connector_type=connector,
+                        base_url=str(base[connector]),
+                        credential=tokens[connector],
+                    ),
+                )
+                run_ids.append(start_and_defer(conn, source_id, mode="full", trigger="connect"))
 
     states = _follow(console, url, run_ids)
     failed = [s for s in states if s.state != "succeeded"]

@@ -1,4 +1,10 @@
-"""CLI: `harvester sync <source> --mode ...` runs one sync in the foreground (issue 3 "Contract")."""
+"""CLI: `harvester sync <source> --mode ...` runs one sync in the foreground (issue 3 "Contract").
+
+The run never exists without a job (issue 10): it commits together with a ``run_sync`` job scheduled
+:data:`HANDOFF_AFTER` seconds out. While this process runs the run, that job finds it held by a live
+worker and does nothing; if this process is killed before it claims the run, or finds the lane busy,
+a worker takes the run over. Killed mid-run, the run's heartbeat goes stale and the tick re-defers it.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,14 @@ from app.cli.common import Subparsers, connection_and_keyring
 from app.config import load_config
 from app.errors import HarvesterError
 
+# Seconds before a worker may take over a run this process started but did not claim.
+HANDOFF_AFTER = 60.0
+
 
 def _sync(args: argparse.Namespace) -> int:
     from app.pipeline.run import LaneBusy, execute_run
     from app.progress import RunProgressBar
+    from app.services.jobs import RUN_SYNC, defer_in
     from app.services.sources import resolve_source, start_run
     from app.vector.config import process_stage
 
@@ -24,6 +34,7 @@ def _sync(args: argparse.Namespace) -> int:
         with conn.transaction():
             source_id = resolve_source(conn, args.source)
             run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
+            defer_in(conn, RUN_SYNC, schedule_in=HANDOFF_AFTER, run_id=run_id)
         worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
@@ -33,7 +44,8 @@ def _sync(args: argparse.Namespace) -> int:
                 )
             except LaneBusy:
                 raise HarvesterError(
-                    f"the source's lane is held by another process; run #{run_id} stays queued for a worker"
+                    f"the source's lane is held by another process; run #{run_id} stays queued and a worker "
+                    "runs it once the lane is free"
                 ) from None
         from app.queries import runs as rq
 
@@ -57,4 +69,3 @@ def register(sub: Subparsers) -> None:
         "--confirm-mass-delete", action="store_true", help="let a reconciliation delete more than the guard share"
     )
     sync.set_defaults(handler=_sync)
-

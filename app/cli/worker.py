@@ -8,10 +8,11 @@ from app.cli.common import Subparsers, ready_url
 
 
 def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
+    from app.config import load_config
     from app.jobs import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, build_app, worker_id
 
     url = ready_url("worker")  # never migrates: `harvester db migrate` does (issue 9 §5)
-    app = build_app(url)
+    app = build_app(url, tick_cron=load_config().tick_cron)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, PERIODIC_QUEUE, ALERTS_QUEUE] if periodic else [QUEUE, ALERTS_QUEUE]
     app.run_worker(queues=queues, concurrency=concurrency, name=worker_id())

@@ -1,8 +1,9 @@
 """Procrastinate jobs. :func:`build_app` adds each module's blueprint explicitly (namespace ``harvester``,
-so task names are ``harvester:<name>``); nothing registers a task by being imported.
+so task names are ``harvester:<name>``) and registers the periodic tasks with their crons; nothing
+registers a task or a schedule by being imported.
 
 - :mod:`app.jobs.sync`      ``run_sync(run_id)``: one sync run;
-- :mod:`app.jobs.periodic`  the minute ``tick``: schedule, probe, watchdog, resume stale runs;
+- :mod:`app.jobs.periodic`  the ``tick``: schedule, probe, watchdog, resume stale runs, reap orphans;
 - :mod:`app.jobs.webhooks`  ``apply_webhook`` and the pruning of delivery ids;
 - :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change;
 - :mod:`app.jobs.alerts`    ``send_alert``: failure notifications with retries (issue 10 §4).
@@ -12,17 +13,26 @@ from __future__ import annotations
 
 import procrastinate
 
+from app.config import DEFAULT_TICK_CRON
 from app.jobs import alerts, periodic, sync, vectors, webhooks
 from app.jobs.common import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, worker_id
 
 NAMESPACE = "harvester"
 BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint, alerts.blueprint)
+# Fixed cadences of the housekeeping tasks; the tick's cron is configuration (HARVESTER_TICK_CRON).
+HOUSEKEEPING_CRONS = {
+    "harvester:reembed_check": "*/10 * * * *",
+    "harvester:prune_webhook_deliveries": "*/10 * * * *",
+}
 
 __all__ = ["ALERTS_QUEUE", "BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]
 
 
-def build_app(url: str) -> procrastinate.App:
+def build_app(url: str, *, tick_cron: str = DEFAULT_TICK_CRON) -> procrastinate.App:
+    """The worker's app. Once per process: Procrastinate namespaces the blueprints' tasks in place."""
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
     for blueprint in BLUEPRINTS:
         app.add_tasks_from(blueprint, namespace=NAMESPACE)
+    for name, cron in {"harvester:tick": tick_cron, **HOUSEKEEPING_CRONS}.items():
+        app.periodic(cron=cron)(app.tasks[name])
     return app

@@ -7,10 +7,11 @@ import socket
 
 from app.config import load_config
 from app.db.connect import database_url
+from app.services.jobs import PERIODIC_QUEUE, SYNC_QUEUE
 
-QUEUE = "sync"  # runs, webhook runs, the re-embed: work that may take long
-PERIODIC_QUEUE = "periodic"  # the minute tick and the 10-minute checks; kept apart so long runs never delay them
+QUEUE = SYNC_QUEUE  # runs, webhook runs, the re-embed: work that may take long
 ALERTS_QUEUE = "alerts"  # failure notifications: never behind a long run (issue 10 §4)
+__all__ = ["ALERTS_QUEUE", "PERIODIC_QUEUE", "QUEUE", "db_url", "worker_id"]
 
 
 def worker_id() -> str:

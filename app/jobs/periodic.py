@@ -1,40 +1,50 @@
-"""The minute tick: schedule incremental and reconciliation runs, probe sources, watchdog, resume
-stale runs (seed 001). A run whose worker died is found by its stale heartbeat and re-deferred."""
+"""The tick (cron HARVESTER_TICK_CRON, every minute by default; registered in app.jobs.build_app):
+schedule incremental and reconciliation runs, probe sources, watchdog, resume stale runs, reap orphans
+(seed 001). A run whose worker died is found by its stale heartbeat and re-deferred; a queued run no
+job will ever run is failed with the reason, so its source is not blocked (issue 10)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import procrastinate
+import psycopg
 
 from app.config import load_config
 from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, db_url
-from app.jobs.sync import run_sync
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
-from app.secrets import load_keyring
+from app.secrets import Keyring, load_keyring
 from app.services.alerts import evaluate_alerts
 from app.services.connectors import has_delta, probe
-from app.services.jobs import defer_in
+from app.services.jobs import RUN_SYNC, defer_in
 from app.services.sources import RunConflict, start_run
-from app.settings import load_settings
+from app.settings import PlatformSettings, load_settings
+
+log = logging.getLogger(__name__)
 
 blueprint = procrastinate.Blueprint()
 
+# A queued run younger than this is never reaped: every path commits a run with its job, the grace only
+# spares a writer that (against the rule) commits the run a moment before its job.
+ORPHAN_GRACE = 30
+ORPHAN_REASONS = {
+    "missing": "no job was ever queued for it",
+    "doing": "the worker running its job died before it claimed the run",
+}
 
-@blueprint.periodic(cron="* * * * *")
+
 @blueprint.task(name="tick", queue=PERIODIC_QUEUE, queueing_lock="tick")
 def tick(timestamp: int) -> dict[str, int]:
-    """Schedule incremental and reconciliation runs, probe, watchdog, resume stale runs."""
-    jobs = run_sync.blueprint
-    assert isinstance(jobs, procrastinate.App)  # the blueprint was added to the worker's app
+    """Schedule incremental and reconciliation runs, probe, watchdog, resume stale runs, reap orphans."""
 
     def defer(conn: Any, run_id: int) -> None:
-        defer_in(conn, jobs, "harvester:run_sync", run_id=run_id)
+        defer_in(conn, RUN_SYNC, run_id=run_id)
 
     return tick_once(datetime.fromtimestamp(timestamp, UTC), defer=defer)
 
@@ -42,8 +52,17 @@ def tick(timestamp: int) -> dict[str, int]:
 def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, int]:
     """One tick. ``defer(conn, run_id)`` queues a run's job in ``conn``'s open transaction, so a run
     never commits without its job (a crash in between would leave it queued forever)."""
-    counts = {"incremental": 0, "reconciliation": 0, "probed": 0, "watchdog": 0, "resumed": 0, "gave_up": 0}
-    keyring = load_keyring(load_config())
+    counts = {
+        "incremental": 0,
+        "reconciliation": 0,
+        "probed": 0,
+        "watchdog": 0,
+        "resumed": 0,
+        "gave_up": 0,
+        "reaped": 0,
+    }
+    config = load_config()
+    keyring = load_keyring(config)
     with connect(db_url()) as conn:
         settings = load_settings(conn)
         for stale in rq.list_stale_runs(conn, stale_after=settings.stale_run_after):
@@ -57,39 +76,61 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
             else:
                 defer(conn, stale.id)
                 counts["resumed"] += 1
+        for orphan in rq.list_orphaned_runs(conn, grace=ORPHAN_GRACE):
+            reason = ORPHAN_REASONS.get(
+                orphan.last_status, f"its job ended {orphan.last_status} before the run started"
+            )
+            counts["reaped"] += rq.fail_run(conn, id=orphan.id, error_detail=f"orphaned: {reason}")
         conn.commit()
         for s in sq.list_schedule_state(conn):
-
-            def start(mode: str, trigger: str, source_id: int = s.id) -> bool:
-                try:
-                    run_id = start_run(conn, source_id, mode=mode, trigger=trigger)
-                except RunConflict:
-                    conn.rollback()
-                    return False
-                defer(conn, run_id)
-                conn.commit()
-                return True
-
-            interval = s.reconcile_interval or settings.reconcile_interval
-            window = s.reconcile_window if s.reconcile_window is not None else settings.reconcile_window
-            if reconciliation_due(now, s.last_reconciliation, window, interval, settings.timezone):
-                counts["reconciliation"] += start("reconciliation", "schedule")
-            elif incremental_due(now, s.last_incremental, s.sync_interval or settings.sync_interval):
-                counts["incremental"] += start("incremental", "schedule")
-            source = sq.get_source(conn, id=s.id)
-            conn.commit()
-            if source is None:
-                continue
-            if probe_due(now, s.last_probe_at, settings.probe_interval):
-                counts["probed"] += 1
-                probe(conn, source, keyring)
-                conn.commit()
-            if s.webhook_enabled and silent_too_long(now, s.last_success, settings.watchdog_silence):
-                # One watchdog run per silence episode, and only when the cheap probe finds a delta.
-                fresh_episode = s.last_watchdog is None or s.last_watchdog < s.last_success
-                if fresh_episode and has_delta(source, keyring):
-                    counts["watchdog"] += start("incremental", "watchdog")
+            try:
+                _schedule_source(conn, s, now, settings, keyring, defer, counts)
+            except Exception:
+                # One broken source (an undecryptable credential, a connector bug) must not stop the
+                # schedule of the others; it is logged every tick until fixed.
+                conn.rollback()
+                log.exception("tick: scheduling source %s failed", s.id)
         # Alerts (issue 10 §4): open/resolve incidents and queue their notifications, once a tick.
         counts.update({f"alerts_{k}": v for k, v in evaluate_alerts(conn, now).items()})
         conn.commit()
     return counts
+
+
+def _schedule_source(
+    conn: psycopg.Connection[Any],
+    s: sq.ListScheduleStateRow,
+    now: datetime,
+    settings: PlatformSettings,
+    keyring: Keyring,
+    defer: Callable[[Any, int], None],
+    counts: dict[str, int],
+) -> None:
+    def start(mode: str, trigger: str) -> bool:
+        try:
+            run_id = start_run(conn, s.id, mode=mode, trigger=trigger)
+        except RunConflict:
+            conn.rollback()
+            return False
+        defer(conn, run_id)
+        conn.commit()
+        return True
+
+    interval = s.reconcile_interval or settings.reconcile_interval
+    window = s.reconcile_window if s.reconcile_window is not None else settings.reconcile_window
+    if reconciliation_due(now, s.last_reconciliation, window, interval, settings.timezone):
+        counts["reconciliation"] += start("reconciliation", "schedule")
+    elif incremental_due(now, s.last_incremental, s.sync_interval or settings.sync_interval):
+        counts["incremental"] += start("incremental", "schedule")
+    source = sq.get_source(conn, id=s.id)
+    conn.commit()
+    if source is None:
+        return
+    if probe_due(now, s.last_probe_at, settings.probe_interval):
+        counts["probed"] += 1
+        probe(conn, source, keyring)
+        conn.commit()
+    if s.webhook_enabled and silent_too_long(now, s.last_success, settings.watchdog_silence):
+        # One watchdog run per silence episode, and only when the cheap probe finds a delta.
+        fresh_episode = s.last_watchdog is None or s.last_watchdog < s.last_success
+        if fresh_episode and has_delta(source, keyring):
+            counts["watchdog"] += start("incremental", "watchdog")

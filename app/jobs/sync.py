@@ -4,11 +4,16 @@ Jobs carry only a run id; the run row is the truth. One active run per source is
 partial unique index, not anything here. A run whose worker died is found by its stale heartbeat
 (app/jobs/periodic.py) and re-deferred; ClaimRun lets the new worker take it over and the run
 resumes from its checkpoint.
+
+No orphaned runs (issue 10): whatever escapes the job body (a missing package, a broken database
+call, a bug) first fails the run with the exception's name and message, then propagates so the job
+is marked failed too. A run waiting for a lane Knowledge Store holds fails after ``lane_wait_max``.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 
 import procrastinate
 from procrastinate import RetryStrategy
@@ -17,7 +22,9 @@ from app.config import load_config
 from app.db.connect import WORKER_ROLE, assume_role, connect
 from app.jobs.common import QUEUE, db_url, worker_id
 from app.pipeline.run import LaneBusy, execute_run
+from app.queries import runs as rq
 from app.secrets import load_keyring
+from app.settings import load_settings
 from app.vector.config import process_stage
 
 log = logging.getLogger(__name__)
@@ -26,18 +33,72 @@ blueprint = procrastinate.Blueprint()
 
 
 @blueprint.task(
-    name="run_sync",
+    name="run_sync",  # == RUN_SYNC.name once namespaced (tests/jobs/test_job_refs.py)
     queue=QUEUE,
-    # LaneBusy: Knowledge Store holds the lane; the run stays queued and the job tries again later.
+    # LaneBusy: Knowledge Store holds the lane; the run stays queued and the job tries again later, until
+    # lane_wait_max. The attempt cap is only a backstop: a job that runs out leaves a queued run the tick reaps.
     retry=RetryStrategy(max_attempts=10_000, wait=15, retry_exceptions={LaneBusy}),
 )
 def run_sync(run_id: int) -> str:
+    me = worker_id()
+    try:
+        return _run(run_id, me)
+    except LaneBusy:
+        if _lane_wait_over(run_id, me):
+            return "failed"
+        raise
+    except Exception as exc:
+        _abandon(run_id, me, f"the job broke: {describe(exc)}")
+        raise
+
+
+def _run(run_id: int, me: str) -> str:
     config = load_config()
     keyring = load_keyring(config)
+    chunks = process_stage(config.embedder)  # may raise: a missing embedder package or model fails the run, loudly
     # Autocommit: execute_run declares its own transactions, one per page.
     with connect(db_url(), autocommit=True) as conn:
         assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
-        stage = process_stage(config.embedder)
-        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=stage)
+        outcome = execute_run(conn, run_id, worker_id=me, keyring=keyring, chunks=chunks)
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state
+
+
+def describe(exc: BaseException) -> str:
+    """The exception's type and first message line, bounded (messages here name no secret: the keyring
+    and credentials never appear in an exception we raise, and a connection error omits the password)."""
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {message}"[:400] if message else type(exc).__name__
+
+
+def _abandon(run_id: int, me: str, detail: str) -> None:
+    """Fail the run on a fresh connection (the job's own may be broken); never mask the original error."""
+    try:
+        with connect(db_url()) as conn:
+            failed = rq.abandon_run(conn, id=run_id, worker_id=me, error_detail=detail)
+            conn.commit()
+    except Exception:
+        log.exception("run %s: could not mark the run failed after its job broke", run_id)
+        return
+    if failed:
+        log.error("run %s failed: %s", run_id, detail)
+
+
+def _lane_wait_over(run_id: int, me: str) -> bool:
+    """True when the run has waited queued longer than lane_wait_max and is now failed."""
+    with connect(db_url()) as conn:
+        settings = load_settings(conn)
+        run = rq.get_run(conn, id=run_id)
+        conn.commit()
+    if run is None:
+        return False
+    waited = (datetime.now(UTC) - run.created_at).total_seconds()
+    if waited <= settings.lane_wait_max:
+        return False
+    _abandon(
+        run_id,
+        me,
+        f"gave up waiting for the source's lane: held by another process for {int(waited)} s, "
+        f"longer than lane_wait_max ({settings.lane_wait_max} s)",
+    )
+    return True

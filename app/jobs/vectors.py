@@ -37,10 +37,10 @@ def reembed() -> int:
     return result.replaced
 
 
-@blueprint.periodic(cron="*/10 * * * *")
 @blueprint.task(name="reembed_check", queue=PERIODIC_QUEUE, queueing_lock="reembed_check")
 def reembed_check(timestamp: int) -> int:
-    """Detect a model change (chunks whose model is not the configured one) and queue ``reembed``."""
+    """Every 10 minutes (app.jobs.build_app): detect a model change (chunks whose model is not the
+    configured one) and queue ``reembed``."""
     config = load_config()
     embedder = process_embedder(config.embedder)
     if embedder is None:

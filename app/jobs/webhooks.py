@@ -1,7 +1,8 @@
 """Worker side of webhooks: turn an accepted delivery into an items-scoped incremental run.
 
 ``apply_webhook`` starts the run (trigger ``webhook``, scope ``{"kind": "items", ...}``) and defers
-``run_sync``. When the source already has a queued or running run, the job raises :class:`SourceBusy`
+``run_sync`` in the same transaction, so the run never commits without the job that runs it. When the
+source already has a queued or running run, the job raises :class:`SourceBusy`
 and Procrastinate retries it later, so no change is lost to the one-active-run rule. Deleted items are
 fetched like the others: the connector answers ItemGone and the loader soft-deletes them.
 """
@@ -15,10 +16,10 @@ from procrastinate import RetryStrategy
 
 from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, QUEUE, db_url
-from app.jobs.sync import run_sync
 from app.queries import sources as sq
 from app.queries import webhooks as wq
-from app.services.sources import RunConflict, start_run
+from app.services.jobs import start_and_defer
+from app.services.sources import RunConflict
 
 log = logging.getLogger(__name__)
 
@@ -52,21 +53,20 @@ def apply_webhook(source_id: int, upserts: list[list[str]], deletes: list[list[s
             log.info("webhook for source %s dropped: the source is gone or not active", source_id)
             return None
         try:
-            run_id = start_run(
+            run_id = start_and_defer(
                 conn, source_id, mode="incremental", trigger="webhook", scope={"kind": "items", "items": items}
             )
         except RunConflict as exc:
             conn.rollback()
             raise SourceBusy(f"source {source_id} has active run {exc.active_run_id}") from None
         conn.commit()
-    run_sync.defer(run_id=run_id)
     return run_id
 
 
-@blueprint.periodic(cron="*/10 * * * *")
 @blueprint.task(name="prune_webhook_deliveries", queue=PERIODIC_QUEUE, queueing_lock="prune_webhook_deliveries")
 def prune_webhook_deliveries(timestamp: int) -> int:
-    """Forget delivery ids past their TTL (the table is unlogged and only a dedupe window)."""
+    """Every 10 minutes (app.jobs.build_app): forget delivery ids past their TTL (the table is unlogged
+    and only a dedupe window)."""
     with connect(db_url()) as conn:
         removed = wq.prune_deliveries(conn)
         conn.commit()

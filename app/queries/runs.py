@@ -13,6 +13,36 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
+ABANDON_RUN = """
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = %(error_detail)s::text
+where id = %(id)s::bigint
+  and (state = 'queued' or (state = 'running' and worker_id = %(worker_id)s::text))
+"""
+
+
+def abandon_run(
+    conn: psycopg.Connection[Any],
+    *,
+    error_detail: str,
+    id: int,
+    worker_id: str,
+) -> int:
+    """Fails a run whose job broke: queued, or running under the job's own worker
+    (never one another worker has taken over).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            ABANDON_RUN,
+            {
+                "error_detail": error_detail,
+                "id": id,
+                "worker_id": worker_id,
+            },
+        )
+        return cur.rowcount
+
+
 CANCEL_RUN = """
 update sync_runs
 set state = 'cancelled', finished_at = now()
@@ -295,6 +325,43 @@ def heartbeat(
             {"id": id, "worker_id": worker_id},
         )
         return cur.rowcount
+
+
+LIST_ORPHANED_RUNS = """
+select r.id, r.source_id, coalesce(j.last_status, 'missing')::text as last_status
+from sync_runs r
+join harvester_queued_run_jobs() as j on j.run_id = r.id
+where r.state = 'queued'
+  and not j.live
+  and r.created_at < now() - make_interval(secs => %(grace)s::integer)
+order by r.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListOrphanedRunsRow:
+    """One row of ListOrphanedRuns."""
+
+    id: int
+    source_id: int
+    last_status: str
+
+
+def list_orphaned_runs(
+    conn: psycopg.Connection[Any],
+    *,
+    grace: int,
+) -> list[ListOrphanedRunsRow]:
+    """Queued runs older than the grace that no run_sync job will run (its job
+    failed, was cancelled or is gone, or its worker died before the claim); the
+    tick fails them so the source is not blocked.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_ORPHANED_RUNS,
+            {"grace": grace},
+        ).fetchall()
+    return [ListOrphanedRunsRow(*row) for row in rows]
 
 
 LIST_REDELIVERED_RUNS = """

@@ -32,6 +32,7 @@ SECONDS_KEYS = (
     "watchdog_silence",
     "incremental_lookback",
     "stale_run_after",
+    "lane_wait_max",
     "webhook_dedupe_ttl",
 )
 MAX_DELIVERIES_LIMIT = 1000

@@ -134,3 +134,22 @@ from sync_runs r
 where r.finished_at is not null
 group by r.source_id, r.mode, r.state
 order by r.source_id, r.mode, r.state;
+
+-- name: ListOrphanedRuns :many
+-- Queued runs older than the grace that no run_sync job will run (its job failed, was cancelled or is
+-- gone, or its worker died before the claim); the tick fails them so the source is not blocked.
+select r.id, r.source_id, coalesce(j.last_status, 'missing')::text as last_status
+from sync_runs r
+join harvester_queued_run_jobs() as j on j.run_id = r.id
+where r.state = 'queued'
+  and not j.live
+  and r.created_at < now() - make_interval(secs => sqlc.arg(grace)::integer)
+order by r.id;
+
+-- name: AbandonRun :execrows
+-- Fails a run whose job broke: queued, or running under the job's own worker (never one another worker
+-- has taken over).
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
+where id = sqlc.arg(id)::bigint
+  and (state = 'queued' or (state = 'running' and worker_id = sqlc.arg(worker_id)::text));

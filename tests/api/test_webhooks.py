@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -13,7 +12,6 @@ import httpx
 import pytest
 
 from app.db.connect import connect
-from app.jobs import build_app
 from app.jobs.webhooks import SourceBusy, apply_webhook
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
@@ -109,16 +107,10 @@ def test_event_without_work_is_acknowledged_without_a_job(api: Server, hooked: d
 
 
 @pytest.fixture()
-def worker_env(api: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The job functions as the worker runs them: same database and key, a Procrastinate app open."""
+def worker_env(api: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job functions as the worker runs them: same database and key (they defer on their own connection)."""
     monkeypatch.setenv("HARVESTER_DATABASE_URL", api.db_url)
     monkeypatch.setenv("HARVESTER_SECRET_KEY", api.secret_key)
-    jobs = build_app(api.db_url)
-    jobs.open()
-    try:
-        yield
-    finally:
-        jobs.close()
 
 
 def test_apply_webhook_starts_an_items_run_and_deletes_soft_delete(

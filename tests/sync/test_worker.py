@@ -187,3 +187,21 @@ def test_the_worker_role_cannot_change_the_settings_or_tokens(fresh_db_url: str)
         assume_role(c, WORKER_ROLE)
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             c.execute("update platform_settings set value = '60' where key = 'sync_interval'")
+
+
+def test_tick_reaps_a_queued_run_without_a_job_after_the_grace(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")  # committed without its job
+    conn.commit()
+
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)["reaped"] == 0  # still in the grace
+    probe.execute("update sync_runs set created_at = now() - interval '1 minute' where id = %s", (run_id,))
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)["reaped"] == 1
+
+    state, detail = probe.execute("select state, error_detail from sync_runs where id = %s", (run_id,)).fetchone() or (
+        None,
+        None,
+    )
+    assert (state, detail) == ("failed", "orphaned: no job was ever queued for it")
