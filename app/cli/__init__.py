@@ -16,6 +16,7 @@ from importlib import metadata
 from app.cli import db, demo, search, serve, sources, sync, tokens, worker
 from app.cli.common import Handler
 from app.errors import HarvesterError
+from app.redact import install_log_redaction
 
 # The order is the order of `harvester --help`.
 COMMANDS = (db, serve, tokens, worker, sources, sync, search, demo)
@@ -49,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    install_log_redaction()
     handler: Handler = args.handler
     try:
         return handler(args)

@@ -8,13 +8,24 @@ import os
 from typing import Any
 
 from app.cli.common import Subparsers, connection_and_keyring
+from app.errors import HarvesterError
 
 
 def _sources_add(args: argparse.Namespace) -> int:
-    from app.services.sources import NewSource, create_source
+    from app.services.sources import NewSource, create_source, credential_problem
 
+    credential = args.credential or os.environ.get("HARVESTER_SOURCE_CREDENTIAL")
+    problem = credential_problem(credential)
+    if problem is not None:
+        where = "--credential" if args.credential else "HARVESTER_SOURCE_CREDENTIAL"
+        raise HarvesterError(f"{where}: {problem}")
     scope_list: list[Any] = [s for s in (args.scope or [])]
-    filters = json.loads(args.filters) if args.filters else {}
+    try:
+        filters = json.loads(args.filters) if args.filters else {}
+    except (ValueError, RecursionError):
+        raise HarvesterError("--filters: not a JSON object") from None
+    if not isinstance(filters, dict):
+        raise HarvesterError("--filters: not a JSON object")
     conn, keyring = connection_and_keyring()
     with conn:
         source_id = create_source(
@@ -24,7 +35,7 @@ def _sources_add(args: argparse.Namespace) -> int:
                 name=args.name,
                 connector_type=args.connector,
                 base_url=args.base_url,
-                credential=args.credential or os.environ.get("HARVESTER_SOURCE_CREDENTIAL"),
+                credential=credential,
                 webhook_secret=args.webhook_secret,
                 scope_mode="selected" if scope_list else "all",
                 scope_list=scope_list,

@@ -13,6 +13,7 @@ from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec, known_types
 from app.secrets import Keyring
+from connectors.http import header_value_problem
 
 
 class InvalidField(HarvesterError):
@@ -75,8 +76,24 @@ def validate_against_manifest(connector_type: str, scope_list: Sequence[Any], fi
             raise InvalidField(f"scope_list[{i}]", "must be a container id string or an object with a kind")
 
 
+def credential_problem(credential: str | None) -> str | None:
+    """Why ``credential`` can never be sent (it travels as an HTTP header), or None; never quotes it."""
+    if not credential:
+        return None
+    problem = header_value_problem(credential)
+    return f"cannot be sent as an HTTP header: it {problem}" if problem else None
+
+
+def check_credential(credential: str | None) -> None:
+    """Refuse at input a credential no request could carry (issue 11: not a traceback mid-run)."""
+    problem = credential_problem(credential)
+    if problem is not None:
+        raise InvalidField("credential", problem)
+
+
 def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSource) -> int:
     """Insert a source with its secrets encrypted; commits nothing (the caller owns the transaction)."""
+    check_credential(new.credential)
     validate_against_manifest(new.connector_type, new.scope_list, new.content_filters)
     defaults = {f.key: f.default for f in get_spec(new.connector_type).manifest.content_filters}
     try:
@@ -171,6 +188,7 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
     unknown = sorted(set(patch) - set(PATCHABLE))
     if unknown:
         raise InvalidField(unknown[0], "cannot be changed")
+    check_credential(patch.get("credential"))
     row = aq.lock_source(conn, id=source_id)
     if row is None:
         return False
