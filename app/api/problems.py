@@ -21,6 +21,7 @@ from litestar.exceptions import (
     PermissionDeniedException,
     ValidationException,
 )
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 
 from app.errors import HarvesterError
@@ -113,7 +114,8 @@ def _validation_field(extra: Any) -> tuple[str | None, str]:
         if at and at.group("path"):
             return at.group("path"), base
         key = item.get("key")
-        return (str(key) if key and key != "data" else None), base
+        # No path in the message: the body as a whole has the wrong type (an array for an object).
+        return (str(key) if key and key != "data" else "body"), base
     return None, "the request is invalid"
 
 
@@ -143,7 +145,13 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         detail = str(exc.detail or "")
         if "malformed" in detail.lower() or "decode" in detail.lower():
             return _render(
-                Problem("urn:harvester:problem:malformed-body", _TITLES[400], 400, "the body is not valid JSON")
+                Problem(
+                    "urn:harvester:problem:malformed-body",
+                    _TITLES[400],
+                    400,
+                    "the body is not valid JSON",
+                    field="body",
+                )
             )
         field, message = _validation_field(exc.extra)
         return _render(Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
@@ -154,6 +162,11 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
             ),
             headers={"WWW-Authenticate": 'Bearer realm="harvester"'},
         )
+    if status == 413:
+        handler = request.scope.get("route_handler")
+        limit = handler.resolve_request_max_body_size() if isinstance(handler, HTTPRouteHandler) else None
+        detail = f"the request body exceeds the limit of {limit} bytes" if limit else "the request body is too large"
+        return _render(Problem("urn:harvester:problem:payload-too-large", _TITLES[413], 413, detail, field="body"))
     if isinstance(exc, PermissionDeniedException):
         return _render(Problem("urn:harvester:problem:forbidden", _TITLES[403], 403, str(exc.detail or "forbidden")))
     if isinstance(exc, NotFoundException):

@@ -74,7 +74,7 @@ def register(sub: Subparsers) -> None:
     add.add_argument("--credential", help="API token (or set HARVESTER_SOURCE_CREDENTIAL); stored encrypted")
     add.add_argument("--webhook-secret", help="HMAC secret for webhooks; stored encrypted")
     add.add_argument("--scope", action="append", help="scope item (project key, JQL, space, channel); repeatable")
-    add.add_argument("--filters", help='content filters as JSON, e.g. \'{"comments": false}\'')
+    add.add_argument("--filters", help="content filters as JSON, e.g. '{\"comments\": false}'")
     add.set_defaults(handler=_sources_add)
     ssub.add_parser("list", help="sources with health, entity count, DLQ depth, last run").set_defaults(
         handler=_sources_list

@@ -55,4 +55,3 @@ def register(sub: Subparsers) -> None:
         "--confirm-mass-delete", action="store_true", help="let a reconciliation delete more than the guard share"
     )
     sync.set_defaults(handler=_sync)
-

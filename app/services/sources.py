@@ -69,8 +69,8 @@ def validate_against_manifest(connector_type: str, scope_list: Sequence[Any], fi
             kind = item.get("kind")
             if kind not in spec.manifest.scope_kinds:
                 raise InvalidField(
-                    f"scope_list[{i}].kind", f"unknown scope kind {kind!r}; {connector_type} declares "
-                    f"{list(spec.manifest.scope_kinds)}"
+                    f"scope_list[{i}].kind",
+                    f"unknown scope kind {kind!r}; {connector_type} declares {list(spec.manifest.scope_kinds)}",
                 )
         elif not isinstance(item, str) or not item.strip():
             raise InvalidField(f"scope_list[{i}]", "must be a container id string or an object with a kind")
@@ -171,9 +171,21 @@ def start_run(
 
 # Columns a PATCH may change (connector_type is fixed: a different connector is a different source).
 PATCHABLE = (
-    "name", "base_url", "auth_account", "auth_method", "credential", "webhook_secret", "state", "scope_mode",
-    "scope_list", "content_filters", "sync_interval", "reconcile_interval", "reconcile_window",
-    "authority_tier", "webhook_enabled",
+    "name",
+    "base_url",
+    "auth_account",
+    "auth_method",
+    "credential",
+    "webhook_secret",
+    "state",
+    "scope_mode",
+    "scope_list",
+    "content_filters",
+    "sync_interval",
+    "reconcile_interval",
+    "reconcile_window",
+    "authority_tier",
+    "webhook_enabled",
 )
 
 
