@@ -40,6 +40,8 @@ from connectors.base import (
 from connectors.redaction import Redactor
 
 _RATE_LIMITED = frozenset({429, 503})
+_SNIPPET_CHARS = 300  # of an error body, kept in the error text
+_SCAN_CHARS = 20_000  # of an error body, redacted before the snippet is cut
 
 
 class UnsendableCredential(SourceError):
@@ -194,7 +196,8 @@ class SourceHttp:
                 raise HttpError(
                     status, "malformed", False, self._redact(f"{where} -> {status}: body is not JSON")
                 ) from None
-        detail = self._redact(f"{where} -> {status}: {_snippet(resp)}")
+        # Redact the whole body before cutting it short: a cut could leave a secret's prefix unmatched.
+        detail = f"{where} -> {status}: {_snippet(self._redact(resp.text[:_SCAN_CHARS])) or resp.reason_phrase}"
         if status == 401:
             raise SourceAuthFailed(detail)
         if self.errors.is_transient(status):
@@ -214,6 +217,5 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in params.items() if v is not None}
 
 
-def _snippet(resp: httpx.Response) -> str:
-    text = resp.text[:300].replace("\n", " ")
-    return text or resp.reason_phrase
+def _snippet(text: str) -> str:
+    return text[:_SNIPPET_CHARS].replace("\n", " ")
