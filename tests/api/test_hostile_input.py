@@ -92,9 +92,7 @@ def test_json_with_a_charset_or_a_plus_json_type_is_accepted(client: httpx.Clien
 def test_an_oversized_body_is_413_naming_the_limit(client: httpx.Client, chunked: bool) -> None:
     raw = json.dumps(_source_body(name="big", scope_list=["x" * 1000] * (MAX_BODY_BYTES // 1000 + 10))).encode()
     content: Any = iter([raw[i : i + 65536] for i in range(0, len(raw), 65536)]) if chunked else raw
-    body = _problem(
-        client.post("/api/v1/sources", content=content, headers={"content-type": "application/json"}), 413
-    )
+    body = _problem(client.post("/api/v1/sources", content=content, headers={"content-type": "application/json"}), 413)
     assert str(MAX_BODY_BYTES) in body["detail"] and body["field"] == "body"
 
 
