@@ -2,6 +2,7 @@
 
 Runs as the app's ``before_request`` hook, so every answer is a problem document (app/api/problems.py):
 
+- a NUL character or an unpaired surrogate in a query parameter -> 422 naming it;
 - a path segment that ``int()`` would read but is not plain ASCII digits (``１``, ``1_0``, `` 1``, ``+1``)
   -> 404: an id is never "found" under another spelling;
 - operations that take a JSON body (a ``data`` parameter) insist on it:
@@ -112,6 +113,10 @@ def _takes_json_body(request: Request[Any, Any, Any]) -> tuple[bool, bool]:
 async def check_request(request: Request[Any, Any, Any]) -> None:
     """The ``before_request`` hook: raise a problem for hostile input, else let the handler run."""
     check_path(request.scope["path"])
+    for name, value in request.query_params.multi_items():
+        why = _bad_text(value) or _bad_text(name)
+        if why:
+            raise ProblemError(422, "invalid-field", why, field=name.encode("utf-8", "replace").decode())
     takes_json, required = _takes_json_body(request)
     if not takes_json:
         return

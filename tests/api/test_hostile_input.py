@@ -190,6 +190,15 @@ def test_a_field_path_is_named_in_patch_too(client: httpx.Client, make_source: S
     assert _problem(r, 422)["field"] == "name"
 
 
+def test_a_nul_in_a_query_parameter_names_it(client: httpx.Client) -> None:
+    r = client.get("/api/v1/runs", params={"ids": "1\u0000"})
+    assert _problem(r, 422)["field"] == "ids"
+    r = client.get("/api/v1/sources/1/dead-letters", params={"reason": "permission\u0000"})
+    assert r.status_code in (404, 422)
+    if r.status_code == 422:
+        assert _problem(r, 422)["field"] == "reason"
+
+
 def test_malformed_json_is_400_naming_the_body(client: httpx.Client) -> None:
     for raw in (b"{", b"{'a': 1}", b"\xff\xfe", b'{"name": NaN'):
         r = client.post("/api/v1/sources", content=raw, headers={"content-type": "application/json"})
