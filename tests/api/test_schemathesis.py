@@ -72,6 +72,7 @@ def test_fuzzed_operations_never_fail_and_match_the_schema(
     assert REPO.exists() and report.exists()
     summary = json.loads(report.read_text())
     print("schemathesis summary:", json.dumps(summary)[:2000])
+    assert summary["phases"]["stateful"]["status"] == "success", summary["phases"]
     entries = json.loads(har.read_text())["log"]["entries"]
     statuses = Counter(int(e["response"]["status"]) for e in entries)
     server_errors = {code: n for code, n in statuses.items() if code >= 500}
