@@ -197,7 +197,8 @@ class SourceHttp:
                     status, "malformed", False, self._redact(f"{where} -> {status}: body is not JSON")
                 ) from None
         # Redact the whole body before cutting it short: a cut could leave a secret's prefix unmatched.
-        detail = f"{where} -> {status}: {_snippet(self._redact(resp.text[:_SCAN_CHARS])) or resp.reason_phrase}"
+        snippet = _snippet(self._redact(resp.text[:_SCAN_CHARS])) or resp.reason_phrase
+        detail = self._redact(f"{where} -> {status}: {snippet}")
         if status == 401:
             raise SourceAuthFailed(detail)
         if self.errors.is_transient(status):
