@@ -48,6 +48,19 @@ class UnsendableCredential(SourceError):
     """A header value (the credential) that HTTP cannot carry; the run fails with this reason."""
 
 
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a source's base URL, or None (httpx would refuse it mid-run otherwise)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return "is not a valid URL"
+    if parsed.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parsed.host:
+        return "has no host"
+    return None
+
+
 def header_value_problem(value: str) -> str | None:
     """Why ``value`` cannot be an HTTP header value, or None. Never quotes the value (it is a secret).
 
@@ -132,6 +145,10 @@ class SourceHttp:
                     f"the credential cannot be sent as the {name} header: it {problem}; store a new credential"
                 )
         self._redact = Redactor(headers.values())
+        problem = base_url_problem(self.base_url)
+        if problem is not None:
+            # Not a connection problem: no retry can help, so the run fails at once with the reason.
+            raise SourceError(f"the source's base_url {problem}; fix it with PATCH /sources/{{id}}")
         self._client = httpx.Client(
             base_url=self.base_url,
             headers={"Accept": "application/json", **dict(headers)},

@@ -13,7 +13,7 @@ from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec, known_types
 from app.secrets import Keyring
-from connectors.http import header_value_problem
+from connectors.http import base_url_problem, header_value_problem
 
 
 class InvalidField(HarvesterError):
@@ -91,9 +91,17 @@ def check_credential(credential: str | None) -> None:
         raise InvalidField("credential", problem)
 
 
+def check_base_url(url: str | None) -> None:
+    """Refuse at input a base URL no client could open (else every run would fail on it)."""
+    problem = base_url_problem(url) if url else None
+    if problem is not None:
+        raise InvalidField("base_url", problem)
+
+
 def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSource) -> int:
     """Insert a source with its secrets encrypted; commits nothing (the caller owns the transaction)."""
     check_credential(new.credential)
+    check_base_url(new.base_url)
     validate_against_manifest(new.connector_type, new.scope_list, new.content_filters)
     defaults = {f.key: f.default for f in get_spec(new.connector_type).manifest.content_filters}
     try:
@@ -201,6 +209,7 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
     if unknown:
         raise InvalidField(unknown[0], "cannot be changed")
     check_credential(patch.get("credential"))
+    check_base_url(patch.get("base_url"))
     row = aq.lock_source(conn, id=source_id)
     if row is None:
         return False

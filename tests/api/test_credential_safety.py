@@ -263,3 +263,19 @@ def test_a_stored_unsendable_credential_fails_the_run_with_a_reason(
         assert all(state == "failed" for state, _ in states), states
         assert "credential cannot be sent" in (states[-1][1] or "")
     assert len(states) == 2  # the second sync was not refused as "already has an active run"
+
+
+def test_an_unusable_base_url_is_refused_at_input_and_fails_a_stored_run(api: Server, tmp_path: Path) -> None:
+    body = {"name": "bad-url", "connector_type": "jira", "base_url": "http://[::1", "credential": "token-0001"}
+    with api.client() as c:
+        r = c.post("/api/v1/sources", json=body)
+        assert r.status_code == 422 and r.json()["field"] == "base_url", r.text
+    source_id = _source(api, "http://127.0.0.1:9", "stored-bad-url", "token-0001")
+    with psycopg.connect(api.db_url) as conn:
+        conn.execute("update sources set base_url = 'http://[::1' where id = %s", (source_id,))
+    done = _cli(api, tmp_path, "sync", str(source_id), "--mode", "full")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert "base_url is not a valid URL" in done.stdout, done.stdout
+    with psycopg.connect(api.db_url) as conn:
+        states = conn.execute("select state from sync_runs where source_id = %s", (source_id,)).fetchall()
+    assert states == [("failed",)]
