@@ -9,7 +9,7 @@ import urllib.parse
 
 from app.redact import install_log_redaction, redact, register_secret
 
-CANARY = "LogCanary/+7Q2w9\"x"
+CANARY = 'LogCanary/+7Q2w9"x'
 
 
 def test_log_lines_are_redacted_in_every_rendering() -> None:
