@@ -1,77 +1,83 @@
-"""Secrets never reach a log line or an audit event (issue 10 §3): every registered secret is replaced in
-whatever text is about to be written, in each form it commonly takes on the way there.
+"""Secrets never reach a log line, an audit event or a stored error (issues 10 §3, 11 §4).
 
-A secret is registered where it becomes plaintext (``Keyring.decrypt``, API tokens, alert-channel keys).
-The forms covered: raw, ``repr`` of the str and of its bytes (``b'...'`` escapes), JSON-escaped, base64
-(standard and url-safe, with and without padding: HTTP Basic and our envelopes) and URL-encoded
-(``quote`` and ``quote_plus``). Values shorter than :data:`MIN_LENGTH` are not registered: redacting
-"abc" everywhere would shred ordinary text and protect nothing.
+A secret is registered where it becomes plaintext (``Keyring.decrypt``, ``app.services.connectors.source_config``,
+API tokens, alert-channel keys, the embedder's API key). Every rendering of it is then replaced in whatever
+text is about to be written: raw, ``repr`` of the str and of its bytes (``b'...'`` escapes), JSON-escaped,
+URL-encoded, hex, base64 at any byte alignment (HTTP Basic ``user:token`` included) and the password of a
+``user:token`` pair on its own — the forms are :mod:`connectors.redaction`'s, shared with the connectors'
+error texts. Values shorter than :data:`MIN_LENGTH` are not registered: redacting "abc" everywhere would
+shred ordinary text and protect nothing.
+
+:func:`install_log_redaction` adds :class:`RedactingFilter` to a logger's handlers for processes that do not
+use :mod:`app.logs` (whose handler redacts already).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import re
+import logging
 import threading
-from urllib.parse import quote, quote_plus
 
-MASK = "[REDACTED]"
+from connectors.redaction import REDACTED, Redactor
+
+MASK = REDACTED
 MIN_LENGTH = 6
-_MAX_SECRETS = 10_000  # a runaway registration must not grow the pattern without bound
+_MAX_SECRETS = 10_000  # a runaway registration must not grow the set without bound
 
 _lock = threading.Lock()
-_secrets: set[str] = set()
-_pattern: re.Pattern[str] | None = None
-
-
-def _forms(value: str) -> set[str]:
-    raw = value.encode()
-    forms = {
-        value,
-        repr(value)[1:-1],
-        repr(raw)[2:-1],
-        json.dumps(value)[1:-1],
-        quote(value, safe=""),
-        quote_plus(value, safe=""),
-    }
-    for b64 in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
-        forms.add(b64)
-        forms.add(b64.rstrip("="))
-    return {f for f in forms if len(f) >= MIN_LENGTH}
+_registry = Redactor()
+_count = 0
 
 
 def register_secret(value: str | bytes | None) -> None:
-    """Redact ``value`` (and its encoded forms) from every later log line and audit event."""
-    global _pattern
+    """Redact ``value`` (and every rendering of it) from every later log line, event and stored error."""
+    global _count
     if value is None:
         return
     text = value.decode(errors="replace") if isinstance(value, bytes) else value
     if len(text) < MIN_LENGTH:
         return
-    forms = _forms(text)
-    # "user:token" credentials: the token alone also turns up (HTTP Basic pieces, error echoes).
-    _, sep, tail = text.rpartition(":")
-    if sep and len(tail) >= MIN_LENGTH:
-        forms |= _forms(tail)
     with _lock:
-        if forms <= _secrets or len(_secrets) >= _MAX_SECRETS:
+        if _count >= _MAX_SECRETS:
             return
-        _secrets.update(forms)
-        # Longest first, so a secret's base64 is not half-replaced by a shorter form inside it.
-        ordered = sorted(_secrets, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(s) for s in ordered))
+        before = len(_registry.forms)
+        _registry.add(text)
+        if len(_registry.forms) != before:
+            _count += 1
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret form replaced by :data:`MASK`."""
-    pattern = _pattern
-    if pattern is None or not text:
+    """``text`` with every registered secret's renderings replaced by :data:`MASK`."""
+    if not text or not _registry:
         return text
-    return pattern.sub(MASK, text)
+    return _registry(text)
 
 
 def registered() -> int:
-    """How many secret forms are registered (a test sees its registration took)."""
+    """How many secrets are registered (a test sees its registration took)."""
     with _lock:
-        return len(_secrets)
+        return _count
+
+
+class RedactingFilter(logging.Filter):
+    """Formats the record's message and traceback now, redacted, so no handler sees the raw text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not _registry:
+            return True
+        record.msg = redact(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return True
+
+
+def install_log_redaction(logger: logging.Logger | None = None) -> None:
+    """Adds :class:`RedactingFilter` to every handler of ``logger`` (the root logger by default)."""
+    target = logger or logging.getLogger()
+    for handler in target.handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter())

@@ -262,9 +262,7 @@ class Connector(Protocol):
         """Cheap connection test; never raises for reachability or auth problems."""
         ...
 
-    def enumerate(
-        self, since: datetime | None, checkpoint: Mapping[str, Any] | None
-    ) -> Iterator[Emitted]:
+    def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
         """Every in-scope item updated at or after ``since`` (None: all), page by page.
 
         Raises :class:`SourceError` when the run cannot go on. Resumes after ``checkpoint`` if given.

@@ -11,13 +11,14 @@ Behaviour (seed 000 "Ошибки", seed 003 request counters):
 - connection errors and timeouts are retried like transient statuses, then :class:`SourceUnreachable`;
 - a 2xx body that is not JSON -> :class:`HttpError` ``reason="malformed"``.
 
-Error texts never carry the credential: header values are redacted from every message we build.
+Error texts never carry the credential: every rendering of a header value (raw, repr, JSON, URL, base64;
+:mod:`connectors.redaction`) is redacted from every message we build. A header value that HTTP cannot carry
+(non-ASCII, control characters: a credential stored by an older version) fails the run at once with
+:class:`UnsendableCredential` instead of an encoding traceback halfway through a request.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import email.utils
 import json
 from collections.abc import Mapping
@@ -33,11 +34,46 @@ from connectors.base import (
     DeadLetterReason,
     ErrorClassification,
     SourceAuthFailed,
+    SourceError,
     SourceUnreachable,
 )
+from connectors.redaction import Redactor
 
 _RATE_LIMITED = frozenset({429, 503})
-_REDACTED = "***"
+_SNIPPET_CHARS = 300  # of an error body, kept in the error text
+_SCAN_CHARS = 20_000  # of an error body, redacted before the snippet is cut
+
+
+class UnsendableCredential(SourceError):
+    """A header value (the credential) that HTTP cannot carry; the run fails with this reason."""
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a source's base URL, or None (httpx would refuse it mid-run otherwise)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return "is not a valid URL"
+    if parsed.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    if not parsed.host:
+        return "has no host"
+    return None
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an HTTP header value, or None. Never quotes the value (it is a secret).
+
+    HTTP/1.1 field values here are printable ASCII (httpx encodes str headers as ASCII; h11 refuses
+    control characters), and leading or trailing blanks would be stripped in transit.
+    """
+    if not value.isascii():
+        return "contains a non-ASCII character"
+    if any(not (" " <= ch <= "~") for ch in value):
+        return "contains a control character"
+    if value != value.strip(" "):
+        return "starts or ends with a space"
+    return None
 
 
 class HttpError(Exception):
@@ -102,7 +138,17 @@ class SourceHttp:
         self.errors = errors
         self.max_attempts = max(1, max_attempts)
         self.max_wait = max_wait
-        self._secrets = _secret_fragments(headers)
+        for name, value in headers.items():
+            problem = header_value_problem(value)
+            if problem is not None:
+                raise UnsendableCredential(
+                    f"the credential cannot be sent as the {name} header: it {problem}; store a new credential"
+                )
+        self._redact = Redactor(headers.values())
+        problem = base_url_problem(self.base_url)
+        if problem is not None:
+            # Not a connection problem: no retry can help, so the run fails at once with the reason.
+            raise SourceError(f"the source's base_url {problem}; fix it with PATCH /sources/{{id}}")
         self._client = httpx.Client(
             base_url=self.base_url,
             headers={"Accept": "application/json", **dict(headers)},
@@ -163,11 +209,13 @@ class SourceHttp:
                 return None
             try:
                 return json.loads(resp.content)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise HttpError(
                     status, "malformed", False, self._redact(f"{where} -> {status}: body is not JSON")
                 ) from None
-        detail = self._redact(f"{where} -> {status}: {_snippet(resp)}")
+        # Redact the whole body before cutting it short: a cut could leave a secret's prefix unmatched.
+        snippet = _snippet(self._redact(resp.text[:_SCAN_CHARS])) or resp.reason_phrase
+        detail = self._redact(f"{where} -> {status}: {snippet}")
         if status == 401:
             raise SourceAuthFailed(detail)
         if self.errors.is_transient(status):
@@ -180,33 +228,6 @@ class SourceHttp:
             return min(exc.retry_after, self.max_wait)
         return min(float(self._backoff(state)), self.max_wait)
 
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, _REDACTED)
-        return text
-
-
-def _secret_fragments(headers: Mapping[str, str]) -> tuple[str, ...]:
-    """Every header value, and for ``Scheme cred`` values the credential alone (and Basic's parts)."""
-    out: set[str] = set()
-    for value in headers.values():
-        if len(value) < 4:
-            continue
-        out.add(value)
-        scheme, _, cred = value.partition(" ")
-        if cred:
-            out.add(cred)
-            if scheme.lower() == "basic":
-                try:
-                    decoded = base64.b64decode(cred, validate=True).decode()
-                except (binascii.Error, UnicodeDecodeError):
-                    continue
-                password = decoded.partition(":")[2]
-                if len(password) >= 4:
-                    out.add(password)
-    # Longest first so a value is redacted whole before its fragments are.
-    return tuple(sorted(out, key=len, reverse=True))
-
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if params is None:
@@ -214,6 +235,5 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {k: v for k, v in params.items() if v is not None}
 
 
-def _snippet(resp: httpx.Response) -> str:
-    text = resp.text[:300].replace("\n", " ")
-    return text or resp.reason_phrase
+def _snippet(text: str) -> str:
+    return text[:_SNIPPET_CHARS].replace("\n", " ")

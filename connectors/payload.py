@@ -39,6 +39,9 @@ def json_object(body: bytes, what: str) -> Mapping[str, Any]:
         data = json.loads(body)
     except ValueError as exc:
         raise MalformedPayload(f"{what} is not JSON") from exc
+    except RecursionError:
+        # A body nested thousands of levels deep: hostile or broken, never a delivery we read.
+        raise MalformedPayload(f"{what} is nested too deeply") from None
     if not isinstance(data, Mapping):
         raise MalformedPayload(f"{what} is not a JSON object")
     return data

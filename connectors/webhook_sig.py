@@ -7,7 +7,9 @@ Two schemes are in use (seed 000 "webhooks are verified (HMAC)"):
 - **Slack v0**: ``X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:{X-Slack-Request-Timestamp}:{raw body}">``;
   a timestamp more than :data:`SLACK_MAX_AGE_SECONDS` away from now is refused (replay).
 
-Every comparison is constant-time (``hmac.compare_digest``). Header names are matched
+Every comparison is constant-time (``hmac.compare_digest``) on bytes: a header may carry any byte
+(decoded as latin-1 by the server), and ``compare_digest`` raises ``TypeError`` on a non-ASCII str. No
+check raises on any header value; an unreadable one is simply "does not match". Header names are matched
 case-insensitively, as HTTP defines them.
 """
 
@@ -23,6 +25,9 @@ HUB_PREFIX = "sha256="
 SLACK_SIGNATURE_HEADER = "X-Slack-Signature"
 SLACK_TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
 SLACK_MAX_AGE_SECONDS = 300
+# A Unix time in seconds has 10 digits until the year 2286; a longer "timestamp" is refused before
+# int() (which raises past 4,300 digits) ever sees it.
+_MAX_STAMP_DIGITS = 12
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -32,6 +37,11 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
         if key.lower() == wanted:
             return value
     return None
+
+
+def _same(sent: str, expected: str) -> bool:
+    """Constant-time equality of a received header value and the expected signature, never raising."""
+    return hmac.compare_digest(sent.strip().encode("utf-8", "replace"), expected.encode("ascii"))
 
 
 def hmac_hex(secret: str, message: bytes) -> str:
@@ -47,7 +57,7 @@ def hub_signature(body: bytes, secret: str) -> str:
 def verify_hub_signature(headers: Mapping[str, str], body: bytes, secret: str) -> bool:
     """True when ``X-Hub-Signature`` is ``sha256=`` + the body's HMAC under ``secret``."""
     sent = header(headers, HUB_HEADER) or ""
-    return hmac.compare_digest(sent.strip(), hub_signature(body, secret))
+    return _same(sent, hub_signature(body, secret))
 
 
 def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -59,8 +69,8 @@ def verify_slack_signature(headers: Mapping[str, str], body: bytes, secret: str,
     """True when the v0 signature matches and the request timestamp is within five minutes of ``now``."""
     sent = header(headers, SLACK_SIGNATURE_HEADER)
     stamp = (header(headers, SLACK_TIMESTAMP_HEADER) or "").strip()
-    if not sent or not stamp.isdigit():
+    if not sent or not (stamp.isascii() and stamp.isdigit()) or len(stamp) > _MAX_STAMP_DIGITS:
         return False
     if abs((now if now is not None else time.time()) - int(stamp)) > SLACK_MAX_AGE_SECONDS:
         return False
-    return hmac.compare_digest(sent.strip(), slack_signature(secret, stamp, body))
+    return _same(sent, slack_signature(secret, stamp, body))

@@ -1201,7 +1201,9 @@ CREATE UNLOGGED TABLE public.webhook_deliveries (
     expires_at timestamp with time zone NOT NULL
 );
 
-COMMENT ON TABLE public.webhook_deliveries IS 'Seen webhook delivery ids (one webhook processed once). Unlogged on purpose: the dedupe window is ephemeral (seed 000 "Реал-тайм").';
+COMMENT ON TABLE public.webhook_deliveries IS 'Seen webhook deliveries, keyed on a hash of the signed body, so a replay is processed once whatever unsigned headers it carries. Unlogged on purpose: the dedupe window is ephemeral (seed 000 "Реал-тайм").';
+
+COMMENT ON COLUMN public.webhook_deliveries.delivery_id IS 'De-duplication key: "sha256:<hex>" of the verified request body (signed content only, never a sender header).';
 
 ALTER TABLE ONLY public.procrastinate_events ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_events_id_seq'::regclass);
 

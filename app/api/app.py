@@ -21,6 +21,7 @@ from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
 from app.api.deps import DEPENDENCIES
+from app.api.input_guard import MAX_BODY_BYTES, check_request
 from app.api.notes import NotesController
 from app.api.ops import health, metrics_handler
 from app.api.problems import EXCEPTION_HANDLERS
@@ -84,6 +85,9 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[audit_middleware],  # request id on every request; one audit event per admin action
         logging_config=None,  # the process's logging is app/logs.py's (JSON lines, redaction, --log-level)
+        # Hostile input (size, nesting, content type, path ids, NUL) answered before any handler reads it.
+        before_request=check_request,
+        request_max_body_size=MAX_BODY_BYTES,
         lifespan=[lifespan],
         openapi_config=OpenAPIConfig(
             title="Harvester Admin API",

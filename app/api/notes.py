@@ -45,7 +45,7 @@ class NotesController(Controller):
         """The admin notes of an entity (all fields null when none were written)."""
         return _read(db, entity_id)
 
-    @put("/", operation_id="putNotes", sync_to_thread=True, responses=R(400, 401, 403, 404, 422))
+    @put("/", operation_id="putNotes", sync_to_thread=True, responses=R(400, 401, 403, 404, 413, 415, 422))
     def put_notes(
         self, entity_id: EntityId, data: s.NotesIn, db: Database, request: Request[Any, Any, Any]
     ) -> s.NotesOut:

@@ -23,6 +23,7 @@ from litestar.exceptions import (
     PermissionDeniedException,
     ValidationException,
 )
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 
 from app.errors import HarvesterError
@@ -128,7 +129,8 @@ def _validation_field(extra: Any) -> tuple[str | None, str]:
         if at and at.group("path"):
             return at.group("path"), base
         key = item.get("key")
-        return (str(key) if key and key != "data" else None), base
+        # No path in the message: the body as a whole has the wrong type (an array for an object).
+        return (str(key) if key and key != "data" else "body"), base
     return None, "the request is invalid"
 
 
@@ -160,7 +162,13 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         if "malformed" in detail.lower() or "decode" in detail.lower():
             return _render(
                 request,
-                Problem("urn:harvester:problem:malformed-body", _TITLES[400], 400, "the body is not valid JSON"),
+                Problem(
+                    "urn:harvester:problem:malformed-body",
+                    _TITLES[400],
+                    400,
+                    "the body is not valid JSON",
+                    field="body",
+                ),
             )
         field, message = _validation_field(exc.extra)
         return _render(request, Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
@@ -172,6 +180,12 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
             ),
             headers={"WWW-Authenticate": 'Bearer realm="harvester"'},
         )
+    if status == 413:
+        handler = request.scope.get("route_handler")
+        limit = handler.resolve_request_max_body_size() if isinstance(handler, HTTPRouteHandler) else None
+        detail = f"the request body exceeds the limit of {limit} bytes" if limit else "the request body is too large"
+        problem = Problem("urn:harvester:problem:payload-too-large", _TITLES[413], 413, detail, field="body")
+        return _render(request, problem)
     if isinstance(exc, PermissionDeniedException):
         return _render(
             request, Problem("urn:harvester:problem:forbidden", _TITLES[403], 403, str(exc.detail or "forbidden"))

@@ -69,7 +69,7 @@ class RunsController(Controller):
         operation_id="startRun",
         sync_to_thread=True,
         status_code=202,
-        responses=R(400, 401, 403, 404, 409, 422),
+        responses=R(400, 401, 403, 404, 409, 413, 415, 422),
     )
     def start_run(
         self, source_id: SourceId, data: s.RunCreate, db: Database, keyring: Keyring
@@ -148,7 +148,13 @@ class RunsController(Controller):
             conn.commit()
             return _one_run(conn, keyring, run_id)
 
-    @post("/sync-all", operation_id="syncAll", sync_to_thread=True, status_code=202, responses=R(400, 401, 403, 422))
+    @post(
+        "/sync-all",
+        operation_id="syncAll",
+        sync_to_thread=True,
+        status_code=202,
+        responses=R(400, 401, 403, 413, 415, 422),
+    )
     def sync_all(
         self, db: Database, keyring: Keyring, data: s.SyncAllCreate | None = None
     ) -> s.SyncAllOut:

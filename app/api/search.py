@@ -78,7 +78,7 @@ class SearchController(Controller):
         sync_to_thread=True,
         status_code=200,
         opt={"auth": "read"},
-        responses=R(400, 401, 422, 503),
+        responses=R(400, 401, 413, 415, 422, 503),
     )
     def search(self, data: SearchIn, db: Database, state: State) -> SearchOut:
         """The k chunks nearest to the query that the principal may see (unknown ACL: nobody)."""

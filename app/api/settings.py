@@ -30,7 +30,7 @@ class SettingsController(Controller):
         with db.tx() as conn:
             return _out(*read_settings(conn))
 
-    @put("/", operation_id="putSettings", sync_to_thread=True, responses=R(400, 401, 403, 409, 422))
+    @put("/", operation_id="putSettings", sync_to_thread=True, responses=R(400, 401, 403, 409, 413, 415, 422))
     def put_settings(self, data: s.SettingsUpdate, db: Database, keyring: Keyring) -> s.SettingsOut:
         """Change the given keys. One invalid value -> 422 naming it; nothing written, version unchanged."""
         raw = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}

@@ -41,7 +41,13 @@ class SourcesController(Controller):
             rows = sq.list_source_details(conn, id=None)
         return [source_out(keyring, r) for r in rows]
 
-    @post("/", operation_id="createSource", sync_to_thread=True, status_code=201, responses=R(400, 401, 403, 422))
+    @post(
+        "/",
+        operation_id="createSource",
+        sync_to_thread=True,
+        status_code=201,
+        responses=R(400, 401, 403, 413, 415, 422),
+    )
     def create_source(self, data: s.SourceCreate, db: Database, keyring: Keyring) -> s.SourceOut:
         """Register a source. ``credential`` and ``webhook_secret`` are encrypted and never returned."""
         new = NewSource(
@@ -73,7 +79,12 @@ class SourcesController(Controller):
         """One source (secrets masked)."""
         return read_source(db, keyring, source_id)
 
-    @patch("/{source_id:int}", operation_id="updateSource", sync_to_thread=True, responses=R(400, 401, 403, 404, 422))
+    @patch(
+        "/{source_id:int}",
+        operation_id="updateSource",
+        sync_to_thread=True,
+        responses=R(400, 401, 403, 404, 413, 415, 422),
+    )
     def update_source(self, source_id: SourceId, data: s.SourcePatch, db: Database, keyring: Keyring) -> s.SourceOut:
         """Change some fields. ``state: disconnected`` clears the credential; ``null`` clears an override."""
         changes: dict[str, Any] = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}

@@ -15,6 +15,7 @@ from app.queries import runs as rq
 from app.queries import sources as sq
 from app.secrets import Keyring, mask
 from app.services.run_status import progress
+from connectors.redaction import Redactor
 
 Scrub = Callable[[str | None], str | None]
 
@@ -35,22 +36,21 @@ def secret_mask(keyring: Keyring, envelope: str | None, source_id: int) -> s.Sec
 
 
 def scrubber(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int) -> Scrub:
+    """Redacts every rendering (raw, repr, JSON, URL, base64) of the source's secrets from a text."""
     row = sq.get_source(conn, id=source_id)
-    secrets = [
+    redactor = Redactor(
         p
         for p in (
             _plain(keyring, row.credential_enc, source_id) if row else None,
             _plain(keyring, row.webhook_secret_enc, source_id) if row else None,
         )
-        if p and len(p) >= 4
-    ]
+        if p
+    )
 
     def scrub(text: str | None) -> str | None:
-        if text is None or not secrets:
+        if text is None or not redactor:
             return text
-        for secret in secrets:
-            text = text.replace(secret, "••••")
-        return text
+        return redactor(text)
 
     return scrub
 

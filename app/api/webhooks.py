@@ -10,6 +10,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from app.api import schemas as s
 from app.api.db import Database
+from app.api.input_guard import MAX_BODY_BYTES
 from app.api.metrics import WEBHOOKS
 from app.api.params import SourceId
 from app.api.problems import ProblemError, problem_responses
@@ -17,7 +18,7 @@ from app.secrets import Keyring
 from app.services.jobs import APPLY_WEBHOOK, defer_in
 from app.services.webhooks import Intake, WebhookRefused, receive
 
-MAX_BODY = 1024 * 1024
+MAX_BODY = MAX_BODY_BYTES
 R = problem_responses
 
 

@@ -67,7 +67,5 @@ def register(sub: Subparsers) -> None:
     db_sub.add_parser(
         "migrate", help="apply pending migrations (advisory-locked; backs up a non-empty database first)"
     ).set_defaults(handler=_db_migrate)
-    db_sub.add_parser("status", help="list migrations: applied, pending, changed").set_defaults(
-        handler=_db_status
-    )
+    db_sub.add_parser("status", help="list migrations: applied, pending, changed").set_defaults(handler=_db_status)
     db_sub.add_parser("stop", help="stop the embedded PostgreSQL server").set_defaults(handler=_db_stop)

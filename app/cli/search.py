@@ -44,18 +44,29 @@ def _search(args: argparse.Namespace) -> int:
             hybrid=args.hybrid,
         )
     if args.json:
-        print(json.dumps(
-            [
-                {
-                    "chunk_id": r.chunk_id, "entity_id": r.entity_id, "title": r.title, "url": r.url,
-                    "key": r.natural_key, "source": r.source_name, "source_type": r.source_type,
-                    "status": r.status, "distance": r.distance, "score": r.score, "matched_by": list(r.matched_by),
-                    "text": r.text,
-                }
-                for r in results
-            ],
-            ensure_ascii=False, indent=2,
-        ))
+        print(
+            json.dumps(
+                [
+                    {
+                        "chunk_id": r.chunk_id,
+                        "entity_id": r.entity_id,
+                        "title": r.title,
+                        "url": r.url,
+                        "key": r.natural_key,
+                        "source": r.source_name,
+                        "source_type": r.source_type,
+                        "status": r.status,
+                        "distance": r.distance,
+                        "score": r.score,
+                        "matched_by": list(r.matched_by),
+                        "text": r.text,
+                    }
+                    for r in results
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return 0
     if not results:
         print("no results visible to this principal")
@@ -86,7 +97,9 @@ def _reembed(args: argparse.Namespace) -> int:
             return 1 if stale else 0
         conn.autocommit = True  # reembed commits batch by batch
         result = reembed(
-            conn, embedder, batch=args.batch,
+            conn,
+            embedder,
+            batch=args.batch,
             on_batch=lambda r: print(f"  {r.replaced} replaced", flush=True),
         )
     print(f"re-embedded {result.replaced} chunks with {result.model} ({result.skipped} rewritten meanwhile by sync)")
@@ -116,4 +129,3 @@ def register(sub: Subparsers) -> None:
     r.add_argument("--batch", type=int, default=256, help="chunks per transaction (default 256)")
     r.add_argument("--check", action="store_true", help="only report; exit 1 when a re-embed is due")
     r.set_defaults(handler=_reembed)
-

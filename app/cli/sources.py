@@ -8,14 +8,24 @@ from typing import Any
 
 from app.cli.common import Subparsers, connection_and_keyring
 from app.config import load_config
+from app.errors import HarvesterError
 
 
 def _sources_add(args: argparse.Namespace) -> int:
-    from app.services.sources import NewSource, create_source
+    from app.services.sources import NewSource, create_source, credential_problem
 
+    credential = args.credential or load_config().source_credential
+    problem = credential_problem(credential)
+    if problem is not None:
+        where = "--credential" if args.credential else "HARVESTER_SOURCE_CREDENTIAL"
+        raise HarvesterError(f"{where}: {problem}")
     scope_list: list[Any] = [s for s in (args.scope or [])]
-    filters = json.loads(args.filters) if args.filters else {}
-    config = load_config()
+    try:
+        filters = json.loads(args.filters) if args.filters else {}
+    except (ValueError, RecursionError):
+        raise HarvesterError("--filters: not a JSON object") from None
+    if not isinstance(filters, dict):
+        raise HarvesterError("--filters: not a JSON object")
     conn, keyring = connection_and_keyring()
     with conn, conn.transaction():
         source_id = create_source(
@@ -25,7 +35,7 @@ def _sources_add(args: argparse.Namespace) -> int:
                 name=args.name,
                 connector_type=args.connector,
                 base_url=args.base_url,
-                credential=args.credential or config.source_credential,
+                credential=credential,
                 webhook_secret=args.webhook_secret,
                 scope_mode="selected" if scope_list else "all",
                 scope_list=scope_list,
@@ -63,7 +73,7 @@ def register(sub: Subparsers) -> None:
     add.add_argument("--credential", help="API token (or set HARVESTER_SOURCE_CREDENTIAL); stored encrypted")
     add.add_argument("--webhook-secret", help="HMAC secret for webhooks; stored encrypted")
     add.add_argument("--scope", action="append", help="scope item (project key, JQL, space, channel); repeatable")
-    add.add_argument("--filters", help='content filters as JSON, e.g. \'{"comments": false}\'')
+    add.add_argument("--filters", help="content filters as JSON, e.g. '{\"comments\": false}'")
     add.set_defaults(handler=_sources_add)
     ssub.add_parser("list", help="sources with health, entity count, DLQ depth, last run").set_defaults(
         handler=_sources_list

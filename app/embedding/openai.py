@@ -26,6 +26,8 @@ from tenacity import (
 )
 
 from app.embedding.base import DimensionMismatch, EmbeddingError, Vectors, l2_normalise
+from app.redact import register_secret
+from connectors.http import header_value_problem
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,12 @@ class OpenAIEmbedder:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.url = endpoint_url(url)
+        if api_key:
+            problem = header_value_problem(api_key)
+            if problem is not None:
+                # Refused here, not as a UnicodeEncodeError in the middle of the first embedding call.
+                raise ValueError(f"the embedder API key cannot be sent as an HTTP header: it {problem}")
+            register_secret(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
         # Full jitter: workers throttled together must not come back together.

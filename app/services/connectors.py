@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from app.queries import sources as sq
+from app.redact import register_secret
 from app.registry import get_spec
 from app.secrets import Keyring
 from connectors.base import CallStats, Connector, SourceConfig, SourceError
@@ -19,6 +20,7 @@ from connectors.base import CallStats, Connector, SourceConfig, SourceError
 def source_config(row: sq.GetSourceRow, keyring: Keyring) -> SourceConfig:
     """The connector's view of a source row, with its credential decrypted."""
     credential = keyring.decrypt(row.credential_enc, context=f"source:{row.id}") if row.credential_enc else None
+    register_secret(credential)  # this process now holds it: keep it out of its log lines
     return SourceConfig(
         source_id=row.id,
         base_url=row.base_url or "",

@@ -13,6 +13,7 @@ from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec, known_types
 from app.secrets import Keyring
+from connectors.http import base_url_problem, header_value_problem
 
 
 class InvalidField(HarvesterError):
@@ -68,11 +69,33 @@ def validate_against_manifest(connector_type: str, scope_list: Sequence[Any], fi
             kind = item.get("kind")
             if kind not in spec.manifest.scope_kinds:
                 raise InvalidField(
-                    f"scope_list[{i}].kind", f"unknown scope kind {kind!r}; {connector_type} declares "
-                    f"{list(spec.manifest.scope_kinds)}"
+                    f"scope_list[{i}].kind",
+                    f"unknown scope kind {kind!r}; {connector_type} declares {list(spec.manifest.scope_kinds)}",
                 )
         elif not isinstance(item, str) or not item.strip():
             raise InvalidField(f"scope_list[{i}]", "must be a container id string or an object with a kind")
+
+
+def credential_problem(credential: str | None) -> str | None:
+    """Why ``credential`` can never be sent (it travels as an HTTP header), or None; never quotes it."""
+    if not credential:
+        return None
+    problem = header_value_problem(credential)
+    return f"cannot be sent as an HTTP header: it {problem}" if problem else None
+
+
+def check_credential(credential: str | None) -> None:
+    """Refuse at input a credential no request could carry (issue 11: not a traceback mid-run)."""
+    problem = credential_problem(credential)
+    if problem is not None:
+        raise InvalidField("credential", problem)
+
+
+def check_base_url(url: str | None) -> None:
+    """Refuse at input a base URL no client could open (else every run would fail on it)."""
+    problem = base_url_problem(url) if url else None
+    if problem is not None:
+        raise InvalidField("base_url", problem)
 
 
 def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSource) -> int:
@@ -82,6 +105,8 @@ def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSourc
     caller commits (on an autocommit connection the block is the transaction). A refused name or
     check rolls back only the savepoint, so the caller's transaction stays usable.
     """
+    check_credential(new.credential)
+    check_base_url(new.base_url)
     validate_against_manifest(new.connector_type, new.scope_list, new.content_filters)
     defaults = {f.key: f.default for f in get_spec(new.connector_type).manifest.content_filters}
     with conn.transaction():
@@ -162,9 +187,21 @@ def start_run(
 
 # Columns a PATCH may change (connector_type is fixed: a different connector is a different source).
 PATCHABLE = (
-    "name", "base_url", "auth_account", "auth_method", "credential", "webhook_secret", "state", "scope_mode",
-    "scope_list", "content_filters", "sync_interval", "reconcile_interval", "reconcile_window",
-    "authority_tier", "webhook_enabled",
+    "name",
+    "base_url",
+    "auth_account",
+    "auth_method",
+    "credential",
+    "webhook_secret",
+    "state",
+    "scope_mode",
+    "scope_list",
+    "content_filters",
+    "sync_interval",
+    "reconcile_interval",
+    "reconcile_window",
+    "authority_tier",
+    "webhook_enabled",
 )
 
 
@@ -177,6 +214,8 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
     unknown = sorted(set(patch) - set(PATCHABLE))
     if unknown:
         raise InvalidField(unknown[0], "cannot be changed")
+    check_credential(patch.get("credential"))
+    check_base_url(patch.get("base_url"))
     row = sq.lock_source(conn, id=source_id)
     if row is None:
         return False

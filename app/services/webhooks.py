@@ -1,10 +1,16 @@
-"""Webhook intake (seed 000 "Реал-тайм"): verify the HMAC, dedupe by delivery id, enqueue; never sync inline.
+"""Webhook intake (seed 000 "Реал-тайм"): verify the HMAC, dedupe on the signed body, enqueue; never sync inline.
 
 The request path only reads the source, checks the signature with the connector's own verifier, records
-the delivery id in the unlogged ``webhook_deliveries`` table (TTL from settings) and defers the job
+the delivery's key in the unlogged ``webhook_deliveries`` table (TTL from settings) and defers the job
 ``apply_webhook`` (app/jobs/webhooks.py), which starts an items-scoped incremental run. The delivery row
 and the job commit together or not at all from the sender's point of view: the job is deferred before
 the delivery row commits, so a failure answers 5xx and the sender's retry is not mistaken for a replay.
+
+The de-duplication key is the SHA-256 of the verified body, never a header the signature does not cover
+(issue 11): an ``X-Atlassian-Webhook-Identifier`` can be changed by anyone replaying a captured signed
+body, so keyed on it one capture would be processed once per fresh id. A source's genuine retry resends
+the same body (Slack's ``event_id``, Atlassian's ``timestamp`` are inside it), so it is still a replay.
+The sender's own id is only echoed back in the answer.
 """
 
 from __future__ import annotations
@@ -54,7 +60,13 @@ def verifier_of(spec: ConnectorSpec) -> Verifier | None:
     return found if callable(found) else None
 
 
-def _delivery_id(spec: ConnectorSpec, event: WebhookEvent, headers: Mapping[str, str], body: bytes) -> str:
+def dedupe_key(body: bytes) -> str:
+    """What ``webhook_deliveries`` remembers: a hash of the signed content only."""
+    return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def _sender_id(spec: ConnectorSpec, event: WebhookEvent, headers: Mapping[str, str], body: bytes) -> str:
+    """The delivery id the sender gave (body or header), echoed back for its logs; the key otherwise."""
     if event.delivery_id:
         return event.delivery_id[:200]
     hook = spec.manifest.webhook
@@ -63,8 +75,7 @@ def _delivery_id(spec: ConnectorSpec, event: WebhookEvent, headers: Mapping[str,
         for key, value in headers.items():
             if key.lower() == wanted and value:
                 return value[:200]
-    # No id from the source: an identical body is the same delivery.
-    return "sha256:" + hashlib.sha256(body).hexdigest()
+    return dedupe_key(body)
 
 
 def receive(
@@ -99,8 +110,8 @@ def receive(
         ) from None
     if event.challenge is not None:
         return Intake("challenge", challenge=event.challenge)
-    delivery = _delivery_id(spec, event, headers, body)
-    if wq.record_delivery(conn, source_id=source_id, delivery_id=delivery) is None:
+    delivery = _sender_id(spec, event, headers, body)
+    if wq.record_delivery(conn, source_id=source_id, delivery_id=dedupe_key(body)) is None:
         return Intake("duplicate", delivery)
     if not event.upserts and not event.deletes:
         return Intake("ignored", delivery)

@@ -111,8 +111,9 @@ def search(
     filters = filters or SearchFilters()
     embedding = vector_text(embedder.embed([query])[0])
     with conn.transaction():
-        vector = vector_search(conn, embedding, embedder.model_name, tokens, max(k, HYBRID_CANDIDATES) if hybrid else k,
-                               filters)
+        vector = vector_search(
+            conn, embedding, embedder.model_name, tokens, max(k, HYBRID_CANDIDATES) if hybrid else k, filters
+        )
         if not hybrid:
             return vector
         text = text_search(conn, query, tokens, HYBRID_CANDIDATES, filters)
@@ -144,10 +145,19 @@ def vector_search(
     )
     return [
         SearchResult(
-            chunk_id=r.chunk_id, entity_id=r.entity_id, text=r.body, title=r.title, url=r.url,
-            natural_key=r.natural_key, source_id=r.source_id, source_name=r.source_name,
-            source_type=r.source_type, status=r.status, updated_at=r.source_updated_at,
-            distance=r.distance, score=1.0 - r.distance,
+            chunk_id=r.chunk_id,
+            entity_id=r.entity_id,
+            text=r.body,
+            title=r.title,
+            url=r.url,
+            natural_key=r.natural_key,
+            source_id=r.source_id,
+            source_name=r.source_name,
+            source_type=r.source_type,
+            status=r.status,
+            updated_at=r.source_updated_at,
+            distance=r.distance,
+            score=1.0 - r.distance,
         )
         for r in rows
     ]
@@ -160,10 +170,20 @@ def text_search(
     rows = sq.search_chunks_text(conn, query_text=query, principals=tokens, k=k, **_filter_args(filters))
     return [
         SearchResult(
-            chunk_id=r.chunk_id, entity_id=r.entity_id, text=r.body, title=r.title, url=r.url,
-            natural_key=r.natural_key, source_id=r.source_id, source_name=r.source_name,
-            source_type=r.source_type, status=r.status, updated_at=r.source_updated_at,
-            distance=None, score=r.rank, matched_by=("text",),
+            chunk_id=r.chunk_id,
+            entity_id=r.entity_id,
+            text=r.body,
+            title=r.title,
+            url=r.url,
+            natural_key=r.natural_key,
+            source_id=r.source_id,
+            source_name=r.source_name,
+            source_type=r.source_type,
+            status=r.status,
+            updated_at=r.source_updated_at,
+            distance=None,
+            score=r.rank,
+            matched_by=("text",),
         )
         for r in rows
     ]
@@ -190,10 +210,20 @@ def reciprocal_rank_fusion(
         base = first[cid]
         fused.append(
             SearchResult(
-                chunk_id=cid, entity_id=base.entity_id, text=base.text, title=base.title, url=base.url,
-                natural_key=base.natural_key, source_id=base.source_id, source_name=base.source_name,
-                source_type=base.source_type, status=base.status, updated_at=base.updated_at,
-                distance=distance.get(cid), score=scores[cid], matched_by=tuple(matched[cid]),
+                chunk_id=cid,
+                entity_id=base.entity_id,
+                text=base.text,
+                title=base.title,
+                url=base.url,
+                natural_key=base.natural_key,
+                source_id=base.source_id,
+                source_name=base.source_name,
+                source_type=base.source_type,
+                status=base.status,
+                updated_at=base.updated_at,
+                distance=distance.get(cid),
+                score=scores[cid],
+                matched_by=tuple(matched[cid]),
             )
         )
     return fused
