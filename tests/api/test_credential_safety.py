@@ -154,7 +154,7 @@ def test_no_rendering_of_a_canary_leaks_through_any_response_log_or_table(
                 r = c.post(f"/api/v1/sources/{source_id}/runs", json=body)
             assert r.status_code == 202, r.text
             run_id = int(r.json()["id"])
-            with psycopg.connect(api.db_url) as conn:
+            with psycopg.connect(api.db_url, autocommit=True) as conn:
                 outcome = execute_run(conn, run_id, worker_id="canary-test", keyring=keyring)
             assert outcome.state in ("failed", "succeeded"), (scenario, shape, outcome)
             texts = _texts(api, source_id, run_id)

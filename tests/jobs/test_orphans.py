@@ -60,14 +60,24 @@ def test_a_job_that_raises_fails_its_run_naming_the_exception(
 ) -> None:
     source_id = add_source(conn, keyring, jira)
     run_id = _queue(conn, source_id)
-    # A real broken dependency: the local embedder refuses zero threads when the job builds it.
-    procs.worker("--no-periodic", HARVESTER_EMBEDDER="local", HARVESTER_EMBED_THREADS="0")
+    # A real broken dependency the configuration cannot see: the embedder refuses, when the job builds it,
+    # an API key that cannot be sent as an HTTP header.
+    key = "embedder-key-€-canary"
+    procs.worker(
+        "--no-periodic",
+        HARVESTER_EMBEDDER="openai",
+        HARVESTER_EMBEDDER_URL="http://127.0.0.1:9/v1",
+        HARVESTER_EMBEDDER_MODEL="any",
+        HARVESTER_EMBEDDER_DIMENSION="384",
+        HARVESTER_EMBEDDER_API_KEY=key,
+    )
 
     wait_for(lambda: _ended(probe, run_id), 60, "the run to end", procs)
 
     state, detail, finished = _run(probe, run_id)
     assert state == "failed" and finished is not None
-    assert detail is not None and detail.startswith("the job broke: ValueError") and "HARVESTER_EMBED_THREADS" in detail
+    assert detail is not None and detail.startswith("the job broke: ValueError") and "API key" in detail
+    assert key not in detail
     wait_for(lambda: _jobs(probe, run_id)[0][0] == "failed", 10, "the job to be marked failed", procs)
 
 
