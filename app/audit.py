@@ -8,8 +8,10 @@ Every mutating admin action, through the API or the CLI, emits exactly one event
 
 to the sink named by ``HARVESTER_AUDIT_SINK``:
 
-- ``stdout`` (default): one JSON line on standard output (a one-shot CLI command's on stderr: its
-  stdout is its answer);
+- unset (default): a long-running process (``serve``) writes one JSON line per event on standard
+  output; a one-shot CLI command appends to ``<data_dir>/audit.jsonl``, so its terminal output stays its
+  answer (one line on a usage error, the id of ``sources add``);
+- ``stdout``: standard output (a one-shot CLI command's on stderr: its stdout is its answer);
 - ``file:/path/events.jsonl``: appended, one line per event (0600, ``O_APPEND``: lines never interleave);
 - ``http://...`` / ``https://...``: POSTed as JSON by a background sender with bounded retries and
   backoff, so a slow or down receiver never holds a request; events wait in memory meanwhile.
@@ -215,6 +217,8 @@ def sink_from(spec: str) -> Sink:
 
 _sink_lock = threading.Lock()
 _sink: tuple[str, Sink] | None = None
+# A one-shot CLI command with HARVESTER_AUDIT_SINK unset writes to <data_dir>/audit.jsonl (set by cli_action).
+_cli_default: Sink | None = None
 
 
 def current_sink() -> Sink:
@@ -222,7 +226,10 @@ def current_sink() -> Sink:
     global _sink
     from app.config import load_config
 
-    spec = load_config().audit_sink
+    configured = load_config().audit_sink
+    if configured is None and _cli_default is not None:
+        return _cli_default
+    spec = configured or "stdout"
     with _sink_lock:
         if _sink is None or _sink[0] != spec:
             _sink = (spec, sink_from(spec))
@@ -289,12 +296,27 @@ class Outcome:
     code: int = 1
 
 
+def _use_cli_default() -> None:
+    """Unset sink, one-shot command: events go to ``<data_dir>/audit.jsonl`` (0600 in the 0700 data dir),
+    not to the terminal, so a usage error stays one line and ``id=$(harvester sources add ...)`` one id."""
+    global _cli_default
+    from app.config import load_config
+
+    with contextlib.suppress(HarvesterError):
+        config = load_config()
+        if config.audit_sink is None:
+            with contextlib.suppress(OSError):
+                config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _cli_default = FileSink(str(config.data_dir / "audit.jsonl"))
+
+
 @contextlib.contextmanager
 def cli_action(args: argparse.Namespace) -> Iterator[Outcome]:
     """Around a CLI command: one event when it is a mutating one, with its exit code as the result."""
     outcome = Outcome()
     spec = CLI_ACTIONS.get(command_path(args))
     if spec is not None:
+        _use_cli_default()
         with contextlib.suppress(HarvesterError):  # a misconfigured sink is reported by emit() below
             sink = current_sink()
             if isinstance(sink, StdoutSink):

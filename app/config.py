@@ -67,8 +67,10 @@ class Config:
     metrics_public: bool = True  # /metrics without a token
     source_credential: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
-    # Where admin audit events go (issue 10 §5): stdout, file:/path.jsonl or an http(s):// URL.
-    audit_sink: str = "stdout"
+    # Where admin audit events go (issue 10 §5): stdout, file:/path.jsonl or an http(s):// URL. None
+    # (unset): a long-running process writes them to stdout, a one-shot CLI command to
+    # <data_dir>/audit.jsonl, so its own output stays what it answers (decision 35).
+    audit_sink: str | None = None
     # When the worker's periodic tick runs; croniter syntax, where an optional 6th field, LAST, is
     # seconds: tests tick every 2 s with "* * * * * */2".
     tick_cron: str = DEFAULT_TICK_CRON
@@ -101,7 +103,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         metrics_public=env.flag("HARVESTER_METRICS_PUBLIC", default=True),
         source_credential=env.text("HARVESTER_SOURCE_CREDENTIAL"),
         log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
-        audit_sink=env.text("HARVESTER_AUDIT_SINK") or "stdout",
+        audit_sink=env.text("HARVESTER_AUDIT_SINK"),
         tick_cron=env.cron("HARVESTER_TICK_CRON", DEFAULT_TICK_CRON),
     )
 
