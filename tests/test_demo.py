@@ -75,3 +75,38 @@ def test_demo_runs_the_whole_product_and_its_summary_matches_the_database(server
     # Two people, one of whom sees what the other cannot.
     assert "searches as two people" in text
     assert "(only A may see this)" in text
+    # Every child's output is kept in the data dir (issue 10 §3).
+    logs = tmp_path / "d" / "demo-logs"
+    assert {p.name for p in logs.iterdir()} >= {"worker.log", "jira-emulator.log"}
+    assert f"logs     {logs}" in text
+
+
+def test_a_demo_whose_runs_fail_says_why_and_exits_non_zero(server_url: str, tmp_path: Path) -> None:
+    """A worker that cannot build its embedder fails every run; the demo names the reason and ends."""
+    database = f"hv_demo_{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARVESTER_")}
+    env.update(
+        HARVESTER_DATABASE_URL=with_dbname(server_url, "postgres"),
+        HARVESTER_DATA_DIR=str(tmp_path / "d"),
+        # Valid configuration, broken at job time: this key cannot be sent as an HTTP header.
+        HARVESTER_EMBEDDER="openai",
+        HARVESTER_EMBEDDER_URL="http://127.0.0.1:9/v1",
+        HARVESTER_EMBEDDER_MODEL="any",
+        HARVESTER_EMBEDDER_DIMENSION="384",
+        HARVESTER_EMBEDDER_API_KEY="demo-key-€-canary",
+        COLUMNS="200",
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "app.cli", "demo", "--issues", "6", "--pages", "4", "--messages", "10",
+             "--database", database],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(database)))
+    assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-3000:]
+    failed = [line for line in out.stdout.splitlines() if "ended failed" in line]
+    assert len(failed) == 3, out.stdout[-3000:]
+    assert all("the job broke: ValueError" in line and "API key" in line for line in failed), failed
+    assert "demo-key-€-canary" not in out.stdout + out.stderr

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from app.vector.search import Principal
 
 COMPANY = "demo"
+STALL_AFTER = 120.0  # seconds without any run changing state or count before the demo gives up
+DEMO_DEADLINE = 1800.0  # the demo's syncs never take longer than this
 PYTHON = [sys.executable]
 
 
@@ -50,27 +52,51 @@ class Sizes:
 
 @dataclass
 class Processes:
-    """Child processes the demo started; all are stopped on exit, whatever happens."""
+    """Child processes the demo started; all are stopped on exit, whatever happens.
 
+    Each child's output goes to ``<log_dir>/<name>.log`` (0600 in the 0700 data dir), so a failing worker
+    or emulator can be read afterwards; the demo names the file when something goes wrong.
+    """
+
+    log_dir: Path
     procs: list[subprocess.Popen[str]] = field(default_factory=list)
+    logs: dict[str, Path] = field(default_factory=dict)
 
-    def start(self, args: Sequence[str], env: dict[str, str] | None = None, *, read_url: bool = False) -> str | None:
-        proc = subprocess.Popen(
-            [*PYTHON, *args],
-            env=env,
-            stdout=subprocess.PIPE if read_url else subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,  # Ctrl-C reaches the demo, which then stops its children in order
-        )
+    def start(
+        self, args: Sequence[str], env: dict[str, str] | None = None, *, name: str, read_url: bool = False
+    ) -> str | None:
+        self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        log_path = self.log_dir / f"{name}.log"
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as log_file:
+            proc = subprocess.Popen(
+                [*PYTHON, *args],
+                env=env,
+                stdout=subprocess.PIPE if read_url else log_file,
+                stderr=log_file,
+                text=True,
+                start_new_session=True,  # Ctrl-C reaches the demo, which then stops its children in order
+            )
         self.procs.append(proc)
+        self.logs[name] = log_path
         if not read_url:
             return None
         assert proc.stdout is not None
         line = proc.stdout.readline().strip()
         if not line.startswith("http"):
-            raise HarvesterError(f"{args[1]} did not start (printed {line!r})")
+            raise HarvesterError(f"{name} did not start (printed {line!r}); see {log_path}")
         return line
+
+    def dead(self) -> list[str]:
+        """Names of the children that have exited."""
+        return [name for name, proc in zip(self.logs, self.procs, strict=True) if proc.poll() is not None]
+
+    def tail(self, name: str, lines: int = 5) -> str:
+        try:
+            text = self.logs[name].read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return "\n".join(text[-lines:])
 
     def stop_all(self) -> None:
         for proc in reversed(self.procs):
@@ -127,7 +153,7 @@ def run_demo(*, serve: bool, port: int, sizes: Sizes, database: str) -> int:
     console = Console()
     started = time.monotonic()
     config = load_config()
-    children = Processes()
+    children = Processes(log_dir=config.data_dir / "demo-logs")
     with _server(database) as (url, _):
         try:
             return _demo(
@@ -177,6 +203,7 @@ def _demo(
                 "--slack-messages",
                 str(sizes.messages),
             ],
+            name="jira-emulator",
             read_url=True,
         ),
         "confluence": children.start(
@@ -191,6 +218,7 @@ def _demo(
                 "--jira-issues",
                 str(sizes.issues),
             ],
+            name="confluence-emulator",
             read_url=True,
         ),
         "slack": children.start(
@@ -207,14 +235,16 @@ def _demo(
                 "--confluence-pages",
                 str(sizes.pages),
             ],
+            name="slack-emulator",
             read_url=True,
         ),
     }
     for name, address in base.items():
         console.print(f"emulator {name:11} {address}")
+    console.print(f"logs     {children.log_dir} (one file per child process)")
 
     env = {**os.environ, "HARVESTER_DATABASE_URL": url, "HARVESTER_SECRET_KEY": keyring.current.hex()}
-    children.start(["-m", "app.cli", "worker", "--concurrency", "2", "--no-periodic"], env)
+    children.start(["-m", "app.cli", "worker", "--concurrency", "2", "--no-periodic"], env, name="worker")
 
     run_ids: list[int] = []
     with connect(url, autocommit=True) as conn:
@@ -233,14 +263,16 @@ def _demo(
                 )
                 run_ids.append(start_and_defer(conn, source_id, mode="full", trigger="connect"))
 
-    states = _follow(console, url, run_ids)
+    states = _follow(console, url, run_ids, children)
     failed = [s for s in states if s.state != "succeeded"]
     _summary(console, url, states, time.monotonic() - started)
-    _searches(console, url)
     if failed:
+        # The reasons, not a search over half-loaded data (issue 10 §3: failures are loud).
         for s in failed:
             console.print(f"[red]run #{s.id} ({s.name}) ended {s.state}: {s.error_detail}[/]")
+        console.print(f"worker log: {children.logs['worker']}")
         return 1
+    _searches(console, url)
     if serve:
         return _serve(console, url, env, children, port)
     return 0
@@ -253,8 +285,13 @@ def _demo_keyring() -> Keyring:
     return Keyring(os.urandom(32))
 
 
-def _follow(console: Console, url: str, run_ids: list[int]) -> list[rq.ListRunProgressRow]:
-    """Live progress of the worker's runs, read from sync_runs (N of M, rate, ETA)."""
+def _follow(console: Console, url: str, run_ids: list[int], children: Processes) -> list[rq.ListRunProgressRow]:
+    """Live progress of the worker's runs, read from sync_runs (N of M, rate, ETA).
+
+    Never waits forever (issue 10 §3): a child that exits, runs that make no progress for
+    :data:`STALL_AFTER` seconds, or :data:`DEMO_DEADLINE` passing end the demo with one line naming the
+    child's log and its last lines.
+    """
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -276,11 +313,22 @@ def _follow(console: Console, url: str, run_ids: list[int]) -> list[rq.ListRunPr
         TimeRemainingColumn(),
         console=console,
     )
-    first = time.monotonic()
+    first = last_change = time.monotonic()
+    seen: tuple[tuple[int, str, int], ...] = ()
     with progress, connect(url, autocommit=True) as conn:
         tasks = {}
         while True:
             rows = rq.list_run_progress(conn, ids=run_ids)
+            now = time.monotonic()
+            state = tuple((r.id, r.state, r.done) for r in rows)
+            if state != seen:
+                seen, last_change = state, now
+            dead = children.dead()
+            if dead or now - last_change > STALL_AFTER or now - first > DEMO_DEADLINE:
+                name = dead[0] if dead else "worker"
+                why = f"{name} exited" if dead else f"the runs made no progress for {now - last_change:.0f} s"
+                last = children.tail(name).replace("\n", " | ")
+                raise HarvesterError(f"demo stopped: {why}; see {children.logs[name]} ({last[-300:]})")
             for r in rows:
                 if r.id not in tasks:
                     tasks[r.id] = progress.add_task(r.name, total=None, rate="", state=r.state)
@@ -399,8 +447,8 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
     with connect(url) as conn:
         tq.create_token(conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token))
         conn.commit()
-    children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env)
-    children.start(["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)], env)
+    children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env, name="serve-worker")
+    children.start(["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)], env, name="serve-api")
     console.rule("serving")
     console.print(f"API      http://127.0.0.1:{port}/api/v1")
     console.print(f"OpenAPI  http://127.0.0.1:{port}/schema (JSON: /schema/openapi.json)")
