@@ -46,7 +46,8 @@ from typing import Any
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.jira.context import JiraItemContext
-from connectors.jira.text import to_text
+from connectors.jira.permissions import Grants, for_issue, mention_token, narrow, user_tokens
+from connectors.jira.text import mention_targets, to_text
 from connectors.payload import obj as _obj
 from connectors.refs import dedup, extract_refs
 from connectors.timeutil import iso_utc, parse_time
@@ -115,6 +116,11 @@ def map_item(raw: RawItem) -> Entity:
     updated = parse_time(fields.get("updated"))
     security = _obj(fields.get("security"))
 
+    people = _directory(fields)
+    mentioned = [fields.get("description"), fields.get("environment")]
+    mentioned += [c.get("body") for c in _comment_items(fields.get("comment"))]
+    mentions = sorted({t for value in mentioned for target in mention_targets(value) for t in _person(target, people)})
+
     metadata: dict[str, Any] = {
         "key": key,
         "id": issue_id,
@@ -130,6 +136,12 @@ def map_item(raw: RawItem) -> Entity:
         "reporter": reporter["id"],
         "reporter_name": reporter["name"],
         "creator": creator["id"],
+        # Every identity the source gives for each person (issue 13, item 2), as ACL tokens: e-mail
+        # (lower-case), Cloud account id, Server user name; mentions resolved to the same tokens.
+        "reporter_identities": user_tokens(fields.get("reporter")),
+        "assignee_identities": user_tokens(fields.get("assignee")),
+        "creator_identities": user_tokens(fields.get("creator")),
+        "mentions": mentions,
         "due_date": _date(fields.get("duedate")),
         "planned_start": _date(fields.get(fmap["planned_start"])) if fmap.get("planned_start") else None,
         "planned_end": _date(fields.get(fmap["planned_end"])) if fmap.get("planned_end") else None,
@@ -170,7 +182,7 @@ def map_item(raw: RawItem) -> Entity:
         author=reporter["id"] or creator["id"],
         created_at=created,
         updated_at=updated,
-        acl=_acl(ctx, bool(security)),
+        acl=_acl(ctx, fields),
         metadata=metadata,
         natural_key=key,
         container=project_key,
@@ -191,17 +203,23 @@ def _classify(category: str | None, archived: bool) -> EntityStatus:
     return "final" if category == "done" else "draft"
 
 
-def _acl(ctx: JiraItemContext, has_security_level: bool) -> Acl:
+def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
+    """Browse Projects (static holders + the issue's own reporter/assignee/picker holders), narrowed by
+    the security level when the issue has one. A ``security`` value that is not an object with an id
+    is an unknown level: fail closed, never "no level"."""
     project = ctx.project_principals
     if not isinstance(project, Sequence) or isinstance(project, str):
         return Acl(None)
-    principals = [str(p) for p in project]
-    if has_security_level:
+    principals = for_issue(Grants(tuple(str(p) for p in project), tuple(ctx.project_fields)), fields)
+    security = fields.get("security")
+    if security is not None:
         level = ctx.security_principals
+        if not isinstance(security, Mapping) or not security.get("id"):
+            return Acl(None)
         if not isinstance(level, Sequence) or isinstance(level, str):
             return Acl(None)
-        allowed = {str(p) for p in level}
-        principals = [p for p in principals if p in allowed]
+        members = for_issue(Grants(tuple(str(p) for p in level), tuple(ctx.security_fields)), fields)
+        principals = narrow(principals, members)
     return Acl(tuple(sorted(set(principals))))
 
 
@@ -313,13 +331,37 @@ def _refs(text: str, own_key: str, edge_keys: set[str]) -> tuple[Ref, ...]:
     )
 
 
-def _comments(value: Any) -> list[dict[str, Any]]:
+def _comment_items(value: Any) -> list[Mapping[str, Any]]:
     # Search/get-issue give {"comments": [...], "total": n}; some docs examples give a bare list.
     items = value.get("comments") if isinstance(value, Mapping) else value
-    out = []
-    for c in items or []:
-        if not isinstance(c, Mapping):
+    return [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
+
+
+def _directory(fields: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Account id / user name -> every token of that person, from the users the payload shows."""
+    users: list[Any] = [fields.get(k) for k in ("reporter", "assignee", "creator")]
+    for c in _comment_items(fields.get("comment")):
+        users += [c.get("author"), c.get("updateAuthor")]
+    people: dict[str, list[str]] = {}
+    for user in users:
+        tokens = user_tokens(user)
+        if not tokens or not isinstance(user, Mapping):
             continue
+        for ident in (user.get("accountId"), user.get("name")):
+            if isinstance(ident, str) and ident:
+                people[ident.lower()] = tokens
+    return people
+
+
+def _person(target: str, people: Mapping[str, list[str]]) -> list[str]:
+    """A mention target (``accountid:X``, an account id or a user name) -> that person's tokens."""
+    bare = target.split(":", 1)[1] if target.lower().startswith("accountid:") else target
+    return sorted({mention_token(target), *people.get(bare.lower(), [])})
+
+
+def _comments(value: Any) -> list[dict[str, Any]]:
+    out = []
+    for c in _comment_items(value):
         author = _user(c.get("author"))
         out.append(
             {
