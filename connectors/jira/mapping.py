@@ -125,6 +125,10 @@ def map_item(raw: RawItem) -> Entity:
         "key": key,
         "id": issue_id,
         "issue_type": _s(_obj(fields.get("issuetype")).get("name")),
+        "issue_type_id": _s(_obj(fields.get("issuetype")).get("id")),
+        "status_id": _s(status.get("id")),
+        "status_category_name": _s(_obj(status.get("statusCategory")).get("name")),
+        "priority_id": _s(_obj(fields.get("priority")).get("id")),
         "subtask": bool(_obj(fields.get("issuetype")).get("subtask", False)),
         "summary": summary,
         "description": description,
@@ -136,6 +140,7 @@ def map_item(raw: RawItem) -> Entity:
         "reporter": reporter["id"],
         "reporter_name": reporter["name"],
         "creator": creator["id"],
+        "creator_name": creator["name"],
         # Every identity the source gives for each person (issue 13, item 2), as ACL tokens: e-mail
         # (lower-case), Cloud account id, Server user name; mentions resolved to the same tokens.
         "reporter_identities": user_tokens(fields.get("reporter")),
@@ -153,7 +158,13 @@ def map_item(raw: RawItem) -> Entity:
         "sprints": sprints,
         "created": iso_utc(created),
         "updated": iso_utc(updated),
-        "project": {"key": project_key, "name": _s(project.get("name")), "id": _s(project.get("id"))},
+        "project": {
+            "key": project_key,
+            "name": _s(project.get("name")),
+            "id": _s(project.get("id")),
+            "type": _s(project.get("projectTypeKey")),
+            "category": _s(_obj(project.get("projectCategory")).get("name")),
+        },
         "resolution": _s(_obj(fields.get("resolution")).get("name")),
         "resolved": iso_utc(parse_time(fields.get("resolutiondate"))),
         "components": _names(fields.get("components")),
@@ -163,6 +174,10 @@ def map_item(raw: RawItem) -> Entity:
         "environment": environment or None,
         "attachments": attachments,
         "comment_count": len(comments),
+        # Comments and work logged as units (issue 13, item 3): who, when, edited when, visible to whom.
+        "comments": [{k: v for k, v in c.items() if k != "text" and v is not None} for c in comments],
+        "worklogs": _worklogs(fields.get("worklog")),
+        "links": _links(fields.get("issuelinks")),
         "subtasks": [s for s in (_s(_obj(t).get("key")) for t in fields.get("subtasks") or []) if s],
         "votes": _obj(fields.get("votes")).get("votes"),
         "watchers": _obj(fields.get("watches")).get("watchCount"),
@@ -252,7 +267,15 @@ def _sprints(value: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in value or []:
         if isinstance(item, Mapping):
-            out.append({"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))})
+            sprint = {"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))}
+            extra = {
+                "board_id": item.get("boardId") if isinstance(item.get("boardId"), int) else None,
+                "goal": _s(item.get("goal")),
+                "start": iso_utc(parse_time(item.get("startDate"))),
+                "end": iso_utc(parse_time(item.get("endDate"))),
+                "completed": iso_utc(parse_time(item.get("completeDate"))),
+            }
+            out.append({**sprint, **{k: v for k, v in extra.items() if v is not None}})
         elif isinstance(item, str):
             m = _SPRINT_STRING_RE.search(item)
             if m:
@@ -363,14 +386,68 @@ def _comments(value: Any) -> list[dict[str, Any]]:
     out = []
     for c in _comment_items(value):
         author = _user(c.get("author"))
+        editor = _user(c.get("updateAuthor"))
+        created = iso_utc(parse_time(c.get("created")))
+        updated = iso_utc(parse_time(c.get("updated")))
+        visibility = _obj(c.get("visibility"))
         out.append(
             {
                 "id": _s(c.get("id")),
                 "author": author["id"] or author["name"],
-                "created": iso_utc(parse_time(c.get("created"))),
+                "author_name": author["name"],
+                "created": created,
+                "updated": updated if updated != created else None,  # set only when the comment was edited
+                "edited_by": (editor["id"] or editor["name"]) if updated != created else None,
+                "visibility": _s(visibility.get("value")),  # a group or role that alone may read it
+                "public": c.get("jsdPublic") if isinstance(c.get("jsdPublic"), bool) else None,
                 "text": to_text(c.get("body")),
             }
         )
+    return out
+
+
+def _worklogs(value: Any) -> list[dict[str, Any]]:
+    # Search/get-issue give {"worklogs": [...], "total": n}; some docs examples give a bare list.
+    items = value.get("worklogs") if isinstance(value, Mapping) else value
+    out = []
+    for w in items if isinstance(items, list) else []:
+        if not isinstance(w, Mapping):
+            continue
+        author = _user(w.get("author"))
+        entry = {
+            "id": _s(w.get("id")),
+            "author": author["id"] or author["name"],
+            "author_name": author["name"],
+            "started": iso_utc(parse_time(w.get("started"))),
+            "time_spent_s": w.get("timeSpentSeconds") if isinstance(w.get("timeSpentSeconds"), int) else None,
+            "created": iso_utc(parse_time(w.get("created"))),
+            "updated": iso_utc(parse_time(w.get("updated"))),
+            "comment": to_text(w.get("comment")) or None,
+            "visibility": _s(_obj(w.get("visibility")).get("value")),
+        }
+        out.append({k: v for k, v in entry.items() if v is not None})
+    return out
+
+
+def _links(value: Any) -> list[dict[str, Any]]:
+    """Issue links with Jira's type name (``Blocks``, ``Relates``) beside the direction verb."""
+    out = []
+    for link in value if isinstance(value, list) else []:
+        if not isinstance(link, Mapping):
+            continue
+        ltype = _obj(link.get("type"))
+        for side, verb_key, direction in (("outwardIssue", "outward", "outward"), ("inwardIssue", "inward", "inward")):
+            other = _obj(link.get(side))
+            if other.get("key") or other.get("id"):
+                entry = {
+                    "id": _s(link.get("id")),
+                    "type": _s(ltype.get("name")),
+                    "direction": direction,
+                    "verb": _s(ltype.get(verb_key)),
+                    "key": _s(other.get("key")),
+                    "issue_id": _s(other.get("id")),
+                }
+                out.append({k: v for k, v in entry.items() if v is not None})
     return out
 
 
@@ -460,6 +537,14 @@ def _time_tracking(fields: Mapping[str, Any]) -> dict[str, int] | None:
         "remaining_estimate_s": fields.get("timeestimate"),
         "time_spent_s": fields.get("timespent"),
     }
+    tracking = _obj(fields.get("timetracking"))
+    for key, seconds in (
+        ("original_estimate_s", "originalEstimateSeconds"),
+        ("remaining_estimate_s", "remainingEstimateSeconds"),
+        ("time_spent_s", "timeSpentSeconds"),
+    ):
+        if values[key] is None:
+            values[key] = tracking.get(seconds)
     clean = {k: int(v) for k, v in values.items() if isinstance(v, int | float)}
     return clean or None
 
