@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from connectors.atlassian import auth_headers
+from connectors.atlassian import auth_headers, user_identity
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -424,12 +424,8 @@ def _space_read(data: Any) -> dict[str, Any] | None:
 
 
 def _user_id(user: Any) -> str | None:
-    if not isinstance(user, Mapping):
-        return None
-    for key in ("email", "accountId", "userKey", "username"):
-        if isinstance(user.get(key), str) and user[key]:
-            return str(user[key])
-    return None
+    """Identity by exact email, lower-case (seed 000); ``accountid:<id>`` when Confluence hides it."""
+    return user_identity(user)
 
 
 def _space_key(payload: Any) -> str | None:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from connectors.atlassian import user_identity
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.storage import storage_to_text
@@ -277,14 +278,8 @@ def restriction_principals(restrictions: Mapping[str, Any]) -> dict[str, list[st
 
 
 def _user_id(user: Any) -> str | None:
-    """Identity by exact email (seed 000); the account id when Confluence hides the email."""
-    if not isinstance(user, Mapping):
-        return None
-    for key in ("email", "accountId", "userKey", "username"):
-        value = _str(user.get(key))
-        if value:
-            return value
-    return None
+    """Identity by exact email, lower-case (seed 000); ``accountid:<id>`` when Confluence hides it."""
+    return user_identity(user)
 
 
 def _str(v: Any) -> str | None:
