@@ -140,6 +140,12 @@ def _map(
         "reactions": [
             {"name": r.get("name"), "count": r.get("count")} for r in m.get("reactions") or [] if isinstance(r, Mapping)
         ],
+        "reaction_count": sum(
+            r["count"] for r in m.get("reactions") or [] if isinstance(r, Mapping) and isinstance(r.get("count"), int)
+        ),
+        # A thread parent deleted while replies remain is kept by Slack as a tombstone.
+        "deleted": True if m.get("subtype") in ("tombstone", "message_deleted") else None,
+        "edited": True if edited else None,
         "files": [{k: v for k, v in f.items() if v is not None} for f in files],
         "pinned_to": m.get("pinned_to"),
         # Every identity of the people the message names (issue 13, item 2): e-mail (lower-case) and Slack id.
