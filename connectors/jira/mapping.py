@@ -153,7 +153,7 @@ def map_item(raw: RawItem) -> Entity:
         "epic_key": epic_key,
         "epic_name": _s(fields.get(fmap["epic_name"])) if fmap.get("epic_name") else None,
         "parent_key": parent_key,
-        "labels": [str(x) for x in fields.get("labels") or [] if x is not None],
+        "labels": [str(x) for x in _list(fields.get("labels")) if x is not None],
         "sprint": _current_sprint(sprints),
         "sprints": sprints,
         "created": iso_utc(created),
@@ -178,7 +178,7 @@ def map_item(raw: RawItem) -> Entity:
         "comments": [{k: v for k, v in c.items() if k != "text" and v is not None} for c in comments],
         "worklogs": _worklogs(fields.get("worklog")),
         "links": _links(fields.get("issuelinks")),
-        "subtasks": [s for s in (_s(_obj(t).get("key")) for t in fields.get("subtasks") or []) if s],
+        "subtasks": [s for s in (_s(_obj(t).get("key")) for t in _list(fields.get("subtasks"))) if s],
         "votes": _obj(fields.get("votes")).get("votes"),
         "watchers": _obj(fields.get("watches")).get("watchCount"),
         "time_tracking": _time_tracking(fields),
@@ -265,7 +265,7 @@ def _find_sprint_field(fields: Mapping[str, Any]) -> Any:
 
 def _sprints(value: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for item in value or []:
+    for item in _list(value):
         if isinstance(item, Mapping):
             sprint = {"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))}
             extra = {
@@ -316,7 +316,7 @@ def _edges(
 ) -> tuple[tuple[Edge, ...], set[str]]:
     edges: list[Edge] = []
     keys: set[str] = set()
-    for link in links or []:
+    for link in _list(links):
         if not isinstance(link, Mapping):
             continue
         ltype = _obj(link.get("type"))
@@ -458,7 +458,7 @@ def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str
     meta: list[dict[str, Any]] = []
     sections: list[str] = []
     texts = texts if isinstance(texts, Mapping) else {}
-    for a in value or []:
+    for a in _list(value):
         if not isinstance(a, Mapping):
             continue
         aid = str(a.get("id")) if a.get("id") is not None else None
@@ -563,7 +563,12 @@ def _user(value: Any) -> dict[str, str | None]:
 
 
 def _names(value: Any) -> list[str]:
-    return [str(v["name"]) for v in value or [] if isinstance(v, Mapping) and v.get("name")]
+    return [str(v["name"]) for v in _list(value) if isinstance(v, Mapping) and v.get("name")]
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else empty (a truncated payload degrades, never raises)."""
+    return value if isinstance(value, list) else []
 
 
 def _s(value: Any) -> str | None:
