@@ -141,6 +141,9 @@ def _map(p: Mapping[str, Any], ctx: ConfluenceItemContext, page_id: str, title: 
         "version_message": _str(version.get("message")) or None,
         "minor_edit": version.get("minorEdit"),
         "last_editor": _user_id(version.get("by")),
+        # Mentioned people as ACL-style tokens (issue 13, item 2): Cloud ``ri:account-id`` is the same
+        # Atlassian account Jira's ``[~accountid:…]`` names; Server user keys stay as they are.
+        "mentions": sorted({_mention_token(u) for u in body.users}),
         "labels": labels,
         "ancestors": [_str(a.get("id")) for a in ancestors],
         "ancestor_titles": [_str(a.get("title")) for a in ancestors],
@@ -275,6 +278,10 @@ def restriction_principals(restrictions: Mapping[str, Any]) -> dict[str, list[st
 
 
 # ---------------------------------------------------------------- small helpers
+
+
+def _mention_token(uid: str) -> str:
+    return f"user:accountid:{uid}" if ":" in uid or len(uid) == 24 else f"user:confluence:key:{uid}"
 
 
 def _user_id(user: Any) -> str | None:
