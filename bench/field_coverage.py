@@ -55,6 +55,7 @@ DROPPED: dict[str, str] = {
     "webui": "Confluence web UI path: the entity URL is built from it",
     "tinyui": "Confluence short link: duplicates the page URL",
     "editui": "Confluence edit link: derivable",
+    "collectionName": "Confluence media collection of an attachment (contentId-<page id>): derived from the page",
     "image_24": "Slack avatar sizes: presentation",
     "image_32": "Slack avatar sizes: presentation",
     "image_48": "Slack avatar sizes: presentation",
@@ -141,6 +142,14 @@ def _payloads() -> Iterator[tuple[str, Mapping[str, Any], Callable[[Mapping[str,
         return confluence_map(RawItem("page", str(page.get("id")), page, datetime.now(UTC), context=conf_ctx))
 
     yield "confluence", load("go-atlassian", "confluence", "mocks", "get-content.json"), confluence
+    # The same page with the expansions the client asks for, each from its own real capture.
+    composed = dict(load("go-atlassian", "confluence", "mocks", "get-content.json"))
+    children = load("go-atlassian", "confluence", "mocks", "get-content-children.json")
+    composed["children"] = {
+        "attachment": children["attachment"],
+        "comment": load("go-atlassian", "confluence", "mocks", "get-content-comments.json"),
+    }
+    yield "confluence", composed, confluence
     for page in load("go-atlassian", "confluence", "mocks", "get-contents.json").get("results") or []:
         yield "confluence", page, confluence
     for hit in load("go-atlassian", "confluence", "mocks", "search-content.json").get("results") or []:
