@@ -239,10 +239,19 @@ class SourceConfig:
 
 @dataclass(slots=True)
 class CallStats:
-    """Counters the pipeline copies to ``sync_runs`` (seed 003: calls and 429/503 per run)."""
+    """Counters the pipeline copies to ``sync_runs`` (seed 003: calls and 429/503 per run), and the
+    run's notes: facts a connector degraded on without failing an item (a permission holder it could
+    not resolve, a ``/field`` call that failed). The pipeline appends the notes to the run's
+    ``error_detail`` so an operator sees why rights or fields are narrower than the source's."""
 
     api_calls: int = 0
     rate_limited: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        """Record one note (repeats are kept once; never put secrets or payload bodies here)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
 
 @dataclass(frozen=True, slots=True)

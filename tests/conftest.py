@@ -23,7 +23,7 @@ from app.db import embedded
 from app.db.migrate import migrate
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 TEMPLATE = "harvester_test_template"
 
 

@@ -9,8 +9,8 @@ strings of four characters or more, inside its text, title or URL. ``_expandable
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from connectors.base import Entity
@@ -71,8 +71,9 @@ def _norm(v: Any) -> str:
     if isinstance(v, bool):
         return str(v).lower()
     if isinstance(v, str) and len(v) >= 19 and v[4:5] == "-" and v[10:11] == "T":
-        try:  # the same instant written two ways (Z vs +00:00, milliseconds) is the same value
-            return datetime.fromisoformat(v.replace("Z", "+00:00")).isoformat()
+        try:  # the same instant written two ways (Z vs +00:00 vs -0600, milliseconds) is the same value
+            moment = datetime.fromisoformat(v.replace("Z", "+00:00"))
+            return moment.astimezone(UTC).isoformat() if moment.tzinfo else moment.isoformat()
         except ValueError:
             return v
     return str(v)
@@ -84,12 +85,16 @@ def field_coverage(
     *,
     converted: frozenset[str] = frozenset(),
     skip: frozenset[str] = SKIP_KEYS,
+    dropped: Callable[[str, Any], bool] | None = None,
 ) -> Coverage:
-    """``converted``: paths the mapping turns into text (markup bodies) and so never appear verbatim."""
+    """``converted``: paths the mapping turns into text (markup bodies) and so never appear verbatim.
+    ``dropped(path, value)``: True for a leaf deliberately not kept (not counted at all)."""
     values, blob = _entity_values(entity)
     reached = 0
     missed: list[str] = []
     for path, v in leaves(payload, skip=skip):
+        if dropped is not None and dropped(path, v):
+            continue
         s = _norm(v)
         if path in converted or s in values or (isinstance(v, str) and len(s) >= 4 and s in blob):
             reached += 1

@@ -25,7 +25,7 @@ from app.embedding.local import LocalEmbedder
 from app.embedding.openai import OpenAIEmbedder, endpoint_url, parse_retry_after
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO / ".." / "shared" / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 
 
 # ---------------------------------------------------------------- local model

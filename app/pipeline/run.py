@@ -414,6 +414,7 @@ class _Run:
 
     def _record_finish(self, state: str, detail: str | None) -> bool:
         """FinishRun in the open transaction; False when the run is no longer this worker's."""
+        detail = _with_notes(detail, self.stats.notes)
         n = rq.finish_run(
             self.conn,
             id=self.claim.id,
@@ -462,3 +463,11 @@ class _Run:
                 notify_run_failed(self.conn, self.claim.id)
         except psycopg.Error as exc:
             log.error("run %s: failure alert not queued: %s", self.claim.id, exc, extra=self._fields())
+
+
+def _with_notes(detail: str | None, notes: list[str]) -> str | None:
+    """The run's detail followed by the connector's notes (CallStats.notes), bounded in length."""
+    if not notes:
+        return detail
+    text = "; ".join([*([detail] if detail else []), *(f"note: {n}" for n in notes)])
+    return text if len(text) <= 2000 else text[:1997] + "..."

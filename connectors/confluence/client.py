@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from connectors.atlassian import auth_headers
+from connectors.atlassian import auth_headers, user_identity
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -56,6 +56,8 @@ _BASE_EXPAND = (
 _PAGE_LINK_RE = re.compile(r"<ri:page\b([^>]*)/?>")
 _ATTR_RE = re.compile(r'(ri:content-title|ri:space-key)="([^"]*)"')
 _GONE = {"trashed", "deleted"}
+# Content kinds a full run lists per space, in order (blog posts were never requested before issue 13).
+_KINDS = ("page", "blogpost")
 
 
 class ConfluenceConnector:
@@ -174,30 +176,42 @@ class ConfluenceConnector:
     # ------------------------------------------------------------ enumeration
 
     def _full(self, cp: dict[str, Any]) -> Iterator[Emitted]:
+        """Per space, its pages then its blog posts (both are "page" entities; ``content_type`` tells)."""
         spaces = self._spaces()
         for si in range(int(cp.get("space", 0)), len(spaces)):
             space = spaces[si]
             position = cp if int(cp.get("space", 0)) == si else {}
-            if self.cloud:
-                yield from self._full_space_v2(si, space, position.get("cursor"))
-            else:
-                yield from self._full_space_v1(si, space, int(position.get("start", 0)))
+            first = _KINDS.index(position["kind"]) if position.get("kind") in _KINDS else 0
+            for kind in _KINDS[first:]:
+                at = position if kind == _KINDS[first] else {}
+                if self.cloud:
+                    yield from self._full_space_v2(si, space, at.get("cursor"), kind)
+                else:
+                    yield from self._full_space_v1(si, space, int(at.get("start", 0)), kind)
 
-    def _full_space_v2(self, si: int, space: Mapping[str, Any], cursor: str | None) -> Iterator[Emitted]:
+    @staticmethod
+    def _after(si: int, kind: str) -> dict[str, Any]:
+        """Checkpoint position once ``kind`` of space ``si`` is done: the next kind, or the next space."""
+        rest = _KINDS[_KINDS.index(kind) + 1 :]
+        return {"mode": "full", "space": si, "kind": rest[0]} if rest else {"mode": "full", "space": si + 1}
+
+    def _full_space_v2(self, si: int, space: Mapping[str, Any], cursor: str | None, kind: str) -> Iterator[Emitted]:
+        path = "pages" if kind == "page" else "blogposts"
         while True:
             params = {"limit": min(self.page_size, 250), "cursor": cursor}
-            data = self._list(f"/api/v2/spaces/{space['id']}/pages", params)
+            data = self._list(f"/api/v2/spaces/{space['id']}/{path}", params)
             for page in _results(data):
                 yield from self._one(str(page.get("id")), space["key"])
             cursor = _next_cursor(data)
-            yield Checkpoint({"mode": "full", "space": si + (0 if cursor else 1), "cursor": cursor})
+            here = {"mode": "full", "space": si, "kind": kind, "cursor": cursor}
+            yield Checkpoint(here if cursor else self._after(si, kind))
             if not cursor:
                 return
 
-    def _full_space_v1(self, si: int, space: Mapping[str, Any], start: int) -> Iterator[Emitted]:
+    def _full_space_v1(self, si: int, space: Mapping[str, Any], start: int, kind: str) -> Iterator[Emitted]:
         while True:
             params = {
-                "type": "page",
+                "type": kind,
                 "spaceKey": space["key"],
                 "start": start,
                 "limit": self.page_size,
@@ -209,7 +223,8 @@ class ConfluenceConnector:
                 yield from self._emit(payload, space["key"])
             start += len(results)
             more = bool(results) and bool(_get(data, "_links", "next"))
-            yield Checkpoint({"mode": "full", "space": si + (0 if more else 1), "start": start if more else 0})
+            here = {"mode": "full", "space": si, "kind": kind, "start": start}
+            yield Checkpoint(here if more else self._after(si, kind))
             if not more:
                 return
 
@@ -424,12 +439,8 @@ def _space_read(data: Any) -> dict[str, Any] | None:
 
 
 def _user_id(user: Any) -> str | None:
-    if not isinstance(user, Mapping):
-        return None
-    for key in ("email", "accountId", "userKey", "username"):
-        if isinstance(user.get(key), str) and user[key]:
-            return str(user[key])
-    return None
+    """Identity by exact email, lower-case (seed 000); ``accountid:<id>`` when Confluence hides it."""
+    return user_identity(user)
 
 
 def _space_key(payload: Any) -> str | None:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from connectors.atlassian import user_identity
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.storage import storage_to_text
@@ -140,6 +141,9 @@ def _map(p: Mapping[str, Any], ctx: ConfluenceItemContext, page_id: str, title: 
         "version_message": _str(version.get("message")) or None,
         "minor_edit": version.get("minorEdit"),
         "last_editor": _user_id(version.get("by")),
+        # Mentioned people as ACL-style tokens (issue 13, item 2): Cloud ``ri:account-id`` is the same
+        # Atlassian account Jira's ``[~accountid:…]`` names; Server user keys stay as they are.
+        "mentions": sorted({_mention_token(u) for u in body.users}),
         "labels": labels,
         "ancestors": [_str(a.get("id")) for a in ancestors],
         "ancestor_titles": [_str(a.get("title")) for a in ancestors],
@@ -276,15 +280,13 @@ def restriction_principals(restrictions: Mapping[str, Any]) -> dict[str, list[st
 # ---------------------------------------------------------------- small helpers
 
 
+def _mention_token(uid: str) -> str:
+    return f"user:accountid:{uid}" if ":" in uid or len(uid) == 24 else f"user:confluence:key:{uid}"
+
+
 def _user_id(user: Any) -> str | None:
-    """Identity by exact email (seed 000); the account id when Confluence hides the email."""
-    if not isinstance(user, Mapping):
-        return None
-    for key in ("email", "accountId", "userKey", "username"):
-        value = _str(user.get(key))
-        if value:
-            return value
-    return None
+    """Identity by exact email, lower-case (seed 000); ``accountid:<id>`` when Confluence hides it."""
+    return user_identity(user)
 
 
 def _str(v: Any) -> str | None:

@@ -15,6 +15,9 @@ from html.parser import HTMLParser
 
 _BLOCKS = {"p", "div", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "table", "hr"}
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+# Elements whose text is never content: editor placeholders ("Type your summary here") and tasks'
+# bookkeeping; a task renders as "- [x] body" / "- [ ] body" from its status.
+_HIDDEN = frozenset({"ac:placeholder", "ac:task-id", "ac:task-status", "ac:task-uuid"})
 # Macros whose body is code/preformatted text: their lines are kept as they are.
 _CODE_MACROS = {"code", "noformat"}
 # Macros that render as their own block; any other macro (jira, status, anchor...) is inline.
@@ -50,6 +53,10 @@ class _Parser(HTMLParser):
         self.heading: int = 0
         self.in_list_block = False
         self.in_table_block = False
+        # Depth inside elements whose text is not content: editor hints (ac:placeholder) and task
+        # bookkeeping (ac:task-id, ac:task-status, ac:task-uuid).
+        self.hidden = 0
+        self.task_status: list[str] = []
 
     # -------------------------------------------------------------- helpers
 
@@ -99,6 +106,21 @@ class _Parser(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: (v or "") for k, v in attrs}
+        if tag in _HIDDEN:
+            self.hidden += 1
+            if tag == "ac:task-status":
+                self.task_status = []
+            return
+        if tag == "ac:task":
+            self._flush()
+            self.task_status = []
+        elif tag == "ac:task-body":
+            done = "".join(self.task_status).strip() == "complete"
+            self._emit("- [x] " if done else "- [ ] ")
+        elif tag == "ac:emoticon":
+            self._emit(a.get("ac:emoji-fallback") or (f":{a['ac:name']}:" if a.get("ac:name") else ""))
+        elif tag == "time" and a.get("datetime"):
+            self._emit(a["datetime"])
         if tag in _HEADINGS:
             self._flush()
             self.heading = _HEADINGS[tag]
@@ -166,6 +188,11 @@ class _Parser(HTMLParser):
             self.handle_endtag(tag)
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in _HIDDEN:
+            self.hidden = max(0, self.hidden - 1)
+            return
+        if tag == "ac:task":
+            self._flush()
         if tag in _HEADINGS:
             self._flush()
             self.heading = 0
@@ -207,6 +234,12 @@ class _Parser(HTMLParser):
             if self.macros and self.macros[-1] == "jira" and name == "key" and value:
                 self.out.jira_keys.append(value)
                 self._emit(value)
+            elif self.macros and self.macros[-1] == "status" and name == "title" and value:
+                self._emit(f" [{value}] ")  # a status lozenge's label is content
+            elif self.macros and self.macros[-1] in ("expand", "panel") and name == "title" and value:
+                self._flush()
+                self._emit(value)
+                self._flush()
         elif tag == "ac:link":
             body = " ".join("".join(self.link_body or []).split())
             self.link_body = None
@@ -221,6 +254,10 @@ class _Parser(HTMLParser):
                 self.macros.pop()
 
     def handle_data(self, data: str) -> None:
+        if self.hidden:
+            if self.task_status is not None:
+                self.task_status.append(data)
+            return
         self._emit(data)
 
     def unknown_decl(self, data: str) -> None:

@@ -17,7 +17,8 @@ comments and attachments.
 API (``{w}`` = ``/wiki`` or nothing; both answer):
 
 - ``GET /wiki/api/v2/spaces``, ``GET /wiki/api/v2/pages``, ``GET /wiki/api/v2/spaces/{id}/pages`` —
-  cursor paging (``limit`` <= 250, ``_links.next`` carries ``cursor``);
+  cursor paging (``limit`` <= 250, ``_links.next`` carries ``cursor``); ``GET /wiki/api/v2/spaces/{id}/blogposts``
+  and ``content?type=blogpost`` (``blog_posts`` per space, ids 900000 + k, off by default);
 - ``GET {w}/rest/api/space`` (start/limit), ``GET {w}/rest/api/space/{key}?expand=permissions``;
 - ``GET {w}/rest/api/content?type=page&spaceKey=&title=&start=&limit=&expand=`` (limit <= 100);
 - ``GET {w}/rest/api/content/search?cql=&start=&limit=&expand=`` — CQL subset: ``ancestor = <id>``, ``type=page``,
@@ -165,8 +166,11 @@ class ConfluenceEmulator(EmulatorApp):
         time_zone: str = "UTC",
         jira_project: str = "DEMO",
         jira_issues: int = 40,
+        blog_posts: int = 0,
     ) -> None:
         super().__init__(seed=seed, token=token)
+        # Blog posts per space (ids 900000 + k), served beside the pages as Confluence does; 0 = none.
+        self.blog_posts = blog_posts
         self.n = pages
         self.company = company
         self.domain = f"{company}.example"
@@ -544,6 +548,7 @@ class ConfluenceEmulator(EmulatorApp):
         self.route("GET", r"/wiki/api/v2/spaces")(self.h_v2_spaces)
         self.route("GET", r"/wiki/api/v2/pages")(self.h_v2_pages)
         self.route("GET", r"/wiki/api/v2/spaces/(?P<sid>\d+)/pages")(self.h_v2_pages)
+        self.route("GET", r"/wiki/api/v2/spaces/(?P<sid>\d+)/blogposts")(self.h_v2_blogposts)
         self.route("GET", w + r"/rest/api/space")(self.h_spaces)
         self.route("GET", w + r"/rest/api/space/(?P<key>[^/]+)")(self.h_space)
         self.route("GET", w + r"/rest/api/content")(self.h_contents)
@@ -572,8 +577,74 @@ class ConfluenceEmulator(EmulatorApp):
             return None, error_response(404, f"No content found with id: {pid}")
         return i, None
 
+    # ------------------------------------------------------------ blog posts
+
+    def blog(self, k: int, base: str) -> dict[str, Any]:
+        """Blog post ``k`` (space ``k % 4``) in the v1 shape with the client's expansions."""
+        key, name = SPACES[k % len(SPACES)]
+        bid = str(900000 + k)
+        author, day = self.user(k + 3), datetime(2025, 5, 1 + k % 28, 9, 30, tzinfo=UTC)
+        title = f"{name} weekly notes {k + 1}"
+        return {
+            "id": bid,
+            "type": "blogpost",
+            "status": "current",
+            "title": title,
+            "space": {"id": 196613 + k % len(SPACES), "key": key, "name": name, "type": "global"},
+            "history": {"latest": True, "createdBy": author, "createdDate": day.isoformat().replace("+00:00", "Z")},
+            "version": {"number": 1, "when": day.isoformat().replace("+00:00", "Z"), "by": author},
+            "ancestors": [],
+            "body": {
+                "storage": {
+                    "representation": "storage",
+                    "value": f"<h2>{title}</h2><p>This week the {name} team shipped the search facets and "
+                    f"closed {self.jira_project}-{1 + k % self.jira_issues}.</p>"
+                    "<p><ac:placeholder>Add a summary</ac:placeholder></p>",
+                }
+            },
+            "metadata": {"labels": {"results": [{"prefix": "global", "name": "weekly", "id": str(7000 + k)}]}},
+            "restrictions": {"read": {"restrictions": {"user": {"results": []}, "group": {"results": []}}}},
+            "_links": {
+                "webui": f"/spaces/{key}/blog/{day:%Y/%m/%d}/{bid}/{quote(title.replace(' ', '+'), safe='+')}",
+                "self": f"{base}/rest/api/content/{bid}",
+            },
+        }
+
+    def _blog_index(self, bid: str) -> int | None:
+        if bid.isdigit() and 900000 <= int(bid) < 900000 + self.blog_posts * len(SPACES):
+            return int(bid) - 900000
+        return None
+
+    def _blogs_of(self, s: int) -> list[int]:
+        return [k for k in range(self.blog_posts * len(SPACES)) if k % len(SPACES) == s]
+
+    def h_v2_blogposts(self, req: Request) -> Response:
+        s = int(req.params["sid"]) - 196613
+        if not 0 <= s < len(SPACES):
+            return error_response(404, "space not found")
+        base = self.base_for(req)
+        res = []
+        for k in self._blogs_of(s):
+            b = self.blog(k, base)
+            res.append(
+                {
+                    "id": b["id"],
+                    "status": "current",
+                    "title": b["title"],
+                    "spaceId": str(196613 + s),
+                    "authorId": b["history"]["createdBy"]["accountId"],
+                    "createdAt": b["history"]["createdDate"],
+                    "version": {"number": 1, "createdAt": b["version"]["when"]},
+                    "_links": {"webui": b["_links"]["webui"]},
+                }
+            )
+        return Response(200, {"results": res, "_links": {"base": base}})
+
     def h_content(self, req: Request) -> Response:
         pid = req.params["id"]
+        blog = self._blog_index(pid)
+        if blog is not None:
+            return Response(200, self.blog(blog, self.base_for(req)))
         fault = self.faults.for_key(pid)
         if fault is not None and fault.status is not None:
             return error_response(fault.status, f"injected {fault.status} for page {pid}")
@@ -706,6 +777,13 @@ class ConfluenceEmulator(EmulatorApp):
             )
         if key is not None and key not in keys:
             return Response(200, {"results": [], "start": start, "limit": limit, "size": 0, "_links": {"base": base}})
+        if req.arg("type") == "blogpost":
+            blogs = [self.blog(k, base) for k in self._blogs_of(keys.index(key))] if key else []
+            page = blogs[start : start + limit]
+            envelope = {"base": base, "context": "/wiki" if base.endswith("/wiki") else ""}
+            return Response(
+                200, {"results": page, "start": start, "limit": limit, "size": len(page), "_links": envelope}
+            )
         spaces = [keys.index(key)] if key else list(range(len(SPACES)))
         if len(spaces) != 1:
             return error_response(400, "this emulator lists content per spaceKey")

@@ -29,9 +29,18 @@ API (auth: ``--token`` as Bearer, or as the password of Basic):
 - ``GET|POST /rest/api/3/search/jql`` (``jql``, ``nextPageToken``, ``maxResults``, ``isLast``);
   ``POST /rest/api/3/search/approximate-count``;
 - ``GET /rest/api/{2,3}/issue/{idOrKey}``; ``GET /secure/attachment/{id}/{name}``;
-- ACL: ``GET /rest/api/{2,3}/project/{key}/permissionscheme?expand=permissions`` (``BROWSE_PROJECTS``
-  grants with ``group``/``user`` holders), ``GET /rest/api/{2,3}/issuesecurityschemes/level/member
-  ?levelId=X`` (members of a security level).
+- ACL, shaped like a real Jira Cloud site (go-atlassian's captured ``get-permission-schemes.json`` and
+  ``get-project-role.json``): ``GET /rest/api/{2,3}/project/{key}/permissionscheme?expand=permissions``
+  grants ``BROWSE_PROJECTS`` to project roles (``projectRole`` 10002 Administrators, 10001 Developers),
+  ``reporter``, ``assignee``, ``projectLead``; the first project also to ``applicationRole`` (Jira
+  Software) and the second also to a Service Desk ``sd.customer.portal.only`` holder (a type a
+  connector cannot resolve). ``GET /rest/api/{2,3}/project/{key}/role`` and ``.../role/{id}`` (actors:
+  ``atlassian-group-role-actor`` with group name and id, ``atlassian-user-role-actor`` with an
+  ``accountId`` only), ``GET /rest/api/{2,3}/applicationrole``, ``GET /rest/api/{2,3}/project/{key}``
+  (with ``lead``), ``GET /rest/api/{2,3}/issuesecurityschemes/level/member?levelId=X`` (a project
+  role and a user). The Service Desk holder is served only when ``service_desk_holder`` is set.
+  A project or level set through ``POST /_emulator/permissions`` is served with plain
+  ``group``/``user`` holders instead.
 
 Control API (no auth), besides the kit's ``/_emulator/faults`` and ``/_emulator/stats``:
 
@@ -200,6 +209,13 @@ class JiraEmulator(EmulatorApp):
             ]
             for j, proj in enumerate(self.projects)
         }
+        # Projects / levels whose holders the control API replaced (served as plain group/user holders).
+        self.overridden: set[str] = set()
+        # Status ``/field`` answers instead of the list (tests of the connector's fallback); None: serve it.
+        self.field_list_status: int | None = None
+        # Also grant the second project's Browse Projects to Service Desk customers (a holder no connector
+        # can resolve, as real Service Management schemes do); off unless a test asks.
+        self.service_desk_holder = False
         self.levels: dict[str, list[str]] = {
             str(10100 + j): [f"group:jira:{proj.lower()}-leads", f"user:{self.users[j]['emailAddress']}"]
             for j, proj in enumerate(self.projects)
@@ -384,10 +400,11 @@ class JiraEmulator(EmulatorApp):
         key = self.key_of(i)
         api = f"{base_url}/rest/api/{version}"
 
-        def rich(paras: list[str]) -> Any:
+        def rich(paras: list[str], tail: bool = False) -> Any:
             if version == 3:
-                return {"type": "doc", "version": 1, "content": [_adf_para(p) for p in paras]}
-            return "\n\n".join(_wiki_para(p) for p in paras)
+                content = [_adf_para(p) for p in paras] + (_adf_tail(key) if tail else [])
+                return {"type": "doc", "version": 1, "content": content}
+            return "\n\n".join([*(_wiki_para(p) for p in paras), *([_wiki_tail(key)] if tail else [])])
 
         def user(u: Mapping[str, Any] | None) -> Any:
             if u is None:
@@ -430,7 +447,7 @@ class JiraEmulator(EmulatorApp):
                 "name": key.split("-")[0].capitalize(),
             },
             "summary": rec["summary"],
-            "description": rich(rec["paras"]),
+            "description": rich(rec["paras"], tail=i % 4 == 2),
             "status": {
                 "name": rec["status"],
                 "id": str(10000 + STATUSES.index(status)),
@@ -689,6 +706,9 @@ class JiraEmulator(EmulatorApp):
 
         @route("GET", r"/rest/api/(?P<v>[23])/field")
         def fields(req: Request) -> Response:
+            if self.field_list_status is not None:
+                return error_response(self.field_list_status, "field list unavailable")
+
             def cf(fid: str, name: str, custom: str, typ: str) -> dict[str, Any]:
                 return {"id": fid, "name": name, "custom": True, "schema": {"type": typ, "custom": custom}}
 
@@ -753,21 +773,96 @@ class JiraEmulator(EmulatorApp):
             key = req.params["key"].upper()
             if key not in self.browse:
                 return error_response(404, "No project could be found")
+            base = f"{request_base_url(req)}/rest/api/{req.params['v']}"
+            holders = [_holder(p) for p in self.browse[key]] if key in self.overridden else self._scheme(key)
             grants = [
-                {"id": 100 + k, "permission": "BROWSE_PROJECTS", "holder": _holder(p)}
-                for k, p in enumerate(self.browse[key])
+                {
+                    "id": 10300 + k,
+                    "self": f"{base}/permissionscheme/{10000 + self.projects.index(key)}/permission/{10300 + k}",
+                    "holder": h,
+                    "permission": "BROWSE_PROJECTS",
+                }
+                for k, h in enumerate(holders)
             ]
-            return Response(200, {"id": 10000, "name": f"{key} scheme", "permissions": grants})
+            # Real schemes grant many other permissions too; the connector must pick Browse Projects.
+            grants.append(
+                {"id": 10004, "holder": {"type": "projectRole", "parameter": "10002"}, "permission": "DELETE_ISSUES"}
+            )
+            return Response(
+                200,
+                {
+                    "expand": "permissions,user,group,projectRole,field,all",
+                    "id": 10000 + self.projects.index(key),
+                    "self": f"{base}/permissionscheme/{10000 + self.projects.index(key)}",
+                    "name": f"{key} permission scheme",
+                    "permissions": grants,
+                },
+            )
+
+        @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/role")
+        def project_roles(req: Request) -> Response:
+            key = req.params["key"].upper()
+            if key not in self.browse:
+                return error_response(404, "No project could be found")
+            base = f"{request_base_url(req)}/rest/api/{req.params['v']}/project/{key}/role"
+            return Response(200, {name: f"{base}/{rid}" for rid, (name, _) in self._roles(key).items()})
+
+        @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/role/(?P<id>\d+)")
+        def project_role(req: Request) -> Response:
+            key = req.params["key"].upper()
+            roles = self._roles(key) if key in self.browse else {}
+            if req.params["id"] not in roles:
+                return error_response(404, "No project role could be found")
+            name, actors = roles[req.params["id"]]
+            j = self.projects.index(key)
+            return Response(
+                200,
+                {
+                    "self": f"{request_base_url(req)}/rest/api/{req.params['v']}/project/{key}/role/{req.params['id']}",
+                    "name": name,
+                    "id": int(req.params["id"]),
+                    "description": f"A project role that represents {name.lower()} in a project",
+                    "actors": actors,
+                    "scope": {"type": "PROJECT", "project": {"id": str(10000 + j), "key": key, "name": key.title()}},
+                },
+            )
+
+        @route("GET", r"/rest/api/(?P<v>[23])/applicationrole")
+        def application_roles(req: Request) -> Response:
+            return Response(200, [_APP_ROLE])
+
+        @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)")
+        def project(req: Request) -> Response:
+            key = req.params["key"].upper()
+            if key not in self.browse:
+                return error_response(404, "No project could be found")
+            j = self.projects.index(key)
+            lead = self.users[j + 1]
+            return Response(
+                200,
+                {
+                    "id": str(10000 + j),
+                    "key": key,
+                    "name": key.title(),
+                    "projectTypeKey": "software",
+                    "lead": {"accountId": lead["accountId"], "displayName": lead["displayName"], "active": True},
+                },
+            )
 
         @route("GET", r"/rest/api/(?P<v>[23])/issuesecurityschemes/level/member")
         def level_members(req: Request) -> Response:
             level = req.arg("levelId") or ""
             if level not in self.levels:
                 return error_response(404, "No security level")
-            values = [
-                {"id": 200 + k, "issueSecurityLevelId": level, "holder": _holder(p)}
-                for k, p in enumerate(self.levels[level])
-            ]
+            if level in self.overridden:
+                holders = [_holder(p) for p in self.levels[level]]
+            else:
+                j = int(level) - 10100
+                holders = [
+                    {"type": "projectRole", "parameter": "10002", "expand": "projectRole"},
+                    {"type": "user", "parameter": self.users[j]["accountId"], "user": _account(self.users[j])},
+                ]
+            values = [{"id": 200 + k, "issueSecurityLevelId": level, "holder": h} for k, h in enumerate(holders)]
             return Response(
                 200, {"startAt": 0, "maxResults": 50, "total": len(values), "isLast": True, "values": values}
             )
@@ -874,8 +969,10 @@ class JiraEmulator(EmulatorApp):
                     if str(body["project"]).upper() not in self.browse:
                         return error_response(404, "unknown project")
                     self.browse[str(body["project"]).upper()] = list(principals)
+                    self.overridden.add(str(body["project"]).upper())
                 elif "security_level" in body:
                     self.levels[str(body["security_level"])] = list(principals)
+                    self.overridden.add(str(body["security_level"]))
                 else:
                     return error_response(400, "give 'project' or 'security_level'")
             return Response(200, {"browse": self.browse, "levels": self.levels})
@@ -903,6 +1000,54 @@ class JiraEmulator(EmulatorApp):
                 str(body["url"]), json.dumps(payload).encode(), str(body.get("secret") or ""), delivery
             )
             return Response(200, {"status": status, "delivery_id": delivery})
+
+    def _scheme(self, key: str) -> list[dict[str, Any]]:
+        """Browse Projects holders of a real-shaped scheme (roles, issue people, lead, app role)."""
+        j = self.projects.index(key)
+        holders: list[dict[str, Any]] = [
+            {"type": "projectRole", "parameter": "10002", "expand": "projectRole"},
+            {"type": "projectRole", "parameter": "10001", "expand": "projectRole"},
+            {"type": "reporter"},
+            {"type": "assignee"},
+            {"type": "projectLead"},
+        ]
+        if j == 0:
+            holders.append({"type": "applicationRole", "parameter": "jira-software"})
+        if j == 1 and self.service_desk_holder:
+            holders.append({"type": "sd.customer.portal.only"})
+        return holders
+
+    def _roles(self, key: str) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+        """Role id -> (name, actors) of project ``key``: the project's groups and its first user."""
+        j = self.projects.index(key)
+        team, leads = (f"{key.lower()}-team", f"{key.lower()}-leads")
+
+        def group(k: int, name: str) -> dict[str, Any]:
+            gid = str(uuid.uuid5(uuid.NAMESPACE_DNS, name))
+            return {
+                "id": 10240 + k,
+                "displayName": name,
+                "type": "atlassian-group-role-actor",
+                "name": name,
+                "actorGroup": {"name": name, "displayName": name, "groupId": gid},
+            }
+
+        member = self.users[j]
+        return {
+            "10002": ("Administrators", [group(0, leads)]),
+            "10001": (
+                "Developers",
+                [
+                    group(1, team),
+                    {
+                        "id": 10242,
+                        "displayName": member["displayName"],
+                        "type": "atlassian-user-role-actor",
+                        "actorUser": {"accountId": member["accountId"]},
+                    },
+                ],
+            ),
+        }
 
     def _now(self) -> datetime:
         with self._lock:
@@ -932,6 +1077,32 @@ def _holder(principal: str) -> dict[str, Any]:
     return {"type": kind, "parameter": rest}
 
 
+# Shaped like go-atlassian's captured ``get_application_role_by_key.json`` (Jira Cloud).
+_APP_ROLE: dict[str, Any] = {
+    "key": "jira-software",
+    "groups": ["jira-software-users", "site-admins"],
+    "groupDetails": [
+        {"name": "jira-software-users", "groupId": "5e2e2d8a-4a7e-4b7e-8a64-0c4f5a1b2c3d"},
+        {"name": "site-admins", "groupId": "0b7c1a52-8f55-4b2b-9d8e-7a1f4c2e9b10"},
+    ],
+    "name": "Jira Software",
+    "defaultGroups": ["jira-software-users"],
+    "selectedByDefault": False,
+    "defined": True,
+    "numberOfSeats": 10,
+    "remainingSeats": 5,
+    "userCount": 5,
+    "userCountDescription": "users",
+    "hasUnlimitedSeats": False,
+    "platform": False,
+}
+
+
+def _account(user: Mapping[str, Any]) -> dict[str, Any]:
+    """A Cloud user as permission payloads show it: account id and display name, no e-mail."""
+    return {"accountId": user["accountId"], "displayName": user["displayName"], "active": True}
+
+
 def _encode_token(pos: tuple[str, int]) -> str:
     return f"{pos[0]}{pos[1]}"
 
@@ -955,6 +1126,50 @@ def _adf_para(text: str) -> dict[str, Any]:
         else:
             content.append({"type": "text", "text": word})
     return {"type": "paragraph", "content": content}
+
+
+def _adf_tail(key: str) -> list[dict[str, Any]]:
+    """Block nodes real Cloud descriptions carry (ordered list, code block, table, panel, status, inline
+    card, a node type from a newer editor), worded so that :func:`_wiki_tail` reads the same."""
+
+    def para(*inline: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "paragraph", "content": list(inline)}
+
+    def text(t: str) -> dict[str, Any]:
+        return {"type": "text", "text": t}
+
+    def cell(kind: str, t: str) -> dict[str, Any]:
+        return {"type": kind, "attrs": {}, "content": [para(text(t))]}
+
+    return [
+        {
+            "type": "orderedList",
+            "attrs": {"order": 1},
+            "content": [
+                {"type": "listItem", "content": [para(text(f"reproduce {key}"))]},
+                {"type": "listItem", "content": [para(text("apply the fix"), {"type": "hardBreak"})]},
+            ],
+        },
+        {"type": "codeBlock", "attrs": {"language": "bash"}, "content": [text(f"make verify ISSUE={key}")]},
+        {
+            "type": "table",
+            "attrs": {"isNumberColumnEnabled": False, "layout": "default"},
+            "content": [
+                {"type": "tableRow", "content": [cell("tableHeader", "step"), cell("tableHeader", "owner")]},
+                {"type": "tableRow", "content": [cell("tableCell", "review"), cell("tableCell", "team")]},
+            ],
+        },
+        {"type": "panel", "attrs": {"panelType": "info"}, "content": [para(text("rollout behind a flag"))]},
+        {"type": "syncBlock", "attrs": {"resourceId": "x"}, "content": [para(text("synced from the runbook"))]},
+    ]
+
+
+def _wiki_tail(key: str) -> str:
+    return (
+        f"# reproduce {key}\n# apply the fix\n\n{{code:bash}}make verify ISSUE={key}{{code}}\n\n"
+        "||step||owner||\n|review|team|\n\n{panel:bgColor=#deebff}rollout behind a flag{panel}\n\n"
+        "synced from the runbook"
+    )
 
 
 def _wiki_para(text: str) -> str:

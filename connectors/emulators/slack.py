@@ -40,6 +40,7 @@ import base64
 import hmac
 import json
 import random
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -62,6 +63,28 @@ _PHRASES = [
     "standup moved to 10:30",
 ]
 _SERVICES = ["ingest", "search", "billing", "auth", "gateway", "scheduler", "exporter"]
+
+
+_ANGLE = re.compile(r"<([^<>]+)>")
+
+
+def _rich_text_blocks(text: str, block_id: str) -> list[dict[str, Any]]:
+    """``text`` (mrkdwn) as the ``rich_text`` block Slack clients attach to a typed message."""
+    elements: list[dict[str, Any]] = []
+    pos = 0
+    for m in _ANGLE.finditer(text):
+        if m.start() > pos:
+            elements.append({"type": "text", "text": text[pos : m.start()]})
+        target, _, label = m.group(1).partition("|")
+        if target.startswith("@"):
+            elements.append({"type": "user", "user_id": target[1:]})
+        else:
+            elements.append({"type": "link", "url": target, **({"text": label} if label else {})})
+        pos = m.end()
+    if pos < len(text):
+        elements.append({"type": "text", "text": text[pos:]})
+    section = {"type": "rich_text_section", "elements": elements}
+    return [{"type": "rich_text", "block_id": block_id, "elements": [section]}]
 
 
 def micros(ts: str) -> int:
@@ -203,15 +226,38 @@ class SlackEmulator(EmulatorApp):
             "text": text,
             "ts": ts,
             "team": self.team_id,
+            "blocks": _rich_text_blocks(text, f"b{k}"),  # Slack mirrors every typed message as rich_text
         }
         if rng.randrange(12) == 0:
+            # A Block Kit bot: the content is in ``blocks`` only (``text`` empty), as modern apps post it.
+            svc, build = rng.choice(_SERVICES), rng.randrange(1000)
             msg = {
                 "type": "message",
                 "subtype": "bot_message",
                 "bot_id": "B0DEPLOY1",
                 "username": "deploybot",
-                "text": f"Deployed {rng.choice(_SERVICES)} build {rng.randrange(1000)}",
+                "text": "",
                 "ts": ts,
+                "blocks": [
+                    {"type": "header", "block_id": "h", "text": {"type": "plain_text", "text": f"Deployed {svc}"}},
+                    {
+                        "type": "section",
+                        "block_id": "s",
+                        "text": {"type": "mrkdwn", "text": f"*Build* `{build}` is live for <!subteam^S0OPS|@ops>"},
+                        "fields": [
+                            {"type": "mrkdwn", "text": "*Environment*\nproduction"},
+                            {"type": "mrkdwn", "text": f"*Owner*\n<@{author}>"},
+                        ],
+                    },
+                    {"type": "context", "block_id": "c", "elements": [{"type": "mrkdwn", "text": "via _deploybot_"}]},
+                    {
+                        "type": "actions",
+                        "block_id": "a",
+                        "elements": [
+                            {"type": "button", "text": {"type": "plain_text", "text": "Roll back"}, "action_id": "rb"}
+                        ],
+                    },
+                ],
             }
         replies = rng.choice((0, 0, 0, 0, 1, 2, 3))
         if replies:
@@ -577,6 +623,8 @@ class SlackEmulator(EmulatorApp):
             spec = req.json() or {}
             rec = {**(self.created.get(f"{cid}:{ts}") or {}), **cur, "_channel": cid}
             rec["text"] = spec.get("text", rec.get("text", ""))
+            if rec.get("blocks") and rec.get("subtype") != "bot_message":
+                rec["blocks"] = _rich_text_blocks(str(rec["text"]), f"e{ts}")  # an edit re-sends the blocks
             rec["edited"] = {"user": rec.get("user", self.user_id(0)), "ts": f"{time.time():.6f}"}
             if f"{cid}:{ts}" in self.created:
                 self.created[f"{cid}:{ts}"] = rec

@@ -18,10 +18,17 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
   with a links-only pass (``fields=issuelinks``).
 - Neighbours: keys linked (either direction) from enumerated issues and outside the scope
   (``key in (...) AND NOT (<scope>)``), one hop, emitted with ``context.neighbour`` set.
-- ACL facts: ``/project/{key}/permissionscheme?expand=permissions`` (``BROWSE_PROJECTS`` grants with
-  ``group``/``user``/``anyone`` holders) and ``/issuesecurityschemes/level/member?levelId=``; any other
-  holder type (project roles, application roles) or an error makes the facts unknown -> the mapping
-  fails closed with ``Acl(None)`` and ``context.acl_unknown`` notes it.
+- ACL facts (``connectors.jira.permissions``): ``/project/{key}/permissionscheme?expand=permissions,user,
+  group,projectRole,field`` (``BROWSE_PROJECTS`` grants with holders of every type: groups, users, project
+  roles resolved through ``/project/{key}/role/{id}``, application roles through ``/applicationrole``,
+  anyone, reporter, assignee, project lead through ``/project/{key}``, user/group custom fields read from
+  the issue) and ``/issuesecurityschemes/level/member?levelId=`` (which narrows). Resolved once per
+  project (and level) per run. A holder that cannot be resolved grants nobody and is named in the run's
+  notes (``CallStats.note`` -> ``error_detail``); a scheme that cannot be read at all, a level whose
+  members cannot be read, or a ``security`` value that is not an object with an id makes the facts
+  unknown -> the mapping fails closed with ``Acl(None)``.
+- ``/field`` failing: the field map falls back to Jira Cloud's default ids (epic link
+  ``customfield_10014``, sprint ``customfield_10020``...) and the failure is noted.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from connectors.base import (
 from connectors.http import HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
+from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, resolve
 from connectors.payload import obj as _obj
 from connectors.timeutil import parse_time, window_literal
 
@@ -60,6 +68,13 @@ DELTA_PAGE = 50
 _FIELD_NAMES = {
     "planned_start": {"start date", "target start", "planned start"},
     "planned_end": {"target end", "planned end", "end date"},
+}
+# Jira Cloud's default ids for the agile fields, used when ``/field`` cannot be read.
+CLOUD_DEFAULT_FIELDS = {
+    "sprint": "customfield_10020",
+    "epic_link": "customfield_10014",
+    "epic_name": "customfield_10011",
+    "planned_start": "customfield_10015",
 }
 _FIELD_CUSTOM = {
     "com.pyxis.greenhopper.jira:gh-sprint": "sprint",
@@ -123,8 +138,10 @@ class JiraConnector:
         self._tz: ZoneInfo | None = None
         self._tz_known = False
         self._field_map: dict[str, str] | None = None
-        self._project_acl: dict[str, list[str] | None] = {}
-        self._level_acl: dict[str, list[str] | None] = {}
+        self._project_acl: dict[str, Grants | None] = {}
+        self._level_acl: dict[str, Grants | None] = {}
+        self._app_roles: list[Any] | None = None
+        self._app_roles_read = False
         self._key_ids: dict[str, str] = {}
         self._missing_keys: set[str] = set()
 
@@ -273,9 +290,11 @@ class JiraConnector:
         if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
             return ItemError("ticket", sid, "malformed", "issue without id, key or fields")
         project = str(_obj(fields.get("project")).get("key") or str(data["key"]).rsplit("-", 1)[0])
-        level = _obj(fields.get("security")).get("id")
-        project_principals = self._project_principals(project)
-        level_principals = self._level_principals(str(level)) if level else None
+        security = fields.get("security")
+        # Only an object with an id names a level; any other non-null value is unknown, never "no level".
+        level = _obj(security).get("id") if security is not None else None
+        project_grants = self._project_grants(project)
+        level_grants = self._level_grants(project, str(level)) if level is not None else None
         key_ids: dict[str, str] | None = None
         issuetype = fields.get("issuetype")
         if isinstance(issuetype, Mapping) and (issuetype.get("hierarchyLevel") == 1 or issuetype.get("name") == "Epic"):
@@ -288,12 +307,15 @@ class JiraConnector:
             epic_id = self._issue_id(epic)
             if epic_id is not None:
                 key_ids = {epic: epic_id}
+        has_level = security is not None
         ctx = JiraItemContext(
             field_map=self.field_map(),
             neighbour=neighbour,
-            project_principals=project_principals,
-            security_principals=level_principals if level is not None else None,
-            acl_unknown=project_principals is None or (level is not None and level_principals is None),
+            project_principals=project_grants.principals if project_grants else None,
+            project_fields=project_grants.issue_fields if project_grants else (),
+            security_principals=level_grants.principals if level_grants else None,
+            security_fields=level_grants.issue_fields if level_grants else (),
+            acl_unknown=project_grants is None or (has_level and level_grants is None),
             key_ids=key_ids,
         )
         return RawItem(
@@ -428,8 +450,11 @@ class JiraConnector:
             fmap: dict[str, str] = {}
             try:
                 fields = self.http.get_json(f"/rest/api/{self.api()}/field")
-            except HttpError:
-                fields = []
+            except HttpError as exc:
+                # Without the field list the epic link would vanish from every issue: use Cloud's ids.
+                self.stats.note(f"jira /field failed ({exc.status}); using Jira Cloud's default field ids")
+                self._field_map = dict(CLOUD_DEFAULT_FIELDS)
+                return self._field_map
             for f in fields if isinstance(fields, list) else []:
                 f = _obj(f)
                 custom = str(_obj(f.get("schema")).get("custom") or "")
@@ -440,34 +465,72 @@ class JiraConnector:
             self._field_map = fmap
         return self._field_map
 
-    def _project_principals(self, project: str) -> list[str] | None:
+    def _project_grants(self, project: str) -> Grants | None:
+        """Who may browse ``project`` (resolved once per run); None when the scheme cannot be read."""
         if project not in self._project_acl:
+            api = self.api()
             try:
-                scheme = _obj(
-                    self.http.get_json(
-                        f"/rest/api/{self.api()}/project/{project}/permissionscheme", {"expand": "permissions"}
-                    )
+                scheme = self.http.get_json(
+                    f"/rest/api/{api}/project/{project}/permissionscheme",
+                    {"expand": "permissions,user,group,projectRole,field"},
                 )
-                self._project_acl[project] = _principals(
-                    g for g in scheme.get("permissions") or [] if _obj(g).get("permission") == "BROWSE_PROJECTS"
-                )
-            except HttpError:
+            except HttpError as exc:
+                self.stats.note(f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed")
                 self._project_acl[project] = None
+                return None
+            grants = resolve(browse_holders(scheme), self._lookups(project))
+            for reason in grants.unresolved:
+                self.stats.note(f"jira project {project}: Browse Projects holder grants nobody: {reason}")
+            self._project_acl[project] = grants
         return self._project_acl[project]
 
-    def _level_principals(self, level: str) -> list[str] | None:
+    def _level_grants(self, project: str, level: str) -> Grants | None:
+        """Members of issue security level ``level``; None when unknown (the issue fails closed)."""
+        if not level:
+            return None
         if level not in self._level_acl:
             try:
-                page = _obj(
-                    self.http.get_json(
-                        f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
-                        {"levelId": level, "expand": "user,group"},
-                    )
+                page = self.http.get_json(
+                    f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
+                    {"levelId": level, "expand": "user,group,projectRole,field"},
                 )
-                self._level_acl[level] = _principals(page.get("values") or [])
-            except HttpError:
+            except HttpError as exc:
+                self.stats.note(f"jira security level {level}: members unreadable ({exc.status}); fail closed")
                 self._level_acl[level] = None
+                return None
+            grants = resolve(level_holders(page), self._lookups(project))
+            for reason in grants.unresolved:
+                self.stats.note(f"jira security level {level}: member holder grants nobody: {reason}")
+            self._level_acl[level] = grants
         return self._level_acl[level]
+
+    def _lookups(self, project: str) -> Lookups:
+        api = self.api()
+
+        def role(role_id: str) -> Mapping[str, Any] | None:
+            try:
+                return _obj(self.http.get_json(f"/rest/api/{api}/project/{project}/role/{role_id}"))
+            except HttpError:
+                return None
+
+        def lead() -> Mapping[str, Any] | None:
+            try:
+                return _obj(_obj(self.http.get_json(f"/rest/api/{api}/project/{project}")).get("lead"))
+            except HttpError:
+                return None
+
+        return Lookups(role=role, application_roles=self._application_roles, project_lead=lead, cloud=api == 3)
+
+    def _application_roles(self) -> list[Any] | None:
+        if not self._app_roles_read:
+            self._app_roles_read = True
+            try:
+                roles = self.http.get_json(f"/rest/api/{self.api()}/applicationrole")
+                self._app_roles = roles if isinstance(roles, list) else None
+            except HttpError as exc:
+                self.stats.note(f"jira /applicationrole unreadable ({exc.status}); roles grant their own token")
+                self._app_roles = None
+        return self._app_roles
 
 
 def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
@@ -475,27 +538,6 @@ def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def _principals(grants: Any) -> list[str] | None:
-    out: list[str] = []
-    for grant in grants:
-        holder = _obj(_obj(grant).get("holder"))
-        kind = holder.get("type")
-        if kind == "group" and holder.get("parameter"):
-            out.append(f"group:jira:{holder['parameter']}")
-        elif kind == "user":
-            user = _obj(holder.get("user"))
-            ident = user.get("emailAddress") or user.get("accountId") or holder.get("parameter")
-            if not ident:
-                return None
-            out.append(f"user:{ident}")
-        elif kind == "anyone":
-            out.append("group:jira:anyone")
-        else:
-            # Roles and other holders need resolution we do not do: unknown -> fail closed.
-            return None
-    return sorted(set(out))
 
 
 def _linked_keys(issue: Any) -> list[str]:

@@ -12,8 +12,12 @@ from connectors.base import ItemContext
 class JiraItemContext(ItemContext):
     # Who may browse the project (None: unknown, the issue is visible to nobody).
     project_principals: Sequence[str] | None = None
+    # Issue fields whose users/groups may also browse (reporter, assignee, customfield_N): holders the
+    # scheme names per issue (connectors.jira.permissions), read by the mapping from the payload.
+    project_fields: Sequence[str] = ()
     # Members of the issue's security level; read only when the issue has one (None: unknown).
     security_principals: Sequence[str] | None = None
+    security_fields: Sequence[str] = ()
     # The client could not learn the rights: the ACL fails closed (kept for diagnostics).
     acl_unknown: bool = False
     # Fetched one hop outside the scope (seed 003 neighbour).

@@ -46,7 +46,8 @@ from typing import Any
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.jira.context import JiraItemContext
-from connectors.jira.text import to_text
+from connectors.jira.permissions import Grants, for_issue, mention_token, narrow, user_tokens
+from connectors.jira.text import mention_targets, to_text
 from connectors.payload import obj as _obj
 from connectors.refs import dedup, extract_refs
 from connectors.timeutil import iso_utc, parse_time
@@ -115,10 +116,19 @@ def map_item(raw: RawItem) -> Entity:
     updated = parse_time(fields.get("updated"))
     security = _obj(fields.get("security"))
 
+    people = _directory(fields)
+    mentioned = [fields.get("description"), fields.get("environment")]
+    mentioned += [c.get("body") for c in _comment_items(fields.get("comment"))]
+    mentions = sorted({t for value in mentioned for target in mention_targets(value) for t in _person(target, people)})
+
     metadata: dict[str, Any] = {
         "key": key,
         "id": issue_id,
         "issue_type": _s(_obj(fields.get("issuetype")).get("name")),
+        "issue_type_id": _s(_obj(fields.get("issuetype")).get("id")),
+        "status_id": _s(status.get("id")),
+        "status_category_name": _s(_obj(status.get("statusCategory")).get("name")),
+        "priority_id": _s(_obj(fields.get("priority")).get("id")),
         "subtask": bool(_obj(fields.get("issuetype")).get("subtask", False)),
         "summary": summary,
         "description": description,
@@ -130,18 +140,31 @@ def map_item(raw: RawItem) -> Entity:
         "reporter": reporter["id"],
         "reporter_name": reporter["name"],
         "creator": creator["id"],
+        "creator_name": creator["name"],
+        # Every identity the source gives for each person (issue 13, item 2), as ACL tokens: e-mail
+        # (lower-case), Cloud account id, Server user name; mentions resolved to the same tokens.
+        "reporter_identities": user_tokens(fields.get("reporter")),
+        "assignee_identities": user_tokens(fields.get("assignee")),
+        "creator_identities": user_tokens(fields.get("creator")),
+        "mentions": mentions,
         "due_date": _date(fields.get("duedate")),
         "planned_start": _date(fields.get(fmap["planned_start"])) if fmap.get("planned_start") else None,
         "planned_end": _date(fields.get(fmap["planned_end"])) if fmap.get("planned_end") else None,
         "epic_key": epic_key,
         "epic_name": _s(fields.get(fmap["epic_name"])) if fmap.get("epic_name") else None,
         "parent_key": parent_key,
-        "labels": [str(x) for x in fields.get("labels") or [] if x is not None],
+        "labels": [str(x) for x in _list(fields.get("labels")) if x is not None],
         "sprint": _current_sprint(sprints),
         "sprints": sprints,
         "created": iso_utc(created),
         "updated": iso_utc(updated),
-        "project": {"key": project_key, "name": _s(project.get("name")), "id": _s(project.get("id"))},
+        "project": {
+            "key": project_key,
+            "name": _s(project.get("name")),
+            "id": _s(project.get("id")),
+            "type": _s(project.get("projectTypeKey")),
+            "category": _s(_obj(project.get("projectCategory")).get("name")),
+        },
         "resolution": _s(_obj(fields.get("resolution")).get("name")),
         "resolved": iso_utc(parse_time(fields.get("resolutiondate"))),
         "components": _names(fields.get("components")),
@@ -151,7 +174,11 @@ def map_item(raw: RawItem) -> Entity:
         "environment": environment or None,
         "attachments": attachments,
         "comment_count": len(comments),
-        "subtasks": [s for s in (_s(_obj(t).get("key")) for t in fields.get("subtasks") or []) if s],
+        # Comments and work logged as units (issue 13, item 3): who, when, edited when, visible to whom.
+        "comments": [{k: v for k, v in c.items() if k != "text" and v is not None} for c in comments],
+        "worklogs": _worklogs(fields.get("worklog")),
+        "links": _links(fields.get("issuelinks")),
+        "subtasks": [s for s in (_s(_obj(t).get("key")) for t in _list(fields.get("subtasks"))) if s],
         "votes": _obj(fields.get("votes")).get("votes"),
         "watchers": _obj(fields.get("watches")).get("watchCount"),
         "time_tracking": _time_tracking(fields),
@@ -170,7 +197,7 @@ def map_item(raw: RawItem) -> Entity:
         author=reporter["id"] or creator["id"],
         created_at=created,
         updated_at=updated,
-        acl=_acl(ctx, bool(security)),
+        acl=_acl(ctx, fields),
         metadata=metadata,
         natural_key=key,
         container=project_key,
@@ -191,17 +218,23 @@ def _classify(category: str | None, archived: bool) -> EntityStatus:
     return "final" if category == "done" else "draft"
 
 
-def _acl(ctx: JiraItemContext, has_security_level: bool) -> Acl:
+def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
+    """Browse Projects (static holders + the issue's own reporter/assignee/picker holders), narrowed by
+    the security level when the issue has one. A ``security`` value that is not an object with an id
+    is an unknown level: fail closed, never "no level"."""
     project = ctx.project_principals
     if not isinstance(project, Sequence) or isinstance(project, str):
         return Acl(None)
-    principals = [str(p) for p in project]
-    if has_security_level:
+    principals = for_issue(Grants(tuple(str(p) for p in project), tuple(ctx.project_fields)), fields)
+    security = fields.get("security")
+    if security is not None:
         level = ctx.security_principals
+        if not isinstance(security, Mapping) or not security.get("id"):
+            return Acl(None)
         if not isinstance(level, Sequence) or isinstance(level, str):
             return Acl(None)
-        allowed = {str(p) for p in level}
-        principals = [p for p in principals if p in allowed]
+        members = for_issue(Grants(tuple(str(p) for p in level), tuple(ctx.security_fields)), fields)
+        principals = narrow(principals, members)
     return Acl(tuple(sorted(set(principals))))
 
 
@@ -232,9 +265,17 @@ def _find_sprint_field(fields: Mapping[str, Any]) -> Any:
 
 def _sprints(value: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for item in value or []:
+    for item in _list(value):
         if isinstance(item, Mapping):
-            out.append({"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))})
+            sprint = {"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))}
+            extra = {
+                "board_id": item.get("boardId") if isinstance(item.get("boardId"), int) else None,
+                "goal": _s(item.get("goal")),
+                "start": iso_utc(parse_time(item.get("startDate"))),
+                "end": iso_utc(parse_time(item.get("endDate"))),
+                "completed": iso_utc(parse_time(item.get("completeDate"))),
+            }
+            out.append({**sprint, **{k: v for k, v in extra.items() if v is not None}})
         elif isinstance(item, str):
             m = _SPRINT_STRING_RE.search(item)
             if m:
@@ -275,7 +316,7 @@ def _edges(
 ) -> tuple[tuple[Edge, ...], set[str]]:
     edges: list[Edge] = []
     keys: set[str] = set()
-    for link in links or []:
+    for link in _list(links):
         if not isinstance(link, Mapping):
             continue
         ltype = _obj(link.get("type"))
@@ -313,22 +354,100 @@ def _refs(text: str, own_key: str, edge_keys: set[str]) -> tuple[Ref, ...]:
     )
 
 
-def _comments(value: Any) -> list[dict[str, Any]]:
+def _comment_items(value: Any) -> list[Mapping[str, Any]]:
     # Search/get-issue give {"comments": [...], "total": n}; some docs examples give a bare list.
     items = value.get("comments") if isinstance(value, Mapping) else value
-    out = []
-    for c in items or []:
-        if not isinstance(c, Mapping):
+    return [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
+
+
+def _directory(fields: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Account id / user name -> every token of that person, from the users the payload shows."""
+    users: list[Any] = [fields.get(k) for k in ("reporter", "assignee", "creator")]
+    for c in _comment_items(fields.get("comment")):
+        users += [c.get("author"), c.get("updateAuthor")]
+    people: dict[str, list[str]] = {}
+    for user in users:
+        tokens = user_tokens(user)
+        if not tokens or not isinstance(user, Mapping):
             continue
+        for ident in (user.get("accountId"), user.get("name")):
+            if isinstance(ident, str) and ident:
+                people[ident.lower()] = tokens
+    return people
+
+
+def _person(target: str, people: Mapping[str, list[str]]) -> list[str]:
+    """A mention target (``accountid:X``, an account id or a user name) -> that person's tokens."""
+    bare = target.split(":", 1)[1] if target.lower().startswith("accountid:") else target
+    return sorted({mention_token(target), *people.get(bare.lower(), [])})
+
+
+def _comments(value: Any) -> list[dict[str, Any]]:
+    out = []
+    for c in _comment_items(value):
         author = _user(c.get("author"))
+        editor = _user(c.get("updateAuthor"))
+        created = iso_utc(parse_time(c.get("created")))
+        updated = iso_utc(parse_time(c.get("updated")))
+        visibility = _obj(c.get("visibility"))
         out.append(
             {
                 "id": _s(c.get("id")),
                 "author": author["id"] or author["name"],
-                "created": iso_utc(parse_time(c.get("created"))),
+                "author_name": author["name"],
+                "created": created,
+                "updated": updated if updated != created else None,  # set only when the comment was edited
+                "edited_by": (editor["id"] or editor["name"]) if updated != created else None,
+                "visibility": _s(visibility.get("value")),  # a group or role that alone may read it
+                "public": c.get("jsdPublic") if isinstance(c.get("jsdPublic"), bool) else None,
                 "text": to_text(c.get("body")),
             }
         )
+    return out
+
+
+def _worklogs(value: Any) -> list[dict[str, Any]]:
+    # Search/get-issue give {"worklogs": [...], "total": n}; some docs examples give a bare list.
+    items = value.get("worklogs") if isinstance(value, Mapping) else value
+    out = []
+    for w in items if isinstance(items, list) else []:
+        if not isinstance(w, Mapping):
+            continue
+        author = _user(w.get("author"))
+        entry = {
+            "id": _s(w.get("id")),
+            "author": author["id"] or author["name"],
+            "author_name": author["name"],
+            "started": iso_utc(parse_time(w.get("started"))),
+            "time_spent_s": w.get("timeSpentSeconds") if isinstance(w.get("timeSpentSeconds"), int) else None,
+            "created": iso_utc(parse_time(w.get("created"))),
+            "updated": iso_utc(parse_time(w.get("updated"))),
+            "comment": to_text(w.get("comment")) or None,
+            "visibility": _s(_obj(w.get("visibility")).get("value")),
+        }
+        out.append({k: v for k, v in entry.items() if v is not None})
+    return out
+
+
+def _links(value: Any) -> list[dict[str, Any]]:
+    """Issue links with Jira's type name (``Blocks``, ``Relates``) beside the direction verb."""
+    out = []
+    for link in value if isinstance(value, list) else []:
+        if not isinstance(link, Mapping):
+            continue
+        ltype = _obj(link.get("type"))
+        for side, verb_key, direction in (("outwardIssue", "outward", "outward"), ("inwardIssue", "inward", "inward")):
+            other = _obj(link.get(side))
+            if other.get("key") or other.get("id"):
+                entry = {
+                    "id": _s(link.get("id")),
+                    "type": _s(ltype.get("name")),
+                    "direction": direction,
+                    "verb": _s(ltype.get(verb_key)),
+                    "key": _s(other.get("key")),
+                    "issue_id": _s(other.get("id")),
+                }
+                out.append({k: v for k, v in entry.items() if v is not None})
     return out
 
 
@@ -339,7 +458,7 @@ def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str
     meta: list[dict[str, Any]] = []
     sections: list[str] = []
     texts = texts if isinstance(texts, Mapping) else {}
-    for a in value or []:
+    for a in _list(value):
         if not isinstance(a, Mapping):
             continue
         aid = str(a.get("id")) if a.get("id") is not None else None
@@ -418,6 +537,14 @@ def _time_tracking(fields: Mapping[str, Any]) -> dict[str, int] | None:
         "remaining_estimate_s": fields.get("timeestimate"),
         "time_spent_s": fields.get("timespent"),
     }
+    tracking = _obj(fields.get("timetracking"))
+    for key, seconds in (
+        ("original_estimate_s", "originalEstimateSeconds"),
+        ("remaining_estimate_s", "remainingEstimateSeconds"),
+        ("time_spent_s", "timeSpentSeconds"),
+    ):
+        if values[key] is None:
+            values[key] = tracking.get(seconds)
     clean = {k: int(v) for k, v in values.items() if isinstance(v, int | float)}
     return clean or None
 
@@ -436,7 +563,12 @@ def _user(value: Any) -> dict[str, str | None]:
 
 
 def _names(value: Any) -> list[str]:
-    return [str(v["name"]) for v in value or [] if isinstance(v, Mapping) and v.get("name")]
+    return [str(v["name"]) for v in _list(value) if isinstance(v, Mapping) and v.get("name")]
+
+
+def _list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else empty (a truncated payload degrades, never raises)."""
+    return value if isinstance(value, list) else []
 
 
 def _s(value: Any) -> str | None:

@@ -283,6 +283,9 @@ class SlackConnector:
         users = self._user_map()
         ts = str(msg.get("ts", ""))
         wanted = {str(msg.get("user") or "")} | set(_MENTION_RE.findall(str(msg.get("text") or "")))
+        wanted |= set(_ids_in(msg.get("blocks"), "user_id"))
+        named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
+        channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
         edited = (msg.get("edited") or {}).get("ts") if isinstance(msg.get("edited"), Mapping) else None
         return RawItem(
             source_type="message",
@@ -297,6 +300,7 @@ class SlackConnector:
                 team_url=team.get("url"),
                 users={u: users[u] for u in wanted if u in users},
                 members=members,
+                channels=channel_names or None,
             ),
         )
 
@@ -390,3 +394,21 @@ def _when(ts: str) -> datetime | None:
 
 def create(config: SourceConfig, stats: CallStats) -> SlackConnector:
     return SlackConnector(config, stats)
+
+
+_CHANNEL_RE = re.compile(r"<#([CG][A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+def _ids_in(value: Any, key: str) -> list[str]:
+    """Every string under ``key`` inside Block Kit blocks (users and channels a blocks-only message names)."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if k == key and isinstance(v, str):
+                found.append(v)
+            else:
+                found.extend(_ids_in(v, key))
+    elif isinstance(value, list):
+        for v in value:
+            found.extend(_ids_in(v, key))
+    return found

@@ -19,3 +19,5 @@ class SlackItemContext(ItemContext):
     users: Mapping[str, Mapping[str, Any]] | None = None
     # Principal ids (email, else user id) of a private channel or DM; None: unknown.
     members: Sequence[str] | None = None
+    # Channel id -> name for channels the message mentions (``<#C123>`` without a label, blocks).
+    channels: Mapping[str, str] | None = None

@@ -10,12 +10,12 @@ in ``RawItem.context`` (a :class:`SlackItemContext`):
 - ``members``: principal ids (email, else user id) of a private channel / DM, None when unknown.
 
 ACL (fail closed): public channel -> ``group:slack:<team>:members``; private channel, group DM and DM
--> ``user:<email>`` of each member; no channel facts, no team id or no member list -> ``Acl(None)``.
+-> ``user:<email>`` of each member (``user:slack:<id>`` when the e-mail is hidden); no channel facts,
+no team id or no member list -> ``Acl(None)``.
 """
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -25,10 +25,10 @@ from connectors.base import Acl, Edge, Entity, MalformedPayload, RawItem, Ref
 from connectors.payload import dig as _get
 from connectors.refs import dedup, extract_refs
 from connectors.slack.context import SlackItemContext
+from connectors.slack.text import Rendered, render_blocks, render_mrkdwn, same_content
 
 _TS_RE = re.compile(r"^\d{9,11}\.\d{1,6}$")
 # Slack's mrkdwn escapes: <@U123>, <@U123|name>, <#C123|name>, <!here>, <url|label>, <url>
-_ANGLE_RE = re.compile(r"<([^<>]+)>")
 _SLACK_ARCHIVE_RE = re.compile(r"https?://[\w.-]+\.slack\.com/archives/([CGD][A-Z0-9]+)/p(\d{10})(\d{6})")
 _TITLE_WORDS = 8
 
@@ -64,7 +64,16 @@ def _map(
     text: str,
 ) -> Entity:
     users: Mapping[str, Mapping[str, Any]] = ctx.users or {}
-    clean, mentioned, links = render_text(text, users)
+    channels: Mapping[str, str] = ctx.channels or {}
+    rendered = render_mrkdwn(text, users, channels)
+    clean = rendered.text
+    # Blocks are rendered only when they say something ``text`` does not (a blocks-only message, or a
+    # fallback text like "This content can't be displayed.").
+    shared = Rendered(users=rendered.users, channels=rendered.channels, links=rendered.links)
+    blocks = render_blocks(m.get("blocks"), users, channels, shared)
+    if blocks.text and not same_content(clean, blocks.text):
+        clean = f"{clean}\n\n{blocks.text}" if clean and not _is_fallback(clean) else blocks.text
+    mentioned, links = rendered.users, rendered.links
     sections = [clean] if clean else []
     for att in m.get("attachments") or []:
         if isinstance(att, Mapping):
@@ -92,6 +101,7 @@ def _map(
 
     refs = [r for r in extract_refs(body + "\n" + "\n".join(links), exclude_hints={"slack"}) if r.target_kind != "user"]
     refs += [Ref("mentions", "user", _author(u, users) or u, "slack") for u in mentioned]
+    refs += [Ref("mentions", "channel", f"#{channels.get(c) or c}", "slack") for c in rendered.channels]
 
     name = _str(channel.get("name")) or channel_id
     prefix = f"#{name}" if not channel.get("is_im") else f"DM {name}"
@@ -130,8 +140,18 @@ def _map(
         "reactions": [
             {"name": r.get("name"), "count": r.get("count")} for r in m.get("reactions") or [] if isinstance(r, Mapping)
         ],
+        "reaction_count": sum(
+            r["count"] for r in m.get("reactions") or [] if isinstance(r, Mapping) and isinstance(r.get("count"), int)
+        ),
+        # A thread parent deleted while replies remain is kept by Slack as a tombstone.
+        "deleted": True if m.get("subtype") in ("tombstone", "message_deleted") else None,
+        "edited": True if edited else None,
         "files": [{k: v for k, v in f.items() if v is not None} for f in files],
         "pinned_to": m.get("pinned_to"),
+        # Every identity of the people the message names (issue 13, item 2): e-mail (lower-case) and Slack id.
+        "author_identities": identities(user_id, users),
+        "mentions": sorted({t for u in mentioned for t in identities(u, users)}),
+        "channel_mentions": [{"id": c, "name": channels.get(c)} for c in rendered.channels],
     }
     return Entity(
         source_type="message",
@@ -155,27 +175,24 @@ def _map(
 
 def render_text(text: str, users: Mapping[str, Mapping[str, Any]]) -> tuple[str, list[str], list[str]]:
     """Slack mrkdwn -> readable text; also the mentioned user ids and the linked URLs."""
-    mentioned: list[str] = []
-    links: list[str] = []
+    rendered = render_mrkdwn(text, users)
+    return rendered.text, rendered.users, rendered.links
 
-    def repl(match: re.Match[str]) -> str:
-        inner = match.group(1)
-        target, _, label = inner.partition("|")
-        if target.startswith("@"):
-            uid = target[1:]
-            mentioned.append(uid)
-            user = users.get(uid) or {}
-            return "@" + (_str(user.get("name")) or label or uid)
-        if target.startswith("#"):
-            return "#" + (label or target[1:])
-        if target.startswith("!"):
-            return "@" + (label or target[1:].split("^")[0])
-        url = html.unescape(target)
-        links.append(url)
-        return f"{label} ({url})" if label and label != url else url
 
-    rendered = html.unescape(_ANGLE_RE.sub(repl, text))
-    return rendered.strip(), list(dict.fromkeys(mentioned)), list(dict.fromkeys(links))
+def identities(user_id: str | None, users: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """ACL-style tokens for one Slack user: ``user:<email>`` (lower-case) and ``user:slack:<id>``."""
+    if not user_id:
+        return []
+    email = _str((users.get(user_id) or {}).get("email"))
+    return ([f"user:{email.lower()}"] if email else []) + [f"user:slack:{user_id}"]
+
+
+def _member_token(member: str) -> str:
+    return f"user:{member.lower()}" if "@" in member else f"user:slack:{member}"
+
+
+def _is_fallback(text: str) -> bool:
+    return text.strip().lower() in {"this content can't be displayed.", "this content can’t be displayed."}
 
 
 def channel_acl(channel: Mapping[str, Any], ctx: SlackItemContext) -> Acl:
@@ -183,7 +200,8 @@ def channel_acl(channel: Mapping[str, Any], ctx: SlackItemContext) -> Acl:
         members = ctx.members
         if not isinstance(members, list | tuple) or not members:
             return Acl(None)
-        return Acl(tuple(sorted({f"user:{m}" for m in members if isinstance(m, str) and m})))
+        # A member's e-mail (lower-case: compared case-insensitively), else their Slack id as ``user:slack:<id>``.
+        return Acl(tuple(sorted({_member_token(m) for m in members if isinstance(m, str) and m})))
     team = _str(ctx.team_id)
     if channel.get("is_private") is not False or not team:
         return Acl(None)  # privacy not stated, or no workspace to name: fail closed

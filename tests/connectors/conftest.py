@@ -1,4 +1,5 @@
-"""Where the real captured payloads live: ``<repo>/../shared/fixtures`` (read at run time, never copied)."""
+"""Where the real captured payloads live: ``tests/fixtures/<repository>/...`` (provenance and licence of
+each file in ``tests/fixtures/README.md``), so mapping tests run in a clean clone and never skip."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-FIXTURES = (Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures").resolve()
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def load_fixture(*parts: str) -> Any:
@@ -18,6 +19,5 @@ def load_fixture(*parts: str) -> Any:
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
+    assert FIXTURES.is_dir(), f"fixtures missing at {FIXTURES}"
     return FIXTURES

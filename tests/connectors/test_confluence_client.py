@@ -186,3 +186,27 @@ def test_cli_prints_base_url_first() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize("flavour", ["cloud", "server"])
+def test_full_run_also_lists_blog_posts_and_resumes_between_pages_and_posts(flavour: str) -> None:
+    with serve(ConfluenceEmulator(pages=12, seed=3, token=TOKEN, blog_posts=2)) as emu:
+        base = emu.base_url + ("/wiki" if flavour == "cloud" else "")
+        conn = connector(base)
+        try:
+            items = list(conn.enumerate(None, None))
+            posts = {sid: r for sid, r in raws(items).items() if sid.startswith("900")}
+            assert len(posts) == 8  # two per space
+            blog = CONNECTOR.map_item(next(iter(posts.values())))
+            assert blog.metadata["content_type"] == "blogpost" and "weekly notes" in blog.title
+            assert "Add a summary" not in blog.text and blog.acl.principals  # placeholder dropped, space ACL
+            # A checkpoint taken between a space's pages and its posts resumes with the posts.
+            between = next(
+                i.position for i in items if isinstance(i, Checkpoint) and i.position.get("kind") == "blogpost"
+            )
+            rest = raws(list(conn.enumerate(None, between)))
+            assert {sid for sid in rest if sid.startswith("900")} >= {
+                sid for sid in posts if int(sid) % 4 >= int(between["space"])
+            }
+        finally:
+            conn.close()

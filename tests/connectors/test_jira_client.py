@@ -215,3 +215,38 @@ def test_cli_prints_base_url_first() -> None:
         assert proc.wait(timeout=30) == 0
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+@pytest.mark.parametrize("v2", [False, True])
+def test_role_based_scheme_makes_every_issue_visible_and_names_what_it_could_not_resolve(
+    emu: RunningEmulator, v2: bool
+) -> None:
+    app = emu.app
+    assert isinstance(app, JiraEmulator)
+    app.service_desk_holder = True
+    conn, stats = _connector(emu, v2=v2)
+    entities = [CONNECTOR.map_item(i) for i in _items(_run(conn))]
+
+    assert entities and all(e.acl.principals for e in entities)  # 100 %: the scheme grants someone
+    alpha = next(e for e in entities if e.container == "ALPHA" and not e.metadata["security_level"])
+    principals = set(alpha.acl.principals or ())
+    assert {"group:jira:alpha-team", "group:jira:alpha-leads"} <= principals  # project role group actors
+    assert "user:accountid:acc-000" in principals  # an accountId-only role actor
+    assert "group:jira:jira-software-users" in principals  # the application role's groups
+    assert "user:accountid:acc-001" in principals  # the project lead
+    # Service Desk customers cannot be resolved: named once in the run's notes, granting nobody.
+    assert any("BETA" in n and "sd.customer.portal.only" in n for n in stats.notes)
+    secured = [e for e in entities if e.metadata["security_level"]]
+    assert secured and all(e.acl.principals for e in secured)  # the level narrows to its members
+
+
+def test_epic_link_survives_a_failing_field_list(emu: RunningEmulator) -> None:
+    app = emu.app
+    assert isinstance(app, JiraEmulator)
+    app.field_list_status = 500
+    conn, stats = _connector(emu, max_attempts=1)
+    entities = [CONNECTOR.map_item(i) for i in _items(_run(conn))]
+
+    assert any(e.metadata["epic_key"] for e in entities)
+    assert any(e.relation == "epic" for x in entities for e in x.edges)
+    assert any("/field failed" in n for n in stats.notes)

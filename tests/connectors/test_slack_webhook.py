@@ -19,14 +19,12 @@ from connectors.emulators.slack import SlackEmulator
 from connectors.slack.webhook import parse_webhook, verify_signature
 from connectors.webhook_sig import slack_signature
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OPSDROID = FIXTURES / "opsdroid" / "opsdroid" / "connector" / "slack" / "tests" / "responses"
 SDK = FIXTURES / "java-slack-sdk" / "json-logs" / "samples" / "events"
 
 
 def body(path: Path) -> bytes:
-    if not path.is_file():
-        pytest.skip(f"fixture {path} not found")
     return path.read_bytes()
 
 

@@ -1,0 +1,104 @@
+"""Jira rich text -> clean text for every ADF node type, odd input, and mentions -> identities (issue 13)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from connectors.base import RawItem
+from connectors.jira.context import JiraItemContext
+from connectors.jira.mapping import map_item
+from connectors.jira.text import adf_to_text, mention_targets, to_text
+
+
+def p(*inline: Any) -> dict[str, Any]:
+    return {"type": "paragraph", "content": list(inline)}
+
+
+def t(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def item(*content: Any) -> dict[str, Any]:
+    return {"type": "listItem", "content": list(content)}
+
+
+EVERY_NODE = {
+    "type": "doc",
+    "version": 1,
+    "content": [
+        {"type": "heading", "attrs": {"level": 1}, "content": [t("Title")]},
+        {"type": "orderedList", "attrs": {"order": 3}, "content": [item(p(t("third"))), item(p(t("fourth")))]},
+        {"type": "bulletList", "content": [item(p(t("a")), {"type": "bulletList", "content": [item(p(t("b")))]})]},
+        p(t("see"), {"type": "inlineCard", "attrs": {"url": "https://x.example/1"}}, t("now")),
+        {"type": "blockCard", "attrs": {"url": "https://x.example/2"}},
+        {"type": "embedCard", "attrs": {"url": "https://x.example/3", "layout": "center"}},
+        {"type": "codeBlock", "attrs": {"language": "python"}, "content": [t("print(1)")]},
+        {"type": "panel", "attrs": {"panelType": "warning"}, "content": [p(t("careful"))]},
+        {"type": "blockquote", "content": [p(t("quoted"))]},
+        {"type": "rule"},
+        p(
+            {"type": "status", "attrs": {"text": "IN PROGRESS", "color": "blue"}},
+            t(" due "),
+            {"type": "date", "attrs": {"timestamp": "1700000000000"}},
+            t(" "),
+            {"type": "emoji", "attrs": {"shortName": ":smile:", "text": "😄"}},
+            {"type": "hardBreak"},
+            {"type": "mention", "attrs": {"id": "5b10a2844c20165700ede21g", "text": "@Mia Krystof"}},
+            {"type": "placeholder", "attrs": {"text": "Type something"}},
+        ),
+        {
+            "type": "table",
+            "content": [
+                {"type": "tableRow", "content": [{"type": "tableHeader", "content": [p(t("h1"))]}, {"type": "tableHeader", "content": [p(t("h2"))]}]},  # noqa: E501
+                {"type": "tableRow", "content": [{"type": "tableCell", "content": [p(t("c1"))]}, {"type": "tableCell", "content": [p(t("c2"))]}]},  # noqa: E501
+            ],
+        },
+        {"type": "taskList", "content": [{"type": "taskItem", "attrs": {"state": "DONE"}, "content": [t("shipped")]}, {"type": "taskItem", "attrs": {"state": "TODO"}, "content": [t("announce")]}]},  # noqa: E501
+        {"type": "decisionList", "content": [{"type": "decisionItem", "attrs": {"state": "DECIDED"}, "content": [t("use ADF")]}]},  # noqa: E501
+        {"type": "expand", "attrs": {"title": "Details"}, "content": [p(t("hidden"))]},
+        {"type": "layoutSection", "content": [{"type": "layoutColumn", "content": [p(t("left"))]}, {"type": "layoutColumn", "content": [p(t("right"))]}]},  # noqa: E501
+        {"type": "mediaSingle", "content": [{"type": "media", "attrs": {"id": "m1", "type": "file", "alt": "diagram.png"}}]},  # noqa: E501
+        {"type": "bodiedExtension", "attrs": {"extensionKey": "x"}, "content": [p(t("macro body"))]},
+        {"type": "hologram", "content": [p(t("future node keeps its text"))]},
+    ],
+}
+
+
+def test_every_adf_node_type_renders_clean_text() -> None:
+    assert adf_to_text(EVERY_NODE) == (
+        "Title\n\n3. third\n4. fourth\n\n- a\n  - b\n\nsee https://x.example/1 now\n\nLink: https://x.example/2\n\n"
+        "Link: https://x.example/3\n\n```python\nprint(1)\n```\n\ncareful\n\nquoted\n\n"
+        "[IN PROGRESS] due 2023-11-14 😄\n@Mia Krystof\n\nh1 | h2\nc1 | c2\n\n- [x] shipped\n- [ ] announce\n\n"
+        "- Decision: use ADF\n\nDetails\nhidden\n\nleft\n\nright\n\n[media: diagram.png]\n\nmacro body\n\n"
+        "future node keeps its text"
+    )
+
+
+def test_truncated_and_odd_adf_never_raises_and_keeps_the_text() -> None:
+    odd: list[Any] = [
+        {"type": "doc", "content": "truncated"},
+        {"type": "doc", "content": [None, 3, {"type": "paragraph", "content": 7}, p(t("kept"))]},
+        {"type": "doc", "content": [{"type": "table", "content": [None, {"type": "tableRow", "content": "x"}]}]},
+        {"type": "doc", "content": [{"type": "text", "text": "bare text"}, {"type": "date", "attrs": []}]},
+        {"type": "doc", "content": [{"type": "orderedList", "attrs": {"order": "x"}, "content": [item(p(t("one")))]}]},
+    ]
+    texts = [adf_to_text(doc) for doc in odd]
+    assert texts[1] == "kept" and texts[3].startswith("bare text") and texts[4] == "1. one"
+    assert to_text(12) == "" and to_text(None) == ""
+
+
+def test_mentions_in_adf_and_wiki_resolve_to_the_same_person() -> None:
+    assert mention_targets(EVERY_NODE) == ["5b10a2844c20165700ede21g"]
+    assert mention_targets("ping [~accountid:5b10a2844c20165700ede21g] and [~jdoe]") == [
+        "accountid:5b10a2844c20165700ede21g",
+        "jdoe",
+    ]
+    mia = {"accountId": "5b10a2844c20165700ede21g", "emailAddress": "Mia@Example.com", "displayName": "Mia"}
+    fields = {"summary": "s", "description": EVERY_NODE, "reporter": mia}
+    v3 = map_item(RawItem("ticket", "1", {"id": "1", "key": "P-1", "fields": fields}, datetime.now(UTC), context=JiraItemContext()))  # noqa: E501
+    wiki = {**fields, "description": "cc [~accountid:5b10a2844c20165700ede21g]"}
+    v2 = map_item(RawItem("ticket", "1", {"id": "1", "key": "P-1", "fields": wiki}, datetime.now(UTC), context=JiraItemContext()))  # noqa: E501
+    expected = ["user:accountid:5b10a2844c20165700ede21g", "user:mia@example.com"]
+    assert v3.metadata["mentions"] == v2.metadata["mentions"] == expected
+    assert v3.metadata["reporter_identities"] == ["user:mia@example.com", "user:accountid:5b10a2844c20165700ede21g"]
