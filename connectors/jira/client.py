@@ -69,9 +69,28 @@ _FIELD_CUSTOM = {
 
 
 def scope_clause(config: SourceConfig) -> str | None:
-    """The base JQL of the scope (no ORDER BY), or None for the whole instance."""
+    """The base JQL of the scope (no ORDER BY), or None for the whole instance.
+
+    Seed 000 ``scope_list``: an allow-list under ``scope_mode = 'selected'``, a deny-list under
+    ``'all'`` (``project not in (...)`` and ``NOT (jql)``).
+    """
+    projects, jqls = _scope_items(config)
     if config.scope_mode == "all":
-        return None
+        denied = [f"project not in ({', '.join(dict.fromkeys(projects))})"] if projects else []
+        denied.extend(f"NOT ({j})" for j in jqls)
+        return " AND ".join(denied) or None
+    parts = []
+    if projects:
+        parts.append(f"project in ({', '.join(dict.fromkeys(projects))})")
+    parts.extend(f"({j})" for j in jqls)
+    if not parts:
+        # An empty selection means nothing is in scope, never "everything".
+        return "key in (EMPTY-0)"
+    return " OR ".join(parts)
+
+
+def _scope_items(config: SourceConfig) -> tuple[list[str], list[str]]:
+    """Project keys and JQL filters named by ``scope_list``."""
     projects: list[str] = []
     jqls: list[str] = []
     for item in config.scope_list:
@@ -84,14 +103,7 @@ def scope_clause(config: SourceConfig) -> str | None:
             projects.append(item.strip())
         elif isinstance(item, str) and item.strip():
             jqls.append(item.strip())
-    parts = []
-    if projects:
-        parts.append(f"project in ({', '.join(dict.fromkeys(projects))})")
-    parts.extend(f"({j})" for j in jqls)
-    if not parts:
-        # An empty selection means nothing is in scope, never "everything".
-        return "key in (EMPTY-0)"
-    return " OR ".join(parts)
+    return projects, jqls
 
 
 class JiraConnector:
@@ -171,7 +183,7 @@ class JiraConnector:
         if position.get("phase", "scope") == "scope":
             yield from self._scope_pages(api, jql, position, candidates)
             position = {"phase": "neighbours", "batch": 0}
-        if not self._filter("neighbours") or self.scope is None:
+        if not self._filter("neighbours") or self.scope is None or self.config.scope_mode == "all":
             return
         if resumed:
             candidates = self._link_targets(api, jql)
@@ -383,8 +395,10 @@ class JiraConnector:
         return None
 
     def _maybe_outside(self, key: str) -> bool:
-        if self.scope is None or not self._filter("neighbours"):
-            return False  # the whole instance is in scope, or neighbours are off: nothing to collect
+        if self.scope is None or not self._filter("neighbours") or self.config.scope_mode == "all":
+            # The whole instance is in scope, neighbours are off, or the scope is a deny-list (what
+            # lies outside it was excluded on purpose): nothing to collect.
+            return False
         if self._scope_projects is None:
             return True
         return key.rsplit("-", 1)[0] not in self._scope_projects
