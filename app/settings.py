@@ -24,6 +24,7 @@ class PlatformSettings:
     stale_run_after: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
+    completeness_tolerance: float
     version: int
 
 
@@ -43,5 +44,6 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         stale_run_after=int(values["stale_run_after"]),
         webhook_dedupe_ttl=int(values["webhook_dedupe_ttl"]),
         search_include_drafts=bool(values["search_include_drafts"]),
+        completeness_tolerance=float(values.get("completeness_tolerance", 0.01)),
         version=version,
     )

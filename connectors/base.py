@@ -16,7 +16,7 @@ types in this module; nothing source-specific leaks past ``mapping.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -277,6 +277,12 @@ class Connector(Protocol):
 
     def has_delta(self, since: datetime) -> bool:
         """Watchdog's cheap check: did anything change since ``since``?"""
+        ...
+
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
+        """Completeness audit (issue 12): how many in-scope items the source reports per scope unit
+        (project, space, channel) for each of ``containers`` plus any unit the connector itself knows;
+        None for a unit the source would not count. Called after a reconciliation enumerated everything."""
         ...
 
     def close(self) -> None: ...

@@ -36,6 +36,15 @@ CREATE TYPE public.procrastinate_job_to_defer_v1 AS (
 );
 
 CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    select public.harvester_collapse_duplicates(p_source_id, null::bigint);
+$$;
+
+COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Previous form of harvester_collapse_duplicates(bigint, bigint), without a run id.';
+
+CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint, p_run_id bigint) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
@@ -60,8 +69,6 @@ begin
          limit 1;
         exit when not found;
 
-        -- Both notes are replaced by one merged row written with INSERT, so the later note's updated_at is
-        -- kept as data (the _100_timestamps trigger stamps updates only).
         with old as (
             delete from public.entity_notes n
              where n.source_id = p_source_id and n.source_type = pair.source_type
@@ -85,14 +92,16 @@ begin
                coalesce(greatest(s.updated_at, d.updated_at), s.updated_at, d.updated_at)
           from d full join s on true;
 
-        update public.entities set deleted_at = now() where id = pair.duplicate_id;
+        update public.entities
+           set deleted_at = now(), deleted_by_run_id = p_run_id, deleted_reason = 'collapsed_duplicate'
+         where id = pair.duplicate_id;
         collapsed := collapsed + 1;
     end loop;
     return collapsed;
 end;
 $$;
 
-COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Soft-deletes live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
+COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint, p_run_id bigint) IS 'Soft-deletes (reason collapsed_duplicate, by run p_run_id) live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
 
 CREATE FUNCTION public.harvester_job_workers() RETURNS TABLE(id bigint, last_heartbeat timestamp with time zone)
     LANGUAGE plpgsql STABLE
@@ -662,6 +671,11 @@ CREATE TABLE public.entities (
     content_hash text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_fetched_at timestamp with time zone,
+    last_run_id bigint,
+    deleted_by_run_id bigint,
+    deleted_reason text,
+    CONSTRAINT entities_deleted_reason_known CHECK ((deleted_reason = ANY (ARRAY['gone_at_source'::text, 'collapsed_duplicate'::text]))),
     CONSTRAINT entities_metadata_is_object CHECK ((jsonb_typeof(metadata) = 'object'::text)),
     CONSTRAINT entities_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'final'::text, 'archived'::text])))
 );
@@ -681,6 +695,14 @@ COMMENT ON COLUMN public.entities.aliases IS 'Other source ids of the same recor
 COMMENT ON COLUMN public.entities.out_of_scope IS 'Neighbour fetched one hop outside the scope by a link (seed 003 "Соседняя задача").';
 
 COMMENT ON COLUMN public.entities.content_hash IS 'SHA-256 of the normalised entity; an equal hash means the upsert writes nothing.';
+
+COMMENT ON COLUMN public.entities.last_fetched_at IS 'When a run last took this record from the source (changed or not). NULL: not fetched since provenance was recorded.';
+
+COMMENT ON COLUMN public.entities.last_run_id IS 'The run (sync_runs.id) that last fetched this record; not a foreign key so it outlives journal pruning.';
+
+COMMENT ON COLUMN public.entities.deleted_by_run_id IS 'The run that soft-deleted this record (NULL while live, or for deletions made before provenance was recorded).';
+
+COMMENT ON COLUMN public.entities.deleted_reason IS 'Why it was soft-deleted: gone_at_source (reconciliation did not see it, or the source said it is gone) | collapsed_duplicate (folded into the entity that lists it as an alias). NULL while live.';
 
 ALTER TABLE public.entities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.entities_id_seq
@@ -799,11 +821,12 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'completeness_tolerance'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
     WHEN 'mass_delete_share'::text THEN ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (1)::numeric))
+    WHEN 'completeness_tolerance'::text THEN ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (1)::numeric))
     WHEN 'reconcile_window'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (10079)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
     WHEN 'search_include_drafts'::text THEN (jsonb_typeof(value) = 'boolean'::text)
     ELSE ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
@@ -875,6 +898,22 @@ ALTER TABLE public.procrastinate_workers ALTER COLUMN id ADD GENERATED ALWAYS AS
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.run_completeness (
+    run_id bigint NOT NULL,
+    container text NOT NULL,
+    source_count integer,
+    live_count integer NOT NULL,
+    CONSTRAINT run_completeness_counts_nonnegative CHECK (((COALESCE(source_count, 0) >= 0) AND (live_count >= 0)))
+);
+
+COMMENT ON TABLE public.run_completeness IS 'Completeness audit of a reconciliation (issue 12): per scope unit, the count the source reports vs the live entities held after the run.';
+
+COMMENT ON COLUMN public.run_completeness.container IS 'Scope unit: Jira project key, Confluence space key, Slack channel id.';
+
+COMMENT ON COLUMN public.run_completeness.source_count IS 'Items the source reports in that unit (Jira search total, Confluence CQL totalSize, Slack messages enumerated); NULL when the source would not say.';
+
+COMMENT ON COLUMN public.run_completeness.live_count IS 'Live (not soft-deleted) entities of the source in that unit right after the run resolved.';
 
 CREATE TABLE public.run_seen_items (
     run_id bigint NOT NULL,
@@ -1165,6 +1204,9 @@ ALTER TABLE ONLY public.procrastinate_periodic_defers
 ALTER TABLE ONLY public.procrastinate_workers
     ADD CONSTRAINT procrastinate_workers_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.run_completeness
+    ADD CONSTRAINT run_completeness_pkey PRIMARY KEY (run_id, container);
+
 ALTER TABLE ONLY public.run_seen_items
     ADD CONSTRAINT run_seen_items_pkey PRIMARY KEY (run_id, source_type, source_entity_id);
 
@@ -1238,7 +1280,7 @@ CREATE INDEX webhook_deliveries_expires_at_idx ON public.webhook_deliveries USIN
 
 CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.dead_letters FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
 
-CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW WHEN (((NOT ((old.last_fetched_at IS DISTINCT FROM new.last_fetched_at) OR (old.last_run_id IS DISTINCT FROM new.last_run_id))) OR (old.content_hash IS DISTINCT FROM new.content_hash) OR (old.deleted_at IS DISTINCT FROM new.deleted_at) OR (old.out_of_scope IS DISTINCT FROM new.out_of_scope))) EXECUTE FUNCTION public.tg__set_updated_at();
 
 CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
 
@@ -1297,6 +1339,9 @@ ALTER TABLE ONLY public.procrastinate_jobs
 
 ALTER TABLE ONLY public.procrastinate_periodic_defers
     ADD CONSTRAINT procrastinate_periodic_defers_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.procrastinate_jobs(id);
+
+ALTER TABLE ONLY public.run_completeness
+    ADD CONSTRAINT run_completeness_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.run_seen_items
     ADD CONSTRAINT run_seen_items_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;

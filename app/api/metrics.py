@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 
+from app.queries import completeness as cq
 from app.queries import dead_letters as dq
 from app.queries import runs as rq
 from app.queries import sources as sq
@@ -110,6 +111,23 @@ def render(conn: psycopg.Connection[Any], workers_online: int) -> str:
         "counter",
         "Webhook requests answered by this API process, by outcome.",
         (({"outcome": label}, n) for label, n in WEBHOOKS.items()),
+    )
+    audit = cq.latest_completeness(conn)
+    lines += _family(
+        "harvester_completeness_source_items",
+        "gauge",
+        "Items the source reports per scope unit at the source's latest audited reconciliation.",
+        (
+            ({"source_id": r.source_id, "container": r.container}, r.source_count)
+            for r in audit
+            if r.source_count is not None
+        ),
+    )
+    lines += _family(
+        "harvester_completeness_live_entities",
+        "gauge",
+        "Live entities held per scope unit at the source's latest audited reconciliation.",
+        (({"source_id": r.source_id, "container": r.container}, r.live_count) for r in audit),
     )
     lines += _family(
         "harvester_workers_online", "gauge", "Workers with a heartbeat younger than 5 minutes.", [({}, workers_online)]

@@ -96,7 +96,10 @@ class SourceOut(msgspec.Struct):
     sync_interval: int | None
     reconcile_interval: int | None
     reconcile_window: int | None
+    # Resolved: the stored tier, or the connector manifest's default_authority when the column is NULL
+    # (seed 000); authority_tier_inherited says which.
     authority_tier: str | None
+    authority_tier_inherited: bool
     webhook_enabled: bool
     webhook_secret: SecretMask
     incremental_cursor: dict[str, Any] | None
@@ -183,6 +186,15 @@ class ProgressOut(msgspec.Struct):
     eta_seconds: float | None
 
 
+class CompletenessOut(msgspec.Struct):
+    """One scope unit of a reconciliation's completeness audit (issue 12)."""
+
+    container: str
+    source_count: int | None
+    live_count: int
+    difference: int | None
+
+
 class RunOut(msgspec.Struct):
     id: int
     source_id: int
@@ -204,6 +216,8 @@ class RunOut(msgspec.Struct):
     heartbeat_at: datetime | None
     duration_seconds: float | None
     progress: ProgressOut
+    # Reconciliations only, in GET /runs/{id}: per unit, the source's count vs the live entities held.
+    completeness: list[CompletenessOut] | None = None
 
 
 class RunPage(msgspec.Struct):
@@ -291,6 +305,7 @@ class SettingsValues(msgspec.Struct):
     stale_run_after: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
+    completeness_tolerance: float
 
 
 class SettingsOut(msgspec.Struct):
@@ -314,6 +329,7 @@ class SettingsUpdate(Input):
     stale_run_after: Seconds | UnsetType = UNSET
     webhook_dedupe_ttl: Seconds | UnsetType = UNSET
     search_include_drafts: bool | UnsetType = UNSET
+    completeness_tolerance: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health
@@ -332,6 +348,7 @@ class RedeliveredRunOut(msgspec.Struct):
     deliveries: int
     claimed_at: datetime | None
     worker_id: str | None
+    run_type: str  # derived by sync_run_history (full, incremental, partial_resync, dlq_retry, reconciliation)
 
 
 class WorkersOut(msgspec.Struct):

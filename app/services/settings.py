@@ -90,6 +90,12 @@ def normalise(changes: Mapping[str, Any]) -> dict[str, Any]:
             if not 0 < value <= 1:
                 raise InvalidField(key, "must be greater than 0 and at most 1")
             out[key] = float(value)
+        elif key == "completeness_tolerance":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise InvalidField(key, "must be a number")
+            if not 0 <= value <= 1:
+                raise InvalidField(key, "must be between 0 and 1")
+            out[key] = float(value)
         elif key == "search_include_drafts":
             if not isinstance(value, bool):
                 raise InvalidField(key, "must be true or false")

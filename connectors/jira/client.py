@@ -26,7 +26,7 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -144,6 +144,10 @@ class JiraConnector:
         default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
         return bool(self.config.content_filters.get(name, default))
 
+    def _fields(self) -> str:
+        """Issue fields to ask for: everything, minus comments when the ``comments`` filter is off."""
+        return "*all" if self._filter("comments") else "*all,-comment"
+
     # ------------------------------------------------------------ protocol
 
     def probe(self) -> ProbeStatus:
@@ -195,7 +199,8 @@ class JiraConnector:
         in_scope = self._in_scope(api, wanted)
         for sid in wanted:
             try:
-                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", {"fields": "*all", "expand": "changelog"})
+                params = {"fields": self._fields(), "expand": "changelog"}
+                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", params)
             except HttpError as exc:
                 if exc.status in (404, 410):
                     yield ItemGone("ticket", sid)
@@ -203,6 +208,29 @@ class JiraConnector:
                     yield ItemError("ticket", sid, exc.reason, exc.detail)
                 continue
             yield self._emit(issue, neighbour=sid not in in_scope)
+
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
+        """Issues per project the source reports in scope: a ``maxResults=0`` search's ``total`` (v2) or
+        ``/search/approximate-count`` (Cloud v3, whose search returns no total)."""
+        api = self.api()
+        # An allow-listed project with nothing held yet is still audited (its source count may not be 0).
+        listed = (self._scope_projects or set()) if self.config.scope_mode == "selected" else set()
+        keys = sorted({*containers, *listed})
+        out: dict[str, int | None] = {}
+        for key in keys:
+            if not PROJECT_KEY_RE.match(key):
+                out[key] = None
+                continue
+            jql = f"project = {key}" + (f" AND ({self.scope})" if self.scope else "")
+            try:
+                if api == 3:
+                    value = _obj(self.http.post_json("/rest/api/3/search/approximate-count", {"jql": jql})).get("count")
+                else:
+                    value = _obj(self.http.get_json("/rest/api/2/search", {"jql": jql, "maxResults": 0})).get("total")
+            except HttpError:
+                value = None
+            out[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
+        return out
 
     def close(self) -> None:
         self.http.close()
@@ -225,7 +253,7 @@ class JiraConnector:
                 params: dict[str, Any] = {
                     "jql": jql,
                     "maxResults": self.page_size,
-                    "fields": "*all",
+                    "fields": self._fields(),
                     "expand": "changelog",
                 }
                 if token:
@@ -249,7 +277,7 @@ class JiraConnector:
                         "jql": jql,
                         "startAt": begin,
                         "maxResults": self.page_size,
-                        "fields": "*all",
+                        "fields": self._fields(),
                         "expand": "changelog",
                     },
                 )
@@ -280,6 +308,9 @@ class JiraConnector:
 
     def _emit(self, issue: Any, *, neighbour: bool) -> RawItem | ItemError:
         data = _obj(issue)
+        if not self._filter("comments") and isinstance(data.get("fields"), Mapping) and "comment" in data["fields"]:
+            # A server that ignores "-comment" in ``fields``: the filter still holds.
+            data = {**data, "fields": {k: v for k, v in data["fields"].items() if k != "comment"}}
         sid = str(data.get("id") or data.get("key") or "unknown")
         fields = data.get("fields")
         if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
@@ -340,7 +371,7 @@ class JiraConnector:
         batches = [candidates[k : k + NEIGHBOUR_BATCH] for k in range(0, len(candidates), NEIGHBOUR_BATCH)]
         for number in range(first_batch, len(batches)):
             jql = f"key in ({', '.join(batches[number])}) AND NOT ({self.scope}) ORDER BY updated ASC, key ASC"
-            for issue in self._search_all(api, jql, "*all"):
+            for issue in self._search_all(api, jql, self._fields()):
                 yield self._emit(issue, neighbour=True)
             yield Checkpoint({"phase": "neighbours", "batch": number + 1}, None)
 

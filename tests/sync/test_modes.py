@@ -90,7 +90,9 @@ def test_incremental_rewrites_only_the_edited_issues_when_no_epic_link_is_involv
     outcome, run = sync(conn, keyring, source_id, "incremental")
 
     assert (outcome.state, run.run_type) == ("succeeded", "incremental")
-    assert run.entities_done == len(edited) + 1  # the edited epics and issue 200 from the overlap window
+    # The edited epics only: issue 200 comes back in the overlap window, but the watermark holds it at
+    # exactly its boundary (issue 12, item 4), so it is not loaded again.
+    assert run.entities_done == len(edited)
     assert _entity_updates(conn, probe) - updates_before == len(edited)
     assert (
         probe.execute(
