@@ -41,11 +41,13 @@ def main() -> None:
         "jira": JiraEmulator(
             args.issues, seed=7, token=TOKEN, company="demo", confluence_pages=args.pages, slack_messages=args.messages
         ),
-        "confluence": ConfluenceEmulator(pages=args.pages, seed=7, token=TOKEN, company="demo", jira_issues=args.issues),
+        "confluence": ConfluenceEmulator(
+            pages=args.pages, seed=7, token=TOKEN, company="demo", jira_issues=args.issues
+        ),
         "slack": SlackEmulator(
             messages=args.messages, seed=7, token=TOKEN, company="demo", jira_issues=args.issues,
             confluence_pages=args.pages,
-        ),  # fmt: skip
+        ),
     }
     running = {name: serve(app) for name, app in emulators.items()}
     try:
