@@ -119,6 +119,34 @@ class SourceHttp:
         """POST ``body`` as JSON to ``path`` and return the decoded JSON body."""
         return self._request("POST", path, params, body)
 
+    def get_text_capped(self, url: str, max_bytes: int) -> tuple[str | None, str]:
+        """GET ``url`` (absolute, or a path under the base URL) as text, streamed: reading stops as soon
+        as the body passes ``max_bytes``, so nothing beyond the cap is ever held in memory.
+
+        Returns ``(text, "")`` or ``(None, why)`` ("over the size cap", "HTTP 404"...): an attachment
+        that cannot be read stays a link, it never fails the item. One attempt, counted as an API call.
+        """
+        self.stats.api_calls += 1
+        try:
+            with self._client.stream("GET", url, headers={"Accept": "*/*"}) as resp:
+                if resp.status_code in _RATE_LIMITED:
+                    self.stats.rate_limited += 1
+                if not 200 <= resp.status_code < 300:
+                    return None, f"HTTP {resp.status_code}"
+                declared = resp.headers.get("Content-Length")
+                if declared and declared.isdigit() and int(declared) > max_bytes:
+                    return None, "over the size cap"
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        return None, "over the size cap"
+                    chunks.append(chunk)
+                return b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace"), ""
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            return None, self._redact(f"unreachable: {type(exc).__name__}")
+
     def close(self) -> None:
         self._client.close()
 

@@ -32,6 +32,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from connectors.atlassian import auth_headers
+from connectors.attachments import fetch_text
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -338,6 +339,7 @@ class JiraConnector:
             security_principals=level_principals if level is not None else None,
             acl_unknown=project_principals is None or (level is not None and level_principals is None),
             key_ids=key_ids,
+            attachment_texts=self._attachment_texts(fields.get("attachment")),
         )
         return RawItem(
             source_type="ticket",
@@ -348,6 +350,29 @@ class JiraConnector:
             container=project,
             context=ctx,
         )
+
+    def _attachment_texts(self, attachments: Any) -> dict[str, str] | None:
+        """Text attachments inlined when ``attachments_text`` is on (connectors.attachments: allow-list,
+        size cap, streamed); the others, and any that cannot be read, stay links in the metadata."""
+        if not self._filter("attachments_text") or not isinstance(attachments, list):
+            return None
+        texts: dict[str, str] = {}
+        for a in attachments:
+            att = _obj(a)
+            url, aid = att.get("content"), att.get("id")
+            if not isinstance(url, str) or aid is None:
+                continue
+            size = att.get("size")
+            text = fetch_text(
+                self.http,
+                url,
+                content_type=str(att.get("mimeType") or ""),
+                filename=str(att.get("filename") or ""),
+                size=size if isinstance(size, int) else None,
+            )
+            if text is not None:
+                texts[str(aid)] = text
+        return texts or None
 
     def _issue_id(self, key: str) -> str | None:
         """Id of the issue with ``key`` (cached per connector; None if it does not exist or is hidden)."""

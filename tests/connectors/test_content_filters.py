@@ -200,3 +200,37 @@ def test_slack_archived_channels_filter(slack: RunningEmulator) -> None:
 
     assert any(i.container == channel for i in _slack(slack, {"archived_channels": True}))
     assert not any(i.container == channel for i in _slack(slack, {"archived_channels": False}))
+
+
+def test_jira_attachments_text_inlines_text_attachments_and_keeps_binaries_as_links(jira: RunningEmulator) -> None:
+    from connectors.jira.mapping import map_item
+
+    on = [map_item(i) for i in _jira(jira, {"attachments_text": True})]
+    off = [map_item(i) for i in _jira(jira, {"attachments_text": False})]
+
+    inlined = [e for e in on if "Attachment notes.txt:" in e.text]
+    assert inlined and all("Repro notes for" in e.text for e in inlined)
+    assert not any("Attachment notes.txt:" in e.text for e in off)
+    pngs = [a for e in on for a in e.metadata["attachments"] if a["mime_type"] == "image/png"]
+    assert pngs and not any(a["inline"] for a in pngs) and all(a["url"] for a in pngs)
+    assert not any("PNG" in e.text for e in on)
+
+
+def test_an_attachment_over_the_cap_is_not_read_past_it(jira: RunningEmulator) -> None:
+    from connectors.atlassian import auth_headers
+    from connectors.attachments import is_text
+    from connectors.http import SourceHttp
+
+    texts = [a for i in _jira(jira, {}) for a in i.payload["fields"]["attachment"] if a["mimeType"] == "text/plain"]
+    url = texts[0]["content"]
+    headers = auth_headers(f"bot@example.com:{TOKEN}")
+    http = SourceHttp(jira.base_url, headers=headers, stats=CallStats(), errors=JIRA.manifest.errors)
+    try:
+        assert http.get_text_capped(url, 10) == (None, "over the size cap")
+        text, why = http.get_text_capped(url, 10_000)
+    finally:
+        http.close()
+
+    assert text is not None and text.startswith("Repro notes for") and why == ""
+    assert is_text("text/markdown", "x.md") and is_text("application/octet-stream", "main.py")
+    assert not is_text("image/png", "screen.png") and not is_text("application/pdf", "spec.pdf")
