@@ -25,6 +25,7 @@ class PlatformSettings:
     webhook_dedupe_ttl: int
     search_include_drafts: bool
     completeness_tolerance: float
+    rate_limit_patience: int
     version: int
 
 
@@ -45,5 +46,6 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         webhook_dedupe_ttl=int(values["webhook_dedupe_ttl"]),
         search_include_drafts=bool(values["search_include_drafts"]),
         completeness_tolerance=float(values.get("completeness_tolerance", 0.01)),
+        rate_limit_patience=int(values.get("rate_limit_patience", 600)),
         version=version,
     )

@@ -225,6 +225,21 @@ class Manifest:
 # ---------------------------------------------------------------- runtime interface
 
 
+class RateGate(Protocol):
+    """One rate budget per credential, shared by every run and worker using it (issue 12, item 7).
+
+    ``connectors.http.SourceHttp`` calls :meth:`wait` before each request and :meth:`observe` after
+    each response; the platform implements it in PostgreSQL (``app.services.rate_budget``)."""
+
+    def wait(self, patience: float) -> None:
+        """Block until the budget allows one more request (at most ``patience`` seconds)."""
+        ...
+
+    def observe(self, status: int, headers: Mapping[str, str]) -> None:
+        """Feed what the source said: 429/503 + Retry-After, X-RateLimit-* headers."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class SourceConfig:
     """What a connector gets from the ``sources`` row (credential already decrypted, in memory only)."""
@@ -235,6 +250,9 @@ class SourceConfig:
     scope_mode: Literal["all", "selected"]
     scope_list: tuple[Any, ...]
     content_filters: Mapping[str, bool]
+    # Platform runtime, not columns: how long "slow down" answers are retried, and the shared budget.
+    rate_limit_patience: float = 600.0
+    rate_gate: RateGate | None = None
 
 
 @dataclass(slots=True)

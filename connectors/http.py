@@ -25,13 +25,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from tenacity.wait import wait_exponential_jitter
 
 from connectors.base import (
     CallStats,
     DeadLetterReason,
     ErrorClassification,
+    RateGate,
     SourceAuthFailed,
     SourceUnreachable,
 )
@@ -52,6 +53,11 @@ class HttpError(Exception):
 
 
 class _RetryableStatus(Exception):
+    @property
+    def slow_down(self) -> bool:
+        """429, or 503 with Retry-After: the source asks us to wait, not that it is broken."""
+        return self.status == 429 or (self.status == 503 and self.retry_after is not None)
+
     def __init__(self, status: int, retry_after: float | None, detail: str) -> None:
         super().__init__(detail)
         self.status = status
@@ -96,12 +102,20 @@ class SourceHttp:
         max_attempts: int = 5,
         max_wait: float = 30.0,
         timeout: float = 30.0,
+        rate_limit_patience: float = 600.0,
+        gate: RateGate | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.stats = stats
         self.errors = errors
         self.max_attempts = max(1, max_attempts)
         self.max_wait = max_wait
+        # "Slow down" (429, or 503 with Retry-After) is retried for this many seconds, however many
+        # answers that takes; other transient failures are retried max_attempts times (issue 12, item 7).
+        self.rate_limit_patience = rate_limit_patience
+        # Shared per-credential budget (app.services.rate_budget): every run of the credential waits on
+        # it before a request and feeds it what the source says about its limits.
+        self.gate = gate
         self._secrets = _secret_fragments(headers)
         self._client = httpx.Client(
             base_url=self.base_url,
@@ -153,8 +167,17 @@ class SourceHttp:
     # ------------------------------------------------------------ internals
 
     def _request(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> Any:
+        others = [0]  # failures that are not "slow down": bounded by count
+
+        def stop(state: RetryCallState) -> bool:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(exc, _RetryableStatus) and exc.slow_down:
+                return (state.seconds_since_start or 0.0) >= self.rate_limit_patience
+            others[0] += 1
+            return others[0] >= self.max_attempts
+
         retrying = Retrying(
-            stop=stop_after_attempt(self.max_attempts),
+            stop=stop,
             wait=self._wait,
             retry=retry_if_exception_type((_RetryableStatus, _RetryableTransport)),
             reraise=True,
@@ -171,6 +194,8 @@ class SourceHttp:
 
     def _attempt(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> Any:
         where = f"{method} {path}"
+        if self.gate is not None:
+            self.gate.wait(self.rate_limit_patience)
         self.stats.api_calls += 1
         try:
             resp = self._client.request(
@@ -184,6 +209,8 @@ class SourceHttp:
                 self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
             ) from None
         status = resp.status_code
+        if self.gate is not None:
+            self.gate.observe(status, resp.headers)
         if status in _RATE_LIMITED:
             self.stats.rate_limited += 1
         if 200 <= status < 300:

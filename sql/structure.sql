@@ -114,6 +114,36 @@ $$;
 
 COMMENT ON FUNCTION public.harvester_job_workers() IS 'Procrastinate workers and their last heartbeat (online = younger than 5 minutes, computed by the reader).';
 
+CREATE FUNCTION public.harvester_take_rate_token(p_key text) RETURNS double precision
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    b public.rate_budgets%rowtype;
+    available double precision;
+begin
+    select * into b from public.rate_budgets where credential_key = p_key for update;
+    if not found then
+        return 0;
+    end if;
+    if b.paused_until is not null and b.paused_until > now() then
+        return extract(epoch from (b.paused_until - now()));
+    end if;
+    if b.refill_per_second <= 0 or b.capacity <= 0 then
+        return 0;
+    end if;
+    available := least(b.capacity, b.tokens + extract(epoch from (now() - b.updated_at)) * b.refill_per_second);
+    if available >= 1 then
+        update public.rate_budgets set tokens = available - 1, updated_at = now() where credential_key = p_key;
+        return 0;
+    end if;
+    update public.rate_budgets set tokens = available, updated_at = now() where credential_key = p_key;
+    return (1 - available) / b.refill_per_second;
+end;
+$$;
+
+COMMENT ON FUNCTION public.harvester_take_rate_token(p_key text) IS 'Takes one request token of a credential''s rate budget: 0 = go now, else seconds to wait.';
+
 CREATE FUNCTION public.procrastinate_cancel_job_v1(job_id bigint, abort boolean, delete_job boolean) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
@@ -821,7 +851,7 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'completeness_tolerance'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'completeness_tolerance'::text, 'rate_limit_patience'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
@@ -898,6 +928,29 @@ ALTER TABLE public.procrastinate_workers ALTER COLUMN id ADD GENERATED ALWAYS AS
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.rate_budgets (
+    credential_key text NOT NULL,
+    capacity double precision DEFAULT 0 NOT NULL,
+    refill_per_second double precision DEFAULT 0 NOT NULL,
+    tokens double precision DEFAULT 0 NOT NULL,
+    paused_until timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT rate_budgets_key_is_sha256 CHECK ((credential_key ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT rate_budgets_nonnegative CHECK (((capacity >= (0)::double precision) AND (refill_per_second >= (0)::double precision) AND (tokens >= (0)::double precision)))
+);
+
+COMMENT ON TABLE public.rate_budgets IS 'Per-credential rate budget shared by every run (issue 12): token bucket + pause, fed by the source''s rate-limit headers.';
+
+COMMENT ON COLUMN public.rate_budgets.credential_key IS 'sha256 hex of connector type, base URL and credential; never the credential.';
+
+COMMENT ON COLUMN public.rate_budgets.capacity IS 'Bucket size (X-RateLimit-Limit); 0 = the source has not said: no bucket, pauses only.';
+
+COMMENT ON COLUMN public.rate_budgets.refill_per_second IS 'Tokens added per second (X-RateLimit-FillRate / interval, or limit / window); 0 = unknown.';
+
+COMMENT ON COLUMN public.rate_budgets.tokens IS 'Tokens left at updated_at.';
+
+COMMENT ON COLUMN public.rate_budgets.paused_until IS 'No request with this credential before this time (Retry-After of a 429/503, X-RateLimit-Reset at Remaining 0).';
 
 CREATE TABLE public.run_completeness (
     run_id bigint NOT NULL,
@@ -1203,6 +1256,9 @@ ALTER TABLE ONLY public.procrastinate_periodic_defers
 
 ALTER TABLE ONLY public.procrastinate_workers
     ADD CONSTRAINT procrastinate_workers_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.rate_budgets
+    ADD CONSTRAINT rate_budgets_pkey PRIMARY KEY (credential_key);
 
 ALTER TABLE ONLY public.run_completeness
     ADD CONSTRAINT run_completeness_pkey PRIMARY KEY (run_id, container);

@@ -306,6 +306,7 @@ class SettingsValues(msgspec.Struct):
     webhook_dedupe_ttl: int
     search_include_drafts: bool
     completeness_tolerance: float
+    rate_limit_patience: int
 
 
 class SettingsOut(msgspec.Struct):
@@ -330,6 +331,7 @@ class SettingsUpdate(Input):
     webhook_dedupe_ttl: Seconds | UnsetType = UNSET
     search_include_drafts: bool | UnsetType = UNSET
     completeness_tolerance: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
+    rate_limit_patience: Seconds | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health

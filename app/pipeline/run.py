@@ -38,6 +38,7 @@ from app.queries import sources as sq
 from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.connectors import source_config
+from app.services.rate_budget import with_rate_budget
 from app.settings import PlatformSettings, load_settings
 from connectors.base import (
     CallStats,
@@ -190,7 +191,12 @@ class _Run:
             self.previous = Watermark.from_cursor(source.incremental_cursor)
         try:
             spec = get_spec(source.connector_type)
-            config = self._scoped(source_config(source, self.keyring))
+            config = with_rate_budget(
+                self.conn,
+                self._scoped(source_config(source, self.keyring)),
+                source.connector_type,
+                self.settings.rate_limit_patience,
+            )
             connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:
             # Unknown connector, source down at start, or a credential no configured key decrypts.

@@ -11,6 +11,7 @@
 - lanes.sql
 - migrations.sql
 - notes.sql
+- rate_budgets.sql
 - roles.sql
 - runs.sql
 - search.sql

@@ -31,6 +31,7 @@ SECONDS_KEYS = (
     "incremental_lookback",
     "stale_run_after",
     "webhook_dedupe_ttl",
+    "rate_limit_patience",
 )
 MAX_DELIVERIES_LIMIT = 1000
 

@@ -78,6 +78,8 @@ class ConfluenceConnector:
             stats=stats,
             errors=MANIFEST.errors,
             max_wait=max_wait,
+            rate_limit_patience=config.rate_limit_patience,
+            gate=config.rate_gate,
         )
         filters = {f.key: f.default for f in MANIFEST.content_filters}
         filters.update(config.content_filters)

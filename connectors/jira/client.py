@@ -129,6 +129,8 @@ class JiraConnector:
             errors=MANIFEST.errors,
             max_attempts=max_attempts,
             max_wait=max_wait,
+            rate_limit_patience=config.rate_limit_patience,
+            gate=config.rate_gate,
         )
         self.scope = scope_clause(config)
         self._scope_projects = self._projects_only()

@@ -104,7 +104,15 @@ class SlackConnector:
         if not base.endswith("/api"):
             base += "/api"
         headers = {"Authorization": f"Bearer {config.credential}"} if config.credential else {}
-        self.http = SourceHttp(base, headers=headers, stats=stats, errors=MANIFEST.errors, max_wait=max_wait)
+        self.http = SourceHttp(
+            base,
+            headers=headers,
+            stats=stats,
+            errors=MANIFEST.errors,
+            max_wait=max_wait,
+            rate_limit_patience=config.rate_limit_patience,
+            gate=config.rate_gate,
+        )
         self.config = config
         self.page_size = page_size
         self.lookback = thread_lookback

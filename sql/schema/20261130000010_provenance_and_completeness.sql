@@ -36,7 +36,7 @@ comment on column run_completeness.live_count is 'Live (not soft-deleted) entiti
 
 grant insert, update, delete on run_completeness to harvester_worker;
 
--- The audit's tolerance is a platform setting: the share of a unit's source count by which the live
+-- The audit's tolerance and the rate-limit patience (issue 12, item 7) are platform settings: the share of a unit's source count by which the live
 -- count may differ before the run's error_detail flags it. platform_settings holds a dozen rows, so
 -- its two checks are replaced in place (validating them scans nothing worth a NOT VALID step).
 -- squawk-ignore ban-drop-constraint
@@ -45,7 +45,7 @@ alter table platform_settings drop constraint platform_settings_key_known;
 alter table platform_settings add constraint platform_settings_key_known check (key in (
     'sync_interval', 'reconcile_interval', 'reconcile_window', 'probe_interval', 'watchdog_silence',
     'timezone', 'mass_delete_share', 'incremental_lookback', 'max_deliveries', 'stale_run_after',
-    'webhook_dedupe_ttl', 'search_include_drafts', 'completeness_tolerance'));
+    'webhook_dedupe_ttl', 'search_include_drafts', 'completeness_tolerance', 'rate_limit_patience'));
 -- squawk-ignore ban-drop-constraint
 alter table platform_settings drop constraint platform_settings_value_valid;
 -- squawk-ignore constraint-missing-not-valid
@@ -60,7 +60,8 @@ alter table platform_settings add constraint platform_settings_value_valid check
         and (value #>> '{}')::numeric = trunc((value #>> '{}')::numeric)
     end);
 insert into platform_settings (key, value) values
-    ('completeness_tolerance', '0.01'); -- a unit whose live count is off by more than 1 % is flagged
+    ('completeness_tolerance', '0.01'), -- a unit whose live count is off by more than 1 % is flagged
+    ('rate_limit_patience', '600');     -- seconds a request keeps retrying "slow down" answers (429 / 503 + Retry-After)
 
 -- The collapse step now records why and by which run a duplicate was soft-deleted. The one-argument
 -- form stays (callers of the previous release) and delegates with no run.
