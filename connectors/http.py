@@ -231,6 +231,8 @@ class SourceHttp:
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, _RetryableStatus) and exc.slow_down and self.gate is not None:
+            return 0.0  # the shared gate already holds the next attempt for as long as the source asked
         if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
             return min(exc.retry_after, self.max_wait)
         return min(float(self._backoff(state)), self.max_wait)

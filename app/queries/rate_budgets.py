@@ -11,19 +11,20 @@ import psycopg
 from psycopg.rows import tuple_row
 
 OBSERVE_RATE_LIMIT = """
-insert into rate_budgets as b (credential_key, capacity, refill_per_second, tokens, paused_until)
+insert into rate_budgets as b (credential_key, capacity, refill_per_second, tokens, paused_until, updated_at)
 values (%(credential_key)s::text,
         coalesce(%(capacity)s::float8, 0),
         coalesce(%(refill_per_second)s::float8, 0),
         case when %(pause_seconds)s::float8 is null then coalesce(%(capacity)s::float8, 0) else 0 end,
-        now() + make_interval(secs => %(pause_seconds)s::float8))
+        now() + make_interval(secs => %(pause_seconds)s::float8),
+        coalesce(now() + make_interval(secs => %(pause_seconds)s::float8), now()))
 on conflict on constraint rate_budgets_pkey do update
 set capacity = coalesce(%(capacity)s::float8, b.capacity),
     refill_per_second = coalesce(%(refill_per_second)s::float8, b.refill_per_second),
     tokens = case when %(pause_seconds)s::float8 is null then least(b.tokens, coalesce(%(capacity)s::float8, b.capacity))
                   else 0 end,
     paused_until = greatest(b.paused_until, now() + make_interval(secs => %(pause_seconds)s::float8)),
-    updated_at = now()
+    updated_at = greatest(now(), b.paused_until, now() + make_interval(secs => %(pause_seconds)s::float8))
 """
 
 
@@ -36,8 +37,9 @@ def observe_rate_limit(
     pause_seconds: float | None,
 ) -> None:
     """Records what the source said: a pause until now + pause_seconds (never
-    shortening a longer one, and emptying the bucket), and/or the bucket's
-    capacity and refill rate when the headers gave them.
+    shortening a longer one; the bucket is emptied and refills only from the
+    pause's end, so runs resume at the refill rate instead of all bursting into
+    the source's next window), and/or the bucket's capacity and refill rate.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(

@@ -30,6 +30,7 @@ from app.queries import rate_budgets as rb
 from connectors.base import SourceConfig
 from connectors.http import parse_retry_after
 
+SAFETY = 0.9  # share of the advertised rate the bucket uses
 MAX_SLEEP = 5.0  # ask again at least this often: another run may have refilled or a pause ended
 
 
@@ -75,14 +76,16 @@ class PgRateGate:
 
 
 def _pause(status: int, headers: Mapping[str, str]) -> float | None:
+    # The window's end, when the source names it, is exact; Retry-After is rounded up to whole seconds
+    # and, counted from each 429's arrival, would keep pushing the shared pause out.
+    if status in (429, 503) or (headers.get("X-RateLimit-Remaining") or "").strip() == "0":
+        reset = _reset_in(headers.get("X-RateLimit-Reset"))
+        if reset is not None:
+            return reset
     if status in (429, 503):
         after = parse_retry_after(headers.get("Retry-After"))
         if after is not None:
             return min(after, 3600.0)
-    if (headers.get("X-RateLimit-Remaining") or "").strip() == "0":
-        reset = _reset_in(headers.get("X-RateLimit-Reset"))
-        if reset is not None:
-            return reset
     return 1.0 if status == 429 else None  # "slow down" without saying how long: a short shared pause
 
 
@@ -113,7 +116,9 @@ def _bucket(headers: Mapping[str, str]) -> tuple[float | None, float | None]:
     fill = _positive(headers.get("X-RateLimit-FillRate"))
     interval = _positive(headers.get("X-RateLimit-Interval-Seconds"))
     refill = fill / interval if fill is not None and interval is not None else limit
-    return limit, refill
+    # A fixed-window limiter admits `limit` per window; a bucket refilled at exactly that rate can still
+    # put limit + 1 into one window at its edge, so it runs a little under the limit.
+    return limit, refill * SAFETY
 
 
 def _positive(value: str | None) -> float | None:
