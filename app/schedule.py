@@ -15,11 +15,19 @@ WEEK = 7 * 24 * 3600
 DAY_MINUTES = 1440
 
 
+# A scheduled reconciliation that failed or was cancelled is retried, at most once per this long.
+RECONCILE_RETRY_AFTER = timedelta(hours=1)
+# A reconciliation started a little after its slot still counts for that slot: the next slot is due
+# once ``reconcile_interval`` minus this grace has passed (half a day at most, half the interval below).
+MAX_GRACE = timedelta(hours=12)
+
+
 def window_cron(minute_of_week: int, reconcile_interval: int) -> str:
-    """Cron for the window: weekly at day+time, or daily at the time when the cadence is daily or shorter."""
+    """Cron of the window's slots: weekly at day+time when the cadence is a whole number of weeks,
+    otherwise daily at the time (the interval then says how many daily slots apart runs are)."""
     day, minute_of_day = divmod(minute_of_week % (7 * DAY_MINUTES), DAY_MINUTES)
     hour, minute = divmod(minute_of_day, 60)
-    if reconcile_interval < WEEK:
+    if reconcile_interval < WEEK or reconcile_interval % WEEK:
         return f"{minute} {hour} * * *"
     cron_dow = (day + 1) % 7  # ISO Monday=0 here; cron Sunday=0, Monday=1
     return f"{minute} {hour} * * {cron_dow}"
@@ -39,16 +47,51 @@ def next_window(now: datetime, minute_of_week: int, reconcile_interval: int, tz:
     return nxt.astimezone(UTC)
 
 
-def incremental_due(now: datetime, last_created: datetime | None, interval: int) -> bool:
-    return last_created is None or (now - last_created).total_seconds() >= interval
+def incremental_due(now: datetime, last_poll: datetime | None, interval: int) -> bool:
+    """``last_poll``: the last whole-source poll (scheduled, watchdog, manual or full), never a webhook
+    run: polling exists to pick up what webhooks do not send (seed 001 "Incremental")."""
+    return last_poll is None or (now - last_poll).total_seconds() >= interval
 
 
 def reconciliation_due(
-    now: datetime, last_created: datetime | None, minute_of_week: int, reconcile_interval: int, tz: str
+    now: datetime,
+    last_done: datetime | None,
+    minute_of_week: int,
+    reconcile_interval: int,
+    tz: str,
+    *,
+    anchor: datetime | None = None,
+    last_attempt: datetime | None = None,
 ) -> bool:
-    """Due once per window: the window has passed since the last reconciliation was started."""
-    window = last_window(now, minute_of_week, reconcile_interval, tz)
-    return last_created is None or last_created < window
+    """Is a scheduled reconciliation due at ``now`` (seed 001 "Reconciliation", "Расписание")?
+
+    - ``last_done``: start of the last reconciliation that succeeded or is still active; a failed or
+      cancelled one does not count for its slot.
+    - ``anchor``: when the source got its first full sync (or was created); a source that never
+      reconciled is due at the first window slot after it, never at once.
+    - ``reconcile_interval`` is a real cadence: the next slot at least ``interval - grace`` after
+      ``last_done`` (every N days at the window's time; whole weeks on the window's weekday).
+    - ``last_attempt``: the last scheduled attempt in any state; after a failure the retry waits
+      :data:`RECONCILE_RETRY_AFTER`.
+    """
+    slot = last_window(now, minute_of_week, reconcile_interval, tz)
+    if last_done is not None:
+        grace = min(MAX_GRACE, timedelta(seconds=reconcile_interval) / 2)
+        if slot < last_done + timedelta(seconds=reconcile_interval) - grace:
+            return False
+    elif anchor is not None and slot <= anchor:
+        return False
+    if last_attempt is not None and (last_done is None or last_attempt > last_done):
+        # The slot's attempt failed or was cancelled: retry, once per backoff.
+        return slot > last_attempt or now - last_attempt >= RECONCILE_RETRY_AFTER
+    return True
+
+
+def first_full_due(now: datetime, created_at: datetime, last_poll: datetime | None, interval: int) -> bool:
+    """A source whose first full sync never started gets it from ``/connect`` (seed 001 "Full Sync");
+    the schedule starts it only if nobody connected the source within one polling interval."""
+    since = max(created_at, last_poll) if last_poll is not None else created_at
+    return (now - since).total_seconds() >= interval
 
 
 def probe_due(now: datetime, last_probe_at: datetime | None, interval: int) -> bool:

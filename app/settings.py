@@ -25,6 +25,8 @@ class PlatformSettings:
     lane_wait_max: int  # seconds a run waits queued for a held lane before it fails (issue 10)
     webhook_dedupe_ttl: int
     search_include_drafts: bool
+    completeness_tolerance: float
+    rate_limit_patience: int
     version: int
 
 
@@ -45,5 +47,7 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         lane_wait_max=int(values["lane_wait_max"]),
         webhook_dedupe_ttl=int(values["webhook_dedupe_ttl"]),
         search_include_drafts=bool(values["search_include_drafts"]),
+        completeness_tolerance=float(values.get("completeness_tolerance", 0.01)),
+        rate_limit_patience=int(values.get("rate_limit_patience", 600)),
         version=version,
     )

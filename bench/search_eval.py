@@ -10,8 +10,8 @@ shares no sentence with it (three templates, in turn). Relevant = every issue wh
 same three topic words, in any order (usually 1-3 issues). Per query the chunk results are folded to
 entities (first chunk wins) and cut at 10: recall@10 = relevant found / relevant, MRR = 1 / rank of
 the first relevant entity (0 if none in the top 10). The searching principal holds every group of
-every project, and platform setting search_include_drafts is on (the Jira mapping classifies every
-issue not Done as a draft, ~78 % of the corpus), so neither rights nor drafts shape the numbers.
+every project, so rights do not shape the numbers (Jira issues are final content whatever their
+workflow state, seed 000, so default search sees them all).
 
     python bench/search_eval.py [--issues 600] [--queries 150]
 """
@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.db.connect import connect
 from app.embedding.local import LocalEmbedder
 from app.pipeline.run import execute_run
-from app.queries import settings as settings_q
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
 from app.vector.search import Principal, SearchFilters, SearchResult, search, text_search
@@ -82,7 +81,6 @@ def main() -> None:
         jira_emulator(args.issues, seed=args.seed, token=TOKEN) as base_url,
         connect(url, autocommit=True) as conn,  # execute_run declares its own transactions
     ):
-        settings_q.put_setting(conn, key="search_include_drafts", value=True)
         keyring = Keyring(current=os.urandom(32))
         source_id = create_source(
             conn, keyring, NewSource(name="jira", connector_type="jira", base_url=base_url, credential=TOKEN)

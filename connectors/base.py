@@ -16,7 +16,7 @@ types in this module; nothing source-specific leaks past ``mapping.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -225,6 +225,21 @@ class Manifest:
 # ---------------------------------------------------------------- runtime interface
 
 
+class RateGate(Protocol):
+    """One rate budget per credential, shared by every run and worker using it (issue 12, item 7).
+
+    ``connectors.http.SourceHttp`` calls :meth:`wait` before each request and :meth:`observe` after
+    each response; the platform implements it in PostgreSQL (``app.services.rate_budget``)."""
+
+    def wait(self, patience: float) -> None:
+        """Block until the budget allows one more request (at most ``patience`` seconds)."""
+        ...
+
+    def observe(self, status: int, headers: Mapping[str, str]) -> None:
+        """Feed what the source said: 429/503 + Retry-After, X-RateLimit-* headers."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class SourceConfig:
     """What a connector gets from the ``sources`` row (credential already decrypted, in memory only)."""
@@ -235,6 +250,9 @@ class SourceConfig:
     scope_mode: Literal["all", "selected"]
     scope_list: tuple[Any, ...]
     content_filters: Mapping[str, bool]
+    # Platform runtime, not columns: how long "slow down" answers are retried, and the shared budget.
+    rate_limit_patience: float = 600.0
+    rate_gate: RateGate | None = None
 
 
 @dataclass(slots=True)
@@ -284,6 +302,12 @@ class Connector(Protocol):
 
     def has_delta(self, since: datetime) -> bool:
         """Watchdog's cheap check: did anything change since ``since``?"""
+        ...
+
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
+        """Completeness audit (issue 12): how many in-scope items the source reports per scope unit
+        (project, space, channel) for each of ``containers`` plus any unit the connector itself knows;
+        None for a unit the source would not count. Called after a reconciliation enumerated everything."""
         ...
 
     def close(self) -> None: ...

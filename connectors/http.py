@@ -26,13 +26,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from tenacity.wait import wait_exponential_jitter
 
 from connectors.base import (
     CallStats,
     DeadLetterReason,
     ErrorClassification,
+    RateGate,
     SourceAuthFailed,
     SourceError,
     SourceUnreachable,
@@ -88,6 +89,11 @@ class HttpError(Exception):
 
 
 class _RetryableStatus(Exception):
+    @property
+    def slow_down(self) -> bool:
+        """429, or 503 with Retry-After: the source asks us to wait, not that it is broken."""
+        return self.status == 429 or (self.status == 503 and self.retry_after is not None)
+
     def __init__(self, status: int, retry_after: float | None, detail: str) -> None:
         super().__init__(detail)
         self.status = status
@@ -132,6 +138,8 @@ class SourceHttp:
         max_attempts: int = 5,
         max_wait: float = 30.0,
         timeout: float = 30.0,
+        rate_limit_patience: float = 600.0,
+        gate: RateGate | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.stats = stats
@@ -149,6 +157,12 @@ class SourceHttp:
         if problem is not None:
             # Not a connection problem: no retry can help, so the run fails at once with the reason.
             raise SourceError(f"the source's base_url {problem}; fix it with PATCH /sources/{{id}}")
+        # "Slow down" (429, or 503 with Retry-After) is retried for this many seconds, however many
+        # answers that takes; other transient failures are retried max_attempts times (issue 12, item 7).
+        self.rate_limit_patience = rate_limit_patience
+        # Shared per-credential budget (app.services.rate_budget): every run of the credential waits on
+        # it before a request and feeds it what the source says about its limits.
+        self.gate = gate
         self._client = httpx.Client(
             base_url=self.base_url,
             headers={"Accept": "application/json", **dict(headers)},
@@ -165,14 +179,51 @@ class SourceHttp:
         """POST ``body`` as JSON to ``path`` and return the decoded JSON body."""
         return self._request("POST", path, params, body)
 
+    def get_text_capped(self, url: str, max_bytes: int) -> tuple[str | None, str]:
+        """GET ``url`` (absolute, or a path under the base URL) as text, streamed: reading stops as soon
+        as the body passes ``max_bytes``, so nothing beyond the cap is ever held in memory.
+
+        Returns ``(text, "")`` or ``(None, why)`` ("over the size cap", "HTTP 404"...): an attachment
+        that cannot be read stays a link, it never fails the item. One attempt, counted as an API call.
+        """
+        self.stats.api_calls += 1
+        try:
+            with self._client.stream("GET", url, headers={"Accept": "*/*"}) as resp:
+                if resp.status_code in _RATE_LIMITED:
+                    self.stats.rate_limited += 1
+                if not 200 <= resp.status_code < 300:
+                    return None, f"HTTP {resp.status_code}"
+                declared = resp.headers.get("Content-Length")
+                if declared and declared.isdigit() and int(declared) > max_bytes:
+                    return None, "over the size cap"
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in resp.iter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        return None, "over the size cap"
+                    chunks.append(chunk)
+                return b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace"), ""
+        except (httpx.TransportError, httpx.TimeoutException) as exc:
+            return None, self._redact(f"unreachable: {type(exc).__name__}")
+
     def close(self) -> None:
         self._client.close()
 
     # ------------------------------------------------------------ internals
 
     def _request(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> Any:
+        others = [0]  # failures that are not "slow down": bounded by count
+
+        def stop(state: RetryCallState) -> bool:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(exc, _RetryableStatus) and exc.slow_down:
+                return (state.seconds_since_start or 0.0) >= self.rate_limit_patience
+            others[0] += 1
+            return others[0] >= self.max_attempts
+
         retrying = Retrying(
-            stop=stop_after_attempt(self.max_attempts),
+            stop=stop,
             wait=self._wait,
             retry=retry_if_exception_type((_RetryableStatus, _RetryableTransport)),
             reraise=True,
@@ -189,6 +240,8 @@ class SourceHttp:
 
     def _attempt(self, method: str, path: str, params: Mapping[str, Any] | None, body: Any) -> Any:
         where = f"{method} {path}"
+        if self.gate is not None:
+            self.gate.wait(self.rate_limit_patience)
         self.stats.api_calls += 1
         try:
             resp = self._client.request(
@@ -202,6 +255,8 @@ class SourceHttp:
                 self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
             ) from None
         status = resp.status_code
+        if self.gate is not None:
+            self.gate.observe(status, resp.headers)
         if status in _RATE_LIMITED:
             self.stats.rate_limited += 1
         if 200 <= status < 300:
@@ -224,6 +279,8 @@ class SourceHttp:
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, _RetryableStatus) and exc.slow_down and self.gate is not None:
+            return 0.0  # the shared gate already holds the next attempt for as long as the source asked
         if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
             return min(exc.retry_after, self.max_wait)
         return min(float(self._backoff(state)), self.max_wait)

@@ -57,6 +57,15 @@ $$;
 COMMENT ON FUNCTION public.harvester_alert_channels_valid(channels jsonb) IS 'CHECK helper: alert_channels is an array of {kind webhook|slack, url http(s), secret_enc?, events?}; no clear secret.';
 
 CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) RETURNS integer
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    select public.harvester_collapse_duplicates(p_source_id, null::bigint);
+$$;
+
+COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Previous form of harvester_collapse_duplicates(bigint, bigint), without a run id.';
+
+CREATE FUNCTION public.harvester_collapse_duplicates(p_source_id bigint, p_run_id bigint) RETURNS integer
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
@@ -81,8 +90,6 @@ begin
          limit 1;
         exit when not found;
 
-        -- Both notes are replaced by one merged row written with INSERT, so the later note's updated_at is
-        -- kept as data (the _100_timestamps trigger stamps updates only).
         with old as (
             delete from public.entity_notes n
              where n.source_id = p_source_id and n.source_type = pair.source_type
@@ -106,14 +113,16 @@ begin
                coalesce(greatest(s.updated_at, d.updated_at), s.updated_at, d.updated_at)
           from d full join s on true;
 
-        update public.entities set deleted_at = now() where id = pair.duplicate_id;
+        update public.entities
+           set deleted_at = now(), deleted_by_run_id = p_run_id, deleted_reason = 'collapsed_duplicate'
+         where id = pair.duplicate_id;
         collapsed := collapsed + 1;
     end loop;
     return collapsed;
 end;
 $$;
 
-COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint) IS 'Soft-deletes live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
+COMMENT ON FUNCTION public.harvester_collapse_duplicates(p_source_id bigint, p_run_id bigint) IS 'Soft-deletes (reason collapsed_duplicate, by run p_run_id) live entities named in another live entity''s aliases and merges their notes into it. Returns how many were collapsed.';
 
 CREATE FUNCTION public.harvester_defer_alert(args jsonb) RETURNS bigint
     LANGUAGE plpgsql
@@ -164,6 +173,36 @@ end;
 $_$;
 
 COMMENT ON FUNCTION public.harvester_queued_run_jobs() IS 'Each queued run with whether a run_sync job will still run it (todo, or doing on a live worker) and its latest job''s status.';
+
+CREATE FUNCTION public.harvester_take_rate_token(p_key text) RETURNS double precision
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    b public.rate_budgets%rowtype;
+    available double precision;
+begin
+    select * into b from public.rate_budgets where credential_key = p_key for update;
+    if not found then
+        return 0;
+    end if;
+    if b.paused_until is not null and b.paused_until > now() then
+        return extract(epoch from (b.paused_until - now()));
+    end if;
+    if b.refill_per_second <= 0 or b.capacity <= 0 then
+        return 0;
+    end if;
+    available := least(b.capacity, b.tokens + extract(epoch from (now() - b.updated_at)) * b.refill_per_second);
+    if available >= 1 then
+        update public.rate_budgets set tokens = available - 1, updated_at = now() where credential_key = p_key;
+        return 0;
+    end if;
+    update public.rate_budgets set tokens = available, updated_at = now() where credential_key = p_key;
+    return (1 - available) / b.refill_per_second;
+end;
+$$;
+
+COMMENT ON FUNCTION public.harvester_take_rate_token(p_key text) IS 'Takes one request token of a credential''s rate budget: 0 = go now, else seconds to wait.';
 
 CREATE FUNCTION public.procrastinate_cancel_job_v1(job_id bigint, abort boolean, delete_job boolean) RETURNS bigint
     LANGUAGE plpgsql
@@ -759,6 +798,11 @@ CREATE TABLE public.entities (
     content_hash text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    last_fetched_at timestamp with time zone,
+    last_run_id bigint,
+    deleted_by_run_id bigint,
+    deleted_reason text,
+    CONSTRAINT entities_deleted_reason_known CHECK ((deleted_reason = ANY (ARRAY['gone_at_source'::text, 'collapsed_duplicate'::text]))),
     CONSTRAINT entities_metadata_is_object CHECK ((jsonb_typeof(metadata) = 'object'::text)),
     CONSTRAINT entities_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'final'::text, 'archived'::text])))
 );
@@ -778,6 +822,14 @@ COMMENT ON COLUMN public.entities.aliases IS 'Other source ids of the same recor
 COMMENT ON COLUMN public.entities.out_of_scope IS 'Neighbour fetched one hop outside the scope by a link (seed 003 "Соседняя задача").';
 
 COMMENT ON COLUMN public.entities.content_hash IS 'SHA-256 of the normalised entity; an equal hash means the upsert writes nothing.';
+
+COMMENT ON COLUMN public.entities.last_fetched_at IS 'When a run last took this record from the source (changed or not). NULL: not fetched since provenance was recorded.';
+
+COMMENT ON COLUMN public.entities.last_run_id IS 'The run (sync_runs.id) that last fetched this record; not a foreign key so it outlives journal pruning.';
+
+COMMENT ON COLUMN public.entities.deleted_by_run_id IS 'The run that soft-deleted this record (NULL while live, or for deletions made before provenance was recorded).';
+
+COMMENT ON COLUMN public.entities.deleted_reason IS 'Why it was soft-deleted: gone_at_source (reconciliation did not see it, or the source said it is gone) | collapsed_duplicate (folded into the entity that lists it as an alias). NULL while live.';
 
 ALTER TABLE public.entities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.entities_id_seq
@@ -896,11 +948,12 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text, 'completeness_tolerance'::text, 'rate_limit_patience'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
     WHEN 'mass_delete_share'::text THEN ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (1)::numeric))
+    WHEN 'completeness_tolerance'::text THEN ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (1)::numeric))
     WHEN 'reconcile_window'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (10079)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
     WHEN 'search_include_drafts'::text THEN (jsonb_typeof(value) = 'boolean'::text)
     WHEN 'alert_channels'::text THEN public.harvester_alert_channels_valid(value)
@@ -973,6 +1026,45 @@ ALTER TABLE public.procrastinate_workers ALTER COLUMN id ADD GENERATED ALWAYS AS
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.rate_budgets (
+    credential_key text NOT NULL,
+    capacity double precision DEFAULT 0 NOT NULL,
+    refill_per_second double precision DEFAULT 0 NOT NULL,
+    tokens double precision DEFAULT 0 NOT NULL,
+    paused_until timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT rate_budgets_key_is_sha256 CHECK ((credential_key ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT rate_budgets_nonnegative CHECK (((capacity >= (0)::double precision) AND (refill_per_second >= (0)::double precision) AND (tokens >= (0)::double precision)))
+);
+
+COMMENT ON TABLE public.rate_budgets IS 'Per-credential rate budget shared by every run (issue 12): token bucket + pause, fed by the source''s rate-limit headers.';
+
+COMMENT ON COLUMN public.rate_budgets.credential_key IS 'sha256 hex of connector type, base URL and credential; never the credential.';
+
+COMMENT ON COLUMN public.rate_budgets.capacity IS 'Bucket size (X-RateLimit-Limit); 0 = the source has not said: no bucket, pauses only.';
+
+COMMENT ON COLUMN public.rate_budgets.refill_per_second IS 'Tokens added per second (X-RateLimit-FillRate / interval, or limit / window); 0 = unknown.';
+
+COMMENT ON COLUMN public.rate_budgets.tokens IS 'Tokens left at updated_at.';
+
+COMMENT ON COLUMN public.rate_budgets.paused_until IS 'No request with this credential before this time (Retry-After of a 429/503, X-RateLimit-Reset at Remaining 0).';
+
+CREATE TABLE public.run_completeness (
+    run_id bigint NOT NULL,
+    container text NOT NULL,
+    source_count integer,
+    live_count integer NOT NULL,
+    CONSTRAINT run_completeness_counts_nonnegative CHECK (((COALESCE(source_count, 0) >= 0) AND (live_count >= 0)))
+);
+
+COMMENT ON TABLE public.run_completeness IS 'Completeness audit of a reconciliation (issue 12): per scope unit, the count the source reports vs the live entities held after the run.';
+
+COMMENT ON COLUMN public.run_completeness.container IS 'Scope unit: Jira project key, Confluence space key, Slack channel id.';
+
+COMMENT ON COLUMN public.run_completeness.source_count IS 'Items the source reports in that unit (Jira search total, Confluence CQL totalSize, Slack messages enumerated); NULL when the source would not say.';
+
+COMMENT ON COLUMN public.run_completeness.live_count IS 'Live (not soft-deleted) entities of the source in that unit right after the run resolved.';
 
 CREATE TABLE public.run_seen_items (
     run_id bigint NOT NULL,
@@ -1268,6 +1360,12 @@ ALTER TABLE ONLY public.procrastinate_periodic_defers
 ALTER TABLE ONLY public.procrastinate_workers
     ADD CONSTRAINT procrastinate_workers_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.rate_budgets
+    ADD CONSTRAINT rate_budgets_pkey PRIMARY KEY (credential_key);
+
+ALTER TABLE ONLY public.run_completeness
+    ADD CONSTRAINT run_completeness_pkey PRIMARY KEY (run_id, container);
+
 ALTER TABLE ONLY public.run_seen_items
     ADD CONSTRAINT run_seen_items_pkey PRIMARY KEY (run_id, source_type, source_entity_id);
 
@@ -1347,7 +1445,7 @@ CREATE INDEX webhook_deliveries_expires_at_idx ON public.webhook_deliveries USIN
 
 CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.dead_letters FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
 
-CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW WHEN (((NOT ((old.last_fetched_at IS DISTINCT FROM new.last_fetched_at) OR (old.last_run_id IS DISTINCT FROM new.last_run_id))) OR (old.content_hash IS DISTINCT FROM new.content_hash) OR (old.deleted_at IS DISTINCT FROM new.deleted_at) OR (old.out_of_scope IS DISTINCT FROM new.out_of_scope))) EXECUTE FUNCTION public.tg__set_updated_at();
 
 CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
 
@@ -1406,6 +1504,9 @@ ALTER TABLE ONLY public.procrastinate_jobs
 
 ALTER TABLE ONLY public.procrastinate_periodic_defers
     ADD CONSTRAINT procrastinate_periodic_defers_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.procrastinate_jobs(id);
+
+ALTER TABLE ONLY public.run_completeness
+    ADD CONSTRAINT run_completeness_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.run_seen_items
     ADD CONSTRAINT run_seen_items_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;

@@ -14,6 +14,7 @@ def test_round_trip() -> None:
     cp = RunCheckpoint(
         connector={"startAt": 100, "jql": "project = A"},
         max_updated=datetime(2024, 5, 1, 12, 30, tzinfo=UTC),
+        boundary_ids=frozenset({"10002", "10001"}),
         enumerated=150,
         complete=True,
         unread_containers=frozenset({"C2", "C1"}),
@@ -22,6 +23,7 @@ def test_round_trip() -> None:
     assert stored == {
         "connector": {"startAt": 100, "jql": "project = A"},
         "max_updated": "2024-05-01T12:30:00+00:00",
+        "boundary_ids": ["10001", "10002"],
         "enumerated": 150,
         "complete": True,
         "unread_containers": ["C1", "C2"],

@@ -23,6 +23,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from app.queries import alerts as alq
+from app.queries import completeness as cq
 from app.queries import dead_letters as dq
 from app.queries import runs as rq
 from app.queries import sources as sq
@@ -160,6 +161,23 @@ class DatabaseCollector(Collector):
         for d in dlq_rows:
             dead.add_metric([str(d.source_id), d.reason], d.items)
         yield dead
+        audit = cq.latest_completeness(conn)
+        source_items = GaugeMetricFamily(
+            "harvester_completeness_source_items",
+            "Items the source reports per scope unit at the source's latest audited reconciliation.",
+            labels=["source_id", "container"],
+        )
+        live_items = GaugeMetricFamily(
+            "harvester_completeness_live_entities",
+            "Live entities held per scope unit at the source's latest audited reconciliation.",
+            labels=["source_id", "container"],
+        )
+        for unit in audit:
+            if unit.source_count is not None:
+                source_items.add_metric([str(unit.source_id), unit.container], unit.source_count)
+            live_items.add_metric([str(unit.source_id), unit.container], unit.live_count)
+        yield source_items
+        yield live_items
         yield GaugeMetricFamily(
             "harvester_workers_online", "Workers with a heartbeat younger than 5 minutes.", value=self.workers_online
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
+import msgspec
 import psycopg
 from litestar import Controller, get, post
 from litestar.params import Parameter
@@ -14,6 +15,7 @@ from app.api.db import Database
 from app.api.params import Cursor, Limit, RunId, SourceId
 from app.api.problems import ProblemError, not_found, problem_responses
 from app.api.views import Scrub, run_out, scrubber
+from app.queries import completeness as cq
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec
@@ -57,7 +59,19 @@ def _one_run(conn: psycopg.Connection[Any], keyring: Keyring, run_id: int) -> s.
     run = rq.get_run(conn, id=run_id)
     if run is None:
         raise not_found(f"run {run_id}")
-    return run_out(run, scrubber(conn, keyring, run.source_id))
+    out = run_out(run, scrubber(conn, keyring, run.source_id))
+    if run.mode != "reconciliation":
+        return out
+    audit = [
+        s.CompletenessOut(
+            c.container,
+            c.source_count,
+            c.live_count,
+            c.live_count - c.source_count if c.source_count is not None else None,
+        )
+        for c in cq.list_run_completeness(conn, run_id=run_id)
+    ]
+    return msgspec.structs.replace(out, completeness=audit)
 
 
 class RunsController(Controller):

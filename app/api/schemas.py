@@ -96,7 +96,10 @@ class SourceOut(msgspec.Struct):
     sync_interval: int | None
     reconcile_interval: int | None
     reconcile_window: int | None
+    # Resolved: the stored tier, or the connector manifest's default_authority when the column is NULL
+    # (seed 000); authority_tier_inherited says which.
     authority_tier: str | None
+    authority_tier_inherited: bool
     webhook_enabled: bool
     webhook_secret: SecretMask
     incremental_cursor: dict[str, Any] | None
@@ -183,6 +186,15 @@ class ProgressOut(msgspec.Struct):
     eta_seconds: float | None
 
 
+class CompletenessOut(msgspec.Struct):
+    """One scope unit of a reconciliation's completeness audit (issue 12)."""
+
+    container: str
+    source_count: int | None
+    live_count: int
+    difference: int | None
+
+
 class RunOut(msgspec.Struct):
     id: int
     source_id: int
@@ -204,6 +216,8 @@ class RunOut(msgspec.Struct):
     heartbeat_at: datetime | None
     duration_seconds: float | None
     progress: ProgressOut
+    # Reconciliations only, in GET /runs/{id}: per unit, the source's count vs the live entities held.
+    completeness: list[CompletenessOut] | None = None
 
 
 class RunPage(msgspec.Struct):
@@ -314,6 +328,8 @@ class SettingsValues(msgspec.Struct):
     lane_wait_max: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
+    completeness_tolerance: float
+    rate_limit_patience: int
     alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
     alert_dlq_threshold: int = 100
 
@@ -342,6 +358,8 @@ class SettingsUpdate(Input):
     search_include_drafts: bool | UnsetType = UNSET
     alert_channels: Annotated[list[AlertChannelIn], Meta(max_length=20)] | UnsetType = UNSET
     alert_dlq_threshold: Annotated[int, Meta(ge=1, le=10_000_000)] | UnsetType = UNSET
+    completeness_tolerance: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
+    rate_limit_patience: Seconds | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health
@@ -360,6 +378,7 @@ class RedeliveredRunOut(msgspec.Struct):
     deliveries: int
     claimed_at: datetime | None
     worker_id: str | None
+    run_type: str  # derived by sync_run_history (full, incremental, partial_resync, dlq_retry, reconciliation)
 
 
 class WorkersOut(msgspec.Struct):

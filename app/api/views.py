@@ -13,6 +13,7 @@ from app.api import schemas as s
 from app.errors import HarvesterError
 from app.queries import runs as rq
 from app.queries import sources as sq
+from app.registry import get_spec
 from app.secrets import Keyring, mask
 from app.services.run_status import progress
 from connectors.redaction import Redactor
@@ -77,7 +78,8 @@ def source_out(keyring: Keyring, r: Any) -> s.SourceOut:
         sync_interval=r.sync_interval,
         reconcile_interval=r.reconcile_interval,
         reconcile_window=r.reconcile_window,
-        authority_tier=r.authority_tier,
+        authority_tier=r.authority_tier or default_authority(r.connector_type),
+        authority_tier_inherited=r.authority_tier is None,
         webhook_enabled=r.webhook_enabled,
         webhook_secret=secret_mask(keyring, r.webhook_secret_enc, r.id),
         incremental_cursor=r.incremental_cursor,
@@ -89,6 +91,14 @@ def source_out(keyring: Keyring, r: Any) -> s.SourceOut:
         dlq_depth=int(r.dlq_depth or 0),
         last_run=last,
     )
+
+
+def default_authority(connector_type: str) -> str | None:
+    """The manifest's default_authority a NULL ``sources.authority_tier`` means (seed 000)."""
+    try:
+        return get_spec(connector_type).manifest.default_authority
+    except KeyError:
+        return None  # a connector this build does not know: nothing to resolve against
 
 
 def seconds(interval: timedelta | None) -> float | None:

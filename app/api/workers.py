@@ -35,7 +35,7 @@ class WorkersController(Controller):
         with db.tx() as conn:
             workers = online_workers(wq.list_job_workers(conn), datetime.now(UTC))
             redelivered = [
-                s.RedeliveredRunOut(r.id, r.source_id, r.deliveries, r.claimed_at, r.worker_id)
+                s.RedeliveredRunOut(r.id, r.source_id, r.deliveries, r.claimed_at, r.worker_id, r.run_type)
                 for r in rq.list_redelivered_runs(conn)
             ]
         return s.WorkersOut(online=sum(w.online for w in workers), workers=workers, redelivered_runs=redelivered)

@@ -402,8 +402,6 @@ def _searches(console: Console, url: str) -> None:
         console.print("HARVESTER_EMBEDDER=none: no searches")
         return
     with connect(url) as conn:
-        conn.execute("update platform_settings set value = 'true' where key = 'search_include_drafts'")
-        conn.commit()
         people = _people(conn)
         if people is None:
             console.print("[yellow]no private conversation in the demo data: searches skipped[/]")

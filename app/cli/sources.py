@@ -40,6 +40,7 @@ def _sources_add(args: argparse.Namespace) -> int:
                 scope_mode="selected" if scope_list else "all",
                 scope_list=scope_list,
                 content_filters=filters,
+                auth_method=args.auth_method,
                 webhook_enabled=bool(args.webhook_secret),
             ),
         )
@@ -73,6 +74,9 @@ def register(sub: Subparsers) -> None:
     add.add_argument("--credential", help="API token (or set HARVESTER_SOURCE_CREDENTIAL); stored encrypted")
     add.add_argument("--webhook-secret", help="HMAC secret for webhooks; stored encrypted")
     add.add_argument("--scope", action="append", help="scope item (project key, JQL, space, channel); repeatable")
+    add.add_argument(
+        "--auth-method", default="static_token", help="static_token | oauth (only what the connector's manifest lists)"
+    )
     add.add_argument("--filters", help="content filters as JSON, e.g. '{\"comments\": false}'")
     add.set_defaults(handler=_sources_add)
     ssub.add_parser("list", help="sources with health, entity count, DLQ depth, last run").set_defaults(

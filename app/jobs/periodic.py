@@ -18,7 +18,7 @@ from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, db_url
 from app.queries import runs as rq
 from app.queries import sources as sq
-from app.schedule import incremental_due, probe_due, reconciliation_due, silent_too_long
+from app.schedule import first_full_due, incremental_due, probe_due, reconciliation_due, silent_too_long
 from app.secrets import Keyring, load_keyring
 from app.services.alerts import evaluate_alerts
 from app.services.connectors import has_delta, probe
@@ -53,6 +53,7 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
     """One tick. ``defer(conn, run_id)`` queues a run's job in ``conn``'s open transaction, so a run
     never commits without its job (a crash in between would leave it queued forever)."""
     counts = {
+        "full": 0,
         "incremental": 0,
         "reconciliation": 0,
         "probed": 0,
@@ -117,9 +118,22 @@ def _schedule_source(
 
     interval = s.reconcile_interval or settings.reconcile_interval
     window = s.reconcile_window if s.reconcile_window is not None else settings.reconcile_window
-    if reconciliation_due(now, s.last_reconciliation, window, interval, settings.timezone):
+    poll_every = s.sync_interval or settings.sync_interval
+    if s.first_full is None:
+        # Seed 001: the first run is the full sync on connect; the tick starts it only when nobody did.
+        if first_full_due(now, s.created_at, s.last_poll, poll_every):
+            counts["full"] += start("full", "schedule")
+    elif reconciliation_due(
+        now,
+        s.last_reconciliation,
+        window,
+        interval,
+        settings.timezone,
+        anchor=s.first_full,
+        last_attempt=s.last_reconciliation_attempt,
+    ):
         counts["reconciliation"] += start("reconciliation", "schedule")
-    elif incremental_due(now, s.last_incremental, s.sync_interval or settings.sync_interval):
+    elif incremental_due(now, s.last_poll, poll_every):
         counts["incremental"] += start("incremental", "schedule")
     source = sq.get_source(conn, id=s.id)
     conn.commit()

@@ -19,6 +19,8 @@ class RunCheckpoint:
     connector: Mapping[str, Any] | None = None
     # Newest source-side modification time seen: becomes the incremental cursor when the run succeeds.
     max_updated: datetime | None = None
+    # Ids seen at exactly ``max_updated`` (the watermark's boundary ids, app.pipeline.watermark).
+    boundary_ids: frozenset[str] = frozenset()
     # Items taken from the source so far, across deliveries.
     enumerated: int = 0
     # Enumeration finished and its last items are committed: a resumed run goes straight to resolve.
@@ -30,6 +32,7 @@ class RunCheckpoint:
         return {
             "connector": dict(self.connector) if self.connector is not None else None,
             "max_updated": self.max_updated.isoformat() if self.max_updated else None,
+            "boundary_ids": sorted(self.boundary_ids),
             "enumerated": self.enumerated,
             "complete": self.complete,
             "unread_containers": sorted(self.unread_containers),
@@ -42,9 +45,11 @@ class RunCheckpoint:
         connector = data.get("connector")
         enumerated = data.get("enumerated")
         unread = data.get("unread_containers")
+        boundary = data.get("boundary_ids")
         return cls(
             connector=dict(connector) if isinstance(connector, Mapping) else None,
             max_updated=_timestamp(data.get("max_updated")),
+            boundary_ids=frozenset(str(i) for i in boundary) if isinstance(boundary, list) else frozenset(),
             enumerated=enumerated if isinstance(enumerated, int) and not isinstance(enumerated, bool) else 0,
             complete=data.get("complete") is True,
             unread_containers=frozenset(str(c) for c in unread) if isinstance(unread, list) else frozenset(),

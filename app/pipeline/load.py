@@ -58,11 +58,15 @@ def load_batch(
     entities = list(latest.values())
 
     if entities:
-        changed = q.upsert_entities(conn, source_id=source_id, rows=[entity_row(e) for e in entities])
+        changed = q.upsert_entities(conn, source_id=source_id, run_id=run_id, rows=[entity_row(e) for e in entities])
         by_key: dict[tuple[str, str], Entity] = {(e.source_type, e.source_entity_id): e for e in entities}
         written = [(r.id, by_key[(r.source_type, r.source_entity_id)]) for r in changed]
         result.written = len(written)
         result.unchanged = len(entities) - len(written)
+        if result.unchanged:
+            # Provenance of the unchanged rows (fetched now, by this run): two unindexed columns, a HOT
+            # update; rows just written already carry it and are skipped by the statement.
+            q.touch_fetched(conn, source_id=source_id, run_id=run_id, rows=_identities(entities))
         if written:
             # A freshly inserted entity has no old edges or refs to replace.
             rewritten = [r.id for r in changed if not r.inserted]
@@ -100,7 +104,7 @@ def load_batch(
     if batch.gone:
         rows = [{"source_type": t, "source_entity_id": i} for t, i in batch.gone]
         dlq.delete_dead_letters(conn, source_id=source_id, rows=rows)
-        result.gone = q.soft_delete_items(conn, source_id=source_id, rows=rows)
+        result.gone = q.soft_delete_items(conn, source_id=source_id, run_id=run_id, rows=rows)
     return result
 
 

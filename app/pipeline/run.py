@@ -27,8 +27,10 @@ from typing import Any
 import psycopg
 
 from app.errors import HarvesterError
+from app.pipeline import completeness
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.load import Batch, ChunkStage, load_batch
+from app.pipeline.watermark import Watermark
 from app.queries import dead_letters as dq
 from app.queries import entities as eq
 from app.queries import runs as rq
@@ -36,6 +38,7 @@ from app.queries import sources as sq
 from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.connectors import source_config
+from app.services.rate_budget import with_rate_budget
 from app.settings import PlatformSettings, load_settings
 from connectors.base import (
     CallStats,
@@ -157,7 +160,7 @@ class _Run:
         self.on_progress = on_progress
         saved = RunCheckpoint.from_json(claim.checkpoint)
         self.position: Mapping[str, Any] | None = saved.connector
-        self.max_updated: datetime | None = saved.max_updated
+        self.watermark = Watermark(saved.max_updated, saved.boundary_ids)
         self.complete: bool = saved.complete
         self.unread_containers: set[str] = set(saved.unread_containers)
         self.enumerated: int = saved.enumerated
@@ -174,6 +177,10 @@ class _Run:
         # Whole-source enumeration: the only runs that may resolve deletions, flags and the cursor.
         self.whole_source = self.scope_kind is None
         self.record_seen = self.whole_source and claim.mode in ("full", "reconciliation")
+        # Items the previous incremental cursor already holds at its exact boundary (filled in execute).
+        self.previous = Watermark()
+        # Per-unit counts the source reports, asked after a reconciliation enumerated everything.
+        self.audit_counts: Mapping[str, int | None] = {}
 
     # ------------------------------------------------------------------ main flow
 
@@ -183,9 +190,16 @@ class _Run:
         assert source is not None  # FK: a run cannot outlive its source
         self.connector_type = source.connector_type
         log.info("run %s started", self.claim.id, extra={**self._fields(), "delivery": self.claim.deliveries})
+        if self.whole_source and self.claim.mode == "incremental":
+            self.previous = Watermark.from_cursor(source.incremental_cursor)
         try:
             spec = get_spec(source.connector_type)
-            config = self._scoped(source_config(source, self.keyring))
+            config = with_rate_budget(
+                self.conn,
+                self._scoped(source_config(source, self.keyring)),
+                source.connector_type,
+                self.settings.rate_limit_patience,
+            )
             connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:
             # Unknown connector, source down at start, or a credential no configured key decrypts.
@@ -195,6 +209,8 @@ class _Run:
                 if not self._commit_page(batch, position, spec.map_item):
                     self._clear_seen()
                     return RunOutcome(self.claim.id, "cancelled", self.done, self.errors)
+            if self.record_seen and self.complete and self.claim.mode == "reconciliation":
+                self.audit_counts = completeness.source_counts(self.conn, connector, self.claim.source_id)
             return self._resolve(source)
         except SourceError as exc:
             self._clear_seen()
@@ -230,11 +246,12 @@ class _Run:
             return datetime.fromisoformat(str(self.scope["since"]))
         if self.claim.mode != "incremental":
             return None  # full and reconciliation: since = epoch
-        cursor = source.incremental_cursor or {}
-        if not cursor.get("updated"):
+        boundary = Watermark.from_cursor(source.incremental_cursor).updated
+        if boundary is None:
             return None
-        # Overlap: anything updated during the previous run near its end is fetched again (idempotent).
-        return datetime.fromisoformat(cursor["updated"]) - timedelta(seconds=self.settings.incremental_lookback)
+        # ">=" the boundary (the watermark's ids say what to skip at it), widened by the look-back for
+        # a source whose search index lags its writes; repeats before the boundary are idempotent.
+        return boundary - timedelta(seconds=self.settings.incremental_lookback)
 
     def _pages(
         self, connector: Connector, source: sq.GetSourceRow
@@ -288,16 +305,19 @@ class _Run:
         """Load one page with the checkpoint and counters in one transaction; False when the run is no
         longer ours (cancelled or taken over), in which case nothing of the page is kept."""
         batch = Batch()
+        # Taken by the previous run at exactly its boundary and unchanged since (watermark): not loaded.
+        items = [
+            i
+            for i in items
+            if not (isinstance(i, RawItem) and self.previous.already_seen(i.source_entity_id, i.source_updated_at))
+        ]
         for item in items:
             if isinstance(item, RawItem):
+                self.watermark = self.watermark.advance(item.source_entity_id, item.source_updated_at)
                 try:
                     batch.entities.append(map_item(item))
                 except MalformedPayload as exc:
                     batch.errors.append(ItemError(item.source_type, item.source_entity_id, "malformed", str(exc)))
-                if item.source_updated_at is not None and (
-                    self.max_updated is None or item.source_updated_at > self.max_updated
-                ):
-                    self.max_updated = item.source_updated_at
             elif isinstance(item, ItemError):
                 batch.errors.append(item)
                 if item.container is not None:
@@ -344,7 +364,8 @@ class _Run:
     def _checkpoint(self) -> RunCheckpoint:
         return RunCheckpoint(
             connector=self.position,
-            max_updated=self.max_updated,
+            max_updated=self.watermark.updated,
+            boundary_ids=self.watermark.ids,
             enumerated=self.enumerated,
             complete=self.complete,
             unread_containers=frozenset(self.unread_containers),
@@ -371,7 +392,7 @@ class _Run:
         if self.record_seen and self.complete and self.enumerated > 0:
             if self.claim.mode == "reconciliation":
                 # Collapse first: a duplicate the source no longer lists must merge, not just vanish.
-                eq.collapse_duplicates(self.conn, source_id=source_id)
+                eq.collapse_duplicates(self.conn, source_id=source_id, run_id=run_id)
                 unread = sorted(self.unread_containers)
                 counts = eq.count_unseen(self.conn, run_id=run_id, source_id=source_id, unread_containers=unread)
                 assert counts is not None
@@ -393,11 +414,22 @@ class _Run:
             detail = "the source listed no items: nothing was deleted or re-flagged"
         if self.record_seen:
             eq.clear_seen(self.conn, run_id=run_id)
+        finding = completeness.record(
+            self.conn,
+            run_id=run_id,
+            source_id=source_id,
+            counts=self.audit_counts,
+            tolerance=self.settings.completeness_tolerance,
+        )
+        if finding:
+            detail = f"{detail} {finding}" if detail else finding
         if self.whole_source and self.complete:
-            previous = source.incremental_cursor or {}
-            updated = self.max_updated.isoformat() if self.max_updated else previous.get("updated")
-            if updated:
-                sq.set_incremental_cursor(self.conn, id=source_id, cursor={"updated": updated})
+            # The watermark only moves forward; a run that saw nothing newer keeps the previous one.
+            previous = Watermark.from_cursor(source.incremental_cursor)
+            mark = previous.advance_all((i, self.watermark.updated) for i in self.watermark.ids)
+            cursor = mark.to_cursor()
+            if cursor is not None:
+                sq.set_incremental_cursor(self.conn, id=source_id, cursor=cursor)
         return detail, deleted
 
     def _finish(self, state: str, detail: str | None) -> RunOutcome:

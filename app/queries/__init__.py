@@ -5,12 +5,14 @@
 
 - alerts.sql
 - chunks.sql
+- completeness.sql
 - dead_letters.sql
 - embeddings.sql
 - entities.sql
 - lanes.sql
 - migrations.sql
 - notes.sql
+- rate_budgets.sql
 - roles.sql
 - runs.sql
 - search.sql

@@ -31,7 +31,7 @@ def clear_seen(
 
 
 COLLAPSE_DUPLICATES = """
-select harvester_collapse_duplicates(%(source_id)s::bigint) as collapsed
+select harvester_collapse_duplicates(%(source_id)s::bigint, %(run_id)s::bigint) as collapsed
 """
 
 
@@ -39,14 +39,16 @@ def collapse_duplicates(
     conn: psycopg.Connection[Any],
     *,
     source_id: int,
+    run_id: int,
 ) -> int | None:
     """Reconciliation: folds entities named in another live entity's aliases into it
-    (seed 001).
+    (seed 001), recording the run and the reason (collapsed_duplicate) on each
+    folded row.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
             COLLAPSE_DUPLICATES,
-            {"source_id": source_id},
+            {"source_id": source_id, "run_id": run_id},
         ).fetchone()
     if row is None:
         return None
@@ -399,7 +401,7 @@ def mark_seen(
 
 SOFT_DELETE_ITEMS = """
 update entities e
-set deleted_at = now()
+set deleted_at = now(), deleted_by_run_id = %(run_id)s::bigint, deleted_reason = 'gone_at_source'
 from jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)
 where e.source_id = %(source_id)s::bigint
   and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
@@ -410,23 +412,28 @@ where e.source_id = %(source_id)s::bigint
 def soft_delete_items(
     conn: psycopg.Connection[Any],
     *,
+    run_id: int,
     source_id: int,
     rows: Any,
 ) -> int:
     """Marks deleted the given identities (webhook deletes, items gone at the
-    source).
+    source), by run_id.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             SOFT_DELETE_ITEMS,
-            {"source_id": source_id, "rows": Jsonb(rows)},
+            {
+                "run_id": run_id,
+                "source_id": source_id,
+                "rows": Jsonb(rows),
+            },
         )
         return cur.rowcount
 
 
 SOFT_DELETE_UNSEEN = """
 update entities e
-set deleted_at = now()
+set deleted_at = now(), deleted_by_run_id = %(run_id)s::bigint, deleted_reason = 'gone_at_source'
 where e.source_id = %(source_id)s::bigint
   and e.deleted_at is null
   and not coalesce(e.container = any(%(unread_containers)s::text[]), false)
@@ -440,20 +447,54 @@ where e.source_id = %(source_id)s::bigint
 def soft_delete_unseen(
     conn: psycopg.Connection[Any],
     *,
+    run_id: int,
     source_id: int,
     unread_containers: list[str],
-    run_id: int,
 ) -> int:
     """Reconciliation: marks deleted every live entity of the source the run did not
-    see (status untouched), except in containers the run could not read.
+    see (status untouched), except in containers the run could not read; records
+    the run and the reason (gone_at_source).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             SOFT_DELETE_UNSEEN,
             {
+                "run_id": run_id,
                 "source_id": source_id,
                 "unread_containers": unread_containers,
+            },
+        )
+        return cur.rowcount
+
+
+TOUCH_FETCHED = """
+update entities e
+set last_fetched_at = now(), last_run_id = %(run_id)s::bigint
+from jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)
+where e.source_id = %(source_id)s::bigint
+  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+  and e.last_run_id is distinct from %(run_id)s::bigint
+"""
+
+
+def touch_fetched(
+    conn: psycopg.Connection[Any],
+    *,
+    run_id: int,
+    source_id: int,
+    rows: Any,
+) -> int:
+    """Provenance of the rows UpsertEntities left alone (equal hash): fetched now by
+    run_id. Only those two columns change, neither indexed, so the update can be
+    HOT; rows this run already wrote are skipped.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            TOUCH_FETCHED,
+            {
                 "run_id": run_id,
+                "source_id": source_id,
+                "rows": Jsonb(rows),
             },
         )
         return cur.rowcount
@@ -462,11 +503,12 @@ def soft_delete_unseen(
 UPSERT_ENTITIES = """
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
-    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
+    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
+    last_fetched_at, last_run_id)
 select %(source_id)s::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
        coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
        coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
-       r.content_hash
+       r.content_hash, now(), %(run_id)s::bigint
 from jsonb_to_recordset(%(rows)s::jsonb) as r(
     source_type text, source_entity_id text, natural_key text, container text, status text, title text,
     body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
@@ -486,7 +528,11 @@ set natural_key = excluded.natural_key,
     aliases = excluded.aliases,
     out_of_scope = excluded.out_of_scope,
     content_hash = excluded.content_hash,
-    deleted_at = null
+    deleted_at = null,
+    deleted_by_run_id = null,
+    deleted_reason = null,
+    last_fetched_at = excluded.last_fetched_at,
+    last_run_id = excluded.last_run_id
 where e.content_hash is distinct from excluded.content_hash
    or e.deleted_at is not null
    or e.out_of_scope is distinct from excluded.out_of_scope
@@ -508,6 +554,7 @@ def upsert_entities(
     conn: psycopg.Connection[Any],
     *,
     source_id: int,
+    run_id: int,
     rows: Any,
 ) -> list[UpsertEntitiesRow]:
     """Entities and their graph projection (edges, refs): the loader's writes, the
@@ -517,11 +564,17 @@ def upsert_entities(
     inserted or changed (equal hash writes nothing). A changed row, a returning
     (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
     classify says now, so a restore with an equal payload keeps the old status
-    (seed 000 "Удаления").
+    (seed 000 "Удаления"). A written row records its provenance (fetched now by
+    run_id); an unchanged one is left to TouchFetched, and a restore clears the
+    deletion's run and reason.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             UPSERT_ENTITIES,
-            {"source_id": source_id, "rows": Jsonb(rows)},
+            {
+                "source_id": source_id,
+                "run_id": run_id,
+                "rows": Jsonb(rows),
+            },
         ).fetchall()
     return [UpsertEntitiesRow(*row) for row in rows]

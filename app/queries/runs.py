@@ -365,8 +365,8 @@ def list_orphaned_runs(
 
 
 LIST_REDELIVERED_RUNS = """
-select id, source_id, deliveries, claimed_at, worker_id
-from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id
+select id, source_id, deliveries, claimed_at, worker_id, run_type
+from sync_run_history where state in ('queued', 'running') and deliveries > 1 order by id
 """
 
 
@@ -379,12 +379,15 @@ class ListRedeliveredRunsRow:
     deliveries: int
     claimed_at: datetime.datetime | None
     worker_id: str | None
+    run_type: str
 
 
 def list_redelivered_runs(
     conn: psycopg.Connection[Any],
 ) -> list[ListRedeliveredRunsRow]:
-    """Live runs claimed more than once (seed 003 "redelivered")."""
+    """Live runs claimed more than once (seed 003 "redelivered"), each with its
+    derived history type.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             LIST_REDELIVERED_RUNS,

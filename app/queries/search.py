@@ -71,7 +71,8 @@ ann as materialized (
     where (select visible from probe) >= (select narrow_below from settings)
       and c.acl_principals && %(principals)s::text[]
       and not c.entity_deleted
-      and (c.entity_status <> 'draft' or (select include_drafts from settings))
+      and (c.entity_status <> 'draft' or (select include_drafts from settings)
+           or 'draft' = any(%(statuses)s::text[]))
       and c.embedding_model = %(model)s::text
       and (%(source_ids)s::bigint[] is null or c.source_id = any(%(source_ids)s::bigint[]))
       and (%(statuses)s::text[] is null or c.entity_status = any(%(statuses)s::text[]))
@@ -91,7 +92,8 @@ exact as materialized (
     where (select count(*) from ann) < %(k)s::integer
       and c.acl_principals && %(principals)s::text[]
       and not c.entity_deleted
-      and (c.entity_status <> 'draft' or (select include_drafts from settings))
+      and (c.entity_status <> 'draft' or (select include_drafts from settings)
+           or 'draft' = any(%(statuses)s::text[]))
       and c.embedding_model = %(model)s::text
       and (%(source_ids)s::bigint[] is null or c.source_id = any(%(source_ids)s::bigint[]))
       and (%(statuses)s::text[] is null or c.entity_status = any(%(statuses)s::text[]))
@@ -146,22 +148,22 @@ def search_chunks(
     principals: list[str],
     model: str,
     query_embedding: Any,  # pgvector.Vector when read; numpy.ndarray or pgvector.Vector when written
-    source_ids: list[int] | None,
     statuses: list[str] | None,
+    source_ids: list[int] | None,
     source_types: list[str] | None,
     updated_from: datetime.datetime | None,
     updated_to: datetime.datetime | None,
 ) -> list[SearchChunksRow]:
     """The k chunks nearest to the query vector that the principal may see: ACL
     overlap, not soft-deleted, drafts only when
-    platform_settings.search_include_drafts, only vectors of the query's model,
-    plus the optional filters (NULL = no filter). A principal who sees few chunks
-    (fewer than `narrow_share` of the table, at least 20 k) is served exactly:
-    `probe` counts them through the ACL index (stopping at that bound), `ann` is
-    skipped and `exact` sorts just those chunks by distance (an HNSW scan would
-    visit ~k / share index tuples to find k of them). Otherwise `ann` is the HNSW
-    iterative scan, and `exact` runs only if `ann` came back short. So k rows
-    always come back when k visible chunks exist.
+    platform_settings.search_include_drafts or the statuses filter names 'draft',
+    only vectors of the query's model, plus the optional filters (NULL = no
+    filter). A principal who sees few chunks (fewer than `narrow_share` of the
+    table, at least 20 k) is served exactly: `probe` counts them through the ACL
+    index (stopping at that bound), `ann` is skipped and `exact` sorts just those
+    chunks by distance (an HNSW scan would visit ~k / share index tuples to find k
+    of them). Otherwise `ann` is the HNSW iterative scan, and `exact` runs only if
+    `ann` came back short. So k rows always come back when k visible chunks exist.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -172,8 +174,8 @@ def search_chunks(
                 "principals": principals,
                 "model": model,
                 "query_embedding": query_embedding,
-                "source_ids": source_ids,
                 "statuses": statuses,
+                "source_ids": source_ids,
                 "source_types": source_types,
                 "updated_from": updated_from,
                 "updated_to": updated_to,
@@ -242,7 +244,8 @@ where to_tsvector('russian'::regconfig, c.body)
   and c.acl_principals && %(principals)s::text[]
   and not c.entity_deleted
   and (c.entity_status <> 'draft'
-       or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false))
+       or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
+       or 'draft' = any(%(statuses)s::text[]))
   and (%(source_ids)s::bigint[] is null or c.source_id = any(%(source_ids)s::bigint[]))
   and (%(statuses)s::text[] is null or c.entity_status = any(%(statuses)s::text[]))
   and (%(source_types)s::text[] is null or e.source_type = any(%(source_types)s::text[]))
@@ -276,8 +279,8 @@ def search_chunks_text(
     *,
     query_text: str,
     principals: list[str],
-    source_ids: list[int] | None,
     statuses: list[str] | None,
+    source_ids: list[int] | None,
     source_types: list[str] | None,
     updated_from: datetime.datetime | None,
     updated_to: datetime.datetime | None,
@@ -294,8 +297,8 @@ def search_chunks_text(
             {
                 "query_text": query_text,
                 "principals": principals,
-                "source_ids": source_ids,
                 "statuses": statuses,
+                "source_ids": source_ids,
                 "source_types": source_types,
                 "updated_from": updated_from,
                 "updated_to": updated_to,

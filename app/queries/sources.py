@@ -197,11 +197,19 @@ def list_active_source_ids(
 
 LIST_SCHEDULE_STATE = """
 select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
-       s.last_probe_at, s.incremental_cursor,
-       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'incremental')::timestamptz
-           as last_incremental,
-       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'reconciliation')::timestamptz
-           as last_reconciliation,
+       s.last_probe_at, s.incremental_cursor, s.created_at,
+       (select max(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode in ('incremental', 'full') and r.trigger <> 'webhook'
+          and r.scope is null)::timestamptz as last_poll,
+       (select min(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode in ('full', 'reconciliation') and r.scope is null
+          and r.state in ('queued', 'running', 'succeeded'))::timestamptz as first_full,
+       (select max(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode = 'reconciliation'
+          and r.state in ('queued', 'running', 'succeeded'))::timestamptz as last_reconciliation,
+       (select max(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode = 'reconciliation' and r.trigger = 'schedule')::timestamptz
+           as last_reconciliation_attempt,
        (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz
            as last_success,
        (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.trigger = 'watchdog')::timestamptz
@@ -224,8 +232,11 @@ class ListScheduleStateRow:
     webhook_enabled: bool
     last_probe_at: datetime.datetime | None
     incremental_cursor: Any | None
-    last_incremental: datetime.datetime
+    created_at: datetime.datetime
+    last_poll: datetime.datetime
+    first_full: datetime.datetime
     last_reconciliation: datetime.datetime
+    last_reconciliation_attempt: datetime.datetime
     last_success: datetime.datetime
     last_watchdog: datetime.datetime
 
@@ -233,8 +244,10 @@ class ListScheduleStateRow:
 def list_schedule_state(
     conn: psycopg.Connection[Any],
 ) -> list[ListScheduleStateRow]:
-    """Per active source: overrides and the history the schedule tick needs (last
-    runs, last probe, cursor).
+    """Per active source: overrides and the history the schedule tick needs. The
+    polling clock counts whole-source polls only (never webhook or items-scoped
+    runs); a reconciliation counts as done only when it succeeded or is still
+    active; the first full sync anchors the first reconciliation window.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

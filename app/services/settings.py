@@ -34,6 +34,7 @@ SECONDS_KEYS = (
     "stale_run_after",
     "lane_wait_max",
     "webhook_dedupe_ttl",
+    "rate_limit_patience",
 )
 MAX_DELIVERIES_LIMIT = 1000
 ALERT_EVENTS = ("run_failed", "source_health_error", "mass_delete_held", "dead_letters_over_threshold", "worker_gone")
@@ -99,6 +100,12 @@ def normalise(changes: Mapping[str, Any], keyring: Keyring | None = None) -> dic
                 raise InvalidField(key, "must be a number")
             if not 0 < value <= 1:
                 raise InvalidField(key, "must be greater than 0 and at most 1")
+            out[key] = float(value)
+        elif key == "completeness_tolerance":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise InvalidField(key, "must be a number")
+            if not 0 <= value <= 1:
+                raise InvalidField(key, "must be between 0 and 1")
             out[key] = float(value)
         elif key == "search_include_drafts":
             if not isinstance(value, bool):

@@ -53,11 +53,17 @@ class NewSource:
     webhook_enabled: bool = False
 
 
-def validate_against_manifest(connector_type: str, scope_list: Sequence[Any], filters: Mapping[str, Any]) -> None:
+def validate_against_manifest(
+    connector_type: str, scope_list: Sequence[Any], filters: Mapping[str, Any], auth_method: str | None = None
+) -> None:
     try:
         spec = get_spec(connector_type)
     except KeyError:
         raise InvalidField("connector_type", f"unknown connector; known: {', '.join(known_types())}") from None
+    if auth_method is not None and auth_method not in spec.manifest.auth_methods:
+        # Seed 000 allows static_token and oauth in general; a connector supports only what its manifest says.
+        supported = list(spec.manifest.auth_methods)
+        raise InvalidField("auth_method", f"{connector_type} does not support {auth_method!r}; it supports {supported}")
     allowed = {f.key for f in spec.manifest.content_filters}
     for key, value in filters.items():
         if key not in allowed:
@@ -107,7 +113,7 @@ def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSourc
     """
     check_credential(new.credential)
     check_base_url(new.base_url)
-    validate_against_manifest(new.connector_type, new.scope_list, new.content_filters)
+    validate_against_manifest(new.connector_type, new.scope_list, new.content_filters, new.auth_method)
     defaults = {f.key: f.default for f in get_spec(new.connector_type).manifest.content_filters}
     with conn.transaction():
         try:
@@ -223,7 +229,9 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
     state = patch.get("state", row.state)
     scope_list = list(patch["scope_list"]) if "scope_list" in patch else list(row.scope_list or [])
     filters = {**dict(row.content_filters or {}), **dict(patch.get("content_filters") or {})}
-    validate_against_manifest(row.connector_type, scope_list, dict(patch.get("content_filters") or {}))
+    validate_against_manifest(
+        row.connector_type, scope_list, dict(patch.get("content_filters") or {}), patch.get("auth_method")
+    )
     credential_enc = row.credential_enc
     if "credential" in patch:
         credential = patch["credential"]

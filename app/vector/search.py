@@ -7,9 +7,10 @@ visibility rule together; the HNSW settings it relies on are set first, transact
 
 Visibility: a chunk is returned only when its (inherited) ACL shares a token with the principal's
 (``user:<email>``, ``group:<connector>:<id>``), its entity is not soft-deleted, it is not a draft
-(unless platform setting ``search_include_drafts``), and its vector was made by the query's model:
-distances between two models' vectors mean nothing, so during a re-embed each model's searches see
-that model's vectors (old ones keep serving processes still on the old model until replaced).
+(unless platform setting ``search_include_drafts`` or a ``statuses`` filter naming ``draft``), and
+its vector was made by the query's model: distances between two models' vectors mean nothing, so
+during a re-embed each model's searches see that model's vectors (old ones keep serving processes
+still on the old model until replaced).
 
 Hybrid (``hybrid=True``): the top ``HYBRID_CANDIDATES`` of the vector and of the full-text query
 are fused by reciprocal rank fusion, score = sum of 1 / (RRF_K + rank); the same visibility rules

@@ -5,7 +5,9 @@ Server/Data Center. Cloud full runs list pages per space with REST v2 (cursor pa
 and read each page through v1 ``content/{id}`` for what v2 lacks (storage body with ancestors,
 restrictions, labels, comments, attachments in one call). Server full runs list v1 ``content`` per
 space with the same expansions (start/limit). Incremental runs (``since`` given) on both use CQL
-``lastmodified >= "yyyy-MM-dd HH:mm"`` through ``content/search``.
+``type in (page, comment, attachment) and lastmodified >= "yyyy-MM-dd HH:mm"`` through
+``content/search``: a changed comment or attachment (which leaves its page's lastmodified alone)
+makes its page (``container``) fetched again.
 
 Time zones: Confluence reads CQL dates in the *API user's* time zone and only to the minute. We ask
 ``/rest/api/user/current`` for ``timeZone``, convert ``since`` (UTC) into that zone and round the minute
@@ -20,7 +22,7 @@ each is emitted after the page of items it covers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -78,6 +80,8 @@ class ConfluenceConnector:
             stats=stats,
             errors=MANIFEST.errors,
             max_wait=max_wait,
+            rate_limit_patience=config.rate_limit_patience,
+            gate=config.rate_gate,
         )
         filters = {f.key: f.default for f in MANIFEST.content_filters}
         filters.update(config.content_filters)
@@ -170,6 +174,24 @@ class ConfluenceConnector:
         data = self.http.get_json("/rest/api/content/search", {"cql": self._cql(since, order=False), "limit": 1})
         return bool(_results(data))
 
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
+        """Pages per in-scope space as CQL reports them (``totalSize`` of a one-row search)."""
+        scoped = [s["key"] for s in self._spaces()]
+        out: dict[str, int | None] = {}
+        for key in sorted({*containers, *scoped}):
+            if key not in scoped:
+                out[key] = 0  # held but out of scope now: the source has none of it in scope
+                continue
+            try:
+                params = {"cql": f'type=page and space = "{key}"', "limit": 1}
+                data = self.http.get_json("/rest/api/content/search", params)
+            except HttpError:
+                out[key] = None
+                continue
+            total = data.get("totalSize") if isinstance(data, Mapping) else None
+            out[key] = total if isinstance(total, int) and not isinstance(total, bool) else None
+        return out
+
     def close(self) -> None:
         self.http.close()
 
@@ -231,11 +253,23 @@ class ConfluenceConnector:
     def _since(self, since: datetime, cp: dict[str, Any]) -> Iterator[Emitted]:
         start = int(cp.get("start", 0)) if cp.get("mode") == "since" else 0
         cql = self._cql(since)
+        # A changed comment or attachment does not change its page's lastmodified: CQL finds the child,
+        # and the page it belongs to is fetched again (once per run), so its text sections are current.
+        parents_done: set[str] = set()
         while True:
             params = {"cql": cql, "start": start, "limit": self.page_size, "expand": self.expand}
             data = self._list("/rest/api/content/search", params)
             results = _results(data)
             for payload in results:
+                kind = payload.get("type") if isinstance(payload, Mapping) else None
+                if kind in ("comment", "attachment"):
+                    parent = _get(payload, "container", "id")
+                    if parent is not None and str(parent) not in parents_done:
+                        parents_done.add(str(parent))
+                        yield from self._one(str(parent), _space_key(payload) or "")
+                    continue
+                if isinstance(payload, Mapping):
+                    parents_done.add(str(payload.get("id")))
                 yield from self._emit(payload, _space_key(payload))
             start += len(results)
             total = data.get("totalSize") if isinstance(data, Mapping) else None
@@ -395,7 +429,12 @@ class ConfluenceConnector:
     def _cql(self, since: datetime, order: bool = True) -> str:
         keys = [s["key"] for s in self._spaces()]
         spaces = ", ".join(f'"{k}"' for k in keys) or '"-none-"'
-        cql = f'type=page and lastmodified >= "{self.cql_time(since)}" and space in ({spaces})'
+        types = ["page"]
+        if self.filters["comments"]:
+            types.append("comment")
+        if self.filters["attachments"]:
+            types.append("attachment")
+        cql = f'type in ({", ".join(types)}) and lastmodified >= "{self.cql_time(since)}" and space in ({spaces})'
         return cql + " order by lastmodified" if order else cql
 
     def cql_time(self, since: datetime) -> str:

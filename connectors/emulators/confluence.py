@@ -34,6 +34,8 @@ API (``{w}`` = ``/wiki`` or nothing; both answer):
 Control (``/_emulator/``, besides the kit's ``faults`` and ``stats``):
 
 - ``GET pages`` (all live ids), ``POST pages`` ``{"space", "title", "body", "parent_id"}`` -> ``{"id"}``,
+  ``POST pages/{id}/comments`` ``{"text"}`` (the page's lastmodified is unchanged; CQL
+  ``type in (page, comment)`` finds the comment, with its page as ``container``),
   ``PATCH pages/{id}`` ``{"title"?, "body"?, "status"?, "restrictions"?: {"users": [emails], "groups": []}
   | null}``, ``DELETE pages/{id}``;
 - ``PUT spaces/{key}/permissions`` ``{"users": [emails], "groups": [...], "anonymous": false}``;
@@ -180,6 +182,9 @@ class ConfluenceEmulator(EmulatorApp):
         self.jira_issues = max(1, jira_issues)
         self.lock = threading.RLock()
         self.overlay: dict[int, dict[str, Any]] = {}  # index -> full page record (edited or created)
+        # Comments added through the control API: (modified at, page index, comment number). Like real
+        # Confluence, a new comment does not change its page's lastmodified; CQL finds it as type comment.
+        self.comment_log: list[tuple[datetime, int, int]] = []
         self.deleted: set[int] = set()
         self.next_index = pages
         self.space_perms = {
@@ -491,7 +496,7 @@ class ConfluenceEmulator(EmulatorApp):
                     "extensions": {"location": "footer"},
                     "history": {
                         "createdBy": self.user(c["author"]),
-                        "createdDate": millis_time(r["created"] + timedelta(minutes=c["minutes"])),
+                        "createdDate": millis_time(c.get("at") or r["created"] + timedelta(minutes=c["minutes"])),
                     },
                     "body": {"storage": {"value": f"<p>{c['text']}</p>", "representation": "storage"}},
                     "_links": {"webui": f"/spaces/{r['space']}/pages/{r['id']}?focusedCommentId={cid}"},
@@ -562,6 +567,7 @@ class ConfluenceEmulator(EmulatorApp):
         self.route("GET", r"/_emulator/pages")(self.c_list)
         self.route("POST", r"/_emulator/pages")(self.c_create)
         self.route("PATCH", r"/_emulator/pages/(?P<id>\d+)")(self.c_update)
+        self.route("POST", r"/_emulator/pages/(?P<id>\d+)/comments")(self.c_comment)
         self.route("DELETE", r"/_emulator/pages/(?P<id>\d+)")(self.c_delete)
         self.route("PUT", r"/_emulator/spaces/(?P<key>[^/]+)/permissions")(self.c_space_perms)
         self.route("PUT", r"/_emulator/groups/(?P<name>[^/]+)")(self.c_group)
@@ -826,10 +832,17 @@ class ConfluenceEmulator(EmulatorApp):
         if anc:
             root = self.index_of(anc.group(1))
             matches = [i for i in matches if root is not None and root in self.ancestors(i)]
-        page = matches[start : start + limit]
-        res = [self.v1(i, expand, base) for i in page if self.visible(i)]
+        found: list[tuple[int, int | None]] = [(i, None) for i in matches]
+        if re.search(r"type\s+in\s*\([^)]*\bcomment\b", cql):
+            found.extend(self._comment_matches(since, spaces))
+        page = found[start : start + limit]
+        res = [
+            self.v1(i, expand, base) if n is None else self._comment_hit(i, n, base)
+            for i, n in page
+            if self.visible(i)
+        ]
         links: dict[str, Any] = {"base": base}
-        if start + limit < len(matches):
+        if start + limit < len(found):
             links["next"] = f"/rest/api/content/search?cql={quote(cql)}&start={start + limit}&limit={limit}"
         return Response(
             200,
@@ -838,11 +851,36 @@ class ConfluenceEmulator(EmulatorApp):
                 "start": start,
                 "limit": limit,
                 "size": len(res),
-                "totalSize": len(matches),
+                "totalSize": len(found),
                 "cqlQuery": cql,
                 "_links": links,
             },
         )
+
+    def _comment_matches(self, since: datetime | None, spaces: set[str] | None) -> list[tuple[int, int | None]]:
+        with self.lock:
+            log = sorted(self.comment_log)
+            deleted = set(self.deleted)
+        return [
+            (i, n)
+            for at, i, n in log
+            if i not in deleted
+            and (since is None or at >= since)
+            and (spaces is None or self.record(i)["space"] in spaces)
+        ]
+
+    def _comment_hit(self, i: int, n: int, base: str) -> dict[str, Any]:
+        """A comment as CQL search returns it: its id, type and the page it belongs to (``container``)."""
+        r = self.record(i)
+        return {
+            "id": f"{r['id']}{n:03d}",
+            "type": "comment",
+            "status": "current",
+            "title": f"Re: {r['title']}",
+            "container": {"id": str(r["id"]), "type": "page", "title": r["title"]},
+            "space": {"key": r["space"]},
+            "_links": {"webui": f"/spaces/{r['space']}/pages/{r['id']}?focusedCommentId={r['id']}{n:03d}"},
+        }
 
     def _parse_cql(self, cql: str) -> tuple[datetime | None, set[str] | None, str | None]:
         keys = {k for k, _ in SPACES}
@@ -960,6 +998,21 @@ class ConfluenceEmulator(EmulatorApp):
             rec["version"] = int(rec["version"]) + 1
             self.overlay[i] = rec
         return Response(200, {"id": rec["id"], "version": rec["version"]})
+
+    def c_comment(self, req: Request) -> Response:
+        """Add a footer comment ``{"text"}``; the page's own lastmodified and version stay as they were."""
+        i = self.index_of(req.params["id"])
+        if i is None:
+            return error_response(404, "no such page")
+        spec = req.json() or {}
+        now = datetime.now(UTC)
+        with self.lock:
+            rec = dict(self.record(i))
+            comments = [*rec["comments"], {"author": 0, "text": str(spec.get("text") or ""), "minutes": 0, "at": now}]
+            rec["comments"] = comments
+            self.overlay[i] = rec
+            self.comment_log.append((now, i, len(comments) - 1))
+        return Response(201, {"id": f"{rec['id']}{len(comments) - 1:03d}"})
 
     def c_delete(self, req: Request) -> Response:
         i = self.index_of(req.params["id"])

@@ -22,6 +22,9 @@ patching anything. This module holds what they share:
     ``Retry-After: 1`` (``retry_after`` optional, any status);
   - ``{"status": 503, "count": 3}`` — the next 3 API requests answer 503 (deterministic storms);
   - ``{"latency_ms": 50}`` — every API request sleeps that long first;
+  - ``{"rate_per_second": 20}`` — a real rate limit: past 20 API requests in the current one-second
+    window, requests answer 429 with ``Retry-After`` (seconds to the next window, rounded up) and
+    ``X-RateLimit-Limit`` / ``X-RateLimit-Remaining: 0`` / ``X-RateLimit-Reset`` (epoch seconds);
   - ``{"status": 403, "keys": ["P-1"]}`` — items with those keys answer 403 wherever the emulator
     serves them one by one, and are skipped from list pages (see :meth:`Faults.for_key`);
   - ``{"malformed": true, "keys": ["P-2"]}`` — those items are served broken (the subclass decides how).
@@ -46,6 +49,7 @@ import base64
 import binascii
 import hmac
 import json
+import math
 import random
 import re
 import signal
@@ -152,22 +156,29 @@ class Faults:
         self._rules: list[_Rule] = []
         self._latency_ms = 0.0
         self.injected = 0
+        self._rate: int | None = None
+        self._window = (0.0, 0)  # (window start, requests in it)
 
     def add(self, spec: Mapping[str, Any]) -> None:
         """Validate and add one rule; raises ``ValueError`` on a bad spec."""
         if not isinstance(spec, Mapping):
             raise ValueError("fault spec must be a JSON object")
-        known = {"status", "ratio", "count", "retry_after", "keys", "malformed", "latency_ms"}
+        known = {"status", "ratio", "count", "retry_after", "keys", "malformed", "latency_ms", "rate_per_second"}
         unknown = set(spec) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
         with self._lock:
             if "latency_ms" in spec:
                 self._latency_ms = float(spec["latency_ms"])
+            if "rate_per_second" in spec:
+                rate = spec["rate_per_second"]
+                if not isinstance(rate, int) or isinstance(rate, bool) or rate < 1:
+                    raise ValueError("rate_per_second must be a positive integer")
+                self._rate = rate
             status = spec.get("status")
             malformed = bool(spec.get("malformed", False))
             if status is None and not malformed:
-                if "latency_ms" in spec:
+                if "latency_ms" in spec or "rate_per_second" in spec:
                     return
                 raise ValueError("a fault needs 'status', 'malformed' or 'latency_ms'")
             if status is not None and not (isinstance(status, int) and 100 <= status <= 599):
@@ -197,6 +208,7 @@ class Faults:
         with self._lock:
             self._rules.clear()
             self._latency_ms = 0.0
+            self._rate = None
 
     def describe(self) -> dict[str, Any]:
         with self._lock:
@@ -217,6 +229,9 @@ class Faults:
 
     def for_request(self) -> Response | None:
         """Apply latency, then the request-wide rules: an error response to send instead, or None."""
+        limited = self._over_rate()
+        if limited is not None:
+            return limited
         with self._lock:
             latency = self._latency_ms
             chosen: _Rule | None = None
@@ -242,6 +257,30 @@ class Faults:
         if chosen.retry_after is not None:
             headers["Retry-After"] = _format_seconds(chosen.retry_after)
         return error_response(chosen.status, f"injected fault {chosen.status}", headers)
+
+    def _over_rate(self) -> Response | None:
+        """The rate limit's 429, or None when this request fits in the current one-second window."""
+        with self._lock:
+            if self._rate is None:
+                return None
+            now = time.time()
+            start, used = self._window
+            if now - start >= 1.0:
+                start, used = float(int(now)), 0
+            used += 1
+            self._window = (start, used)
+            if used <= self._rate:
+                return None
+            self.injected += 1
+            rate = self._rate
+        reset = int(start) + 1
+        headers = {
+            "Retry-After": str(max(1, math.ceil(reset - now))),
+            "X-RateLimit-Limit": str(rate),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": str(reset),
+        }
+        return error_response(429, "rate limit exceeded", headers)
 
     def for_key(self, key: str) -> KeyFault | None:
         """The per-item fault for ``key`` (status or malformed), or None."""

@@ -33,12 +33,13 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from connectors.atlassian import auth_headers
+from connectors.attachments import fetch_text
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -84,9 +85,28 @@ _FIELD_CUSTOM = {
 
 
 def scope_clause(config: SourceConfig) -> str | None:
-    """The base JQL of the scope (no ORDER BY), or None for the whole instance."""
+    """The base JQL of the scope (no ORDER BY), or None for the whole instance.
+
+    Seed 000 ``scope_list``: an allow-list under ``scope_mode = 'selected'``, a deny-list under
+    ``'all'`` (``project not in (...)`` and ``NOT (jql)``).
+    """
+    projects, jqls = _scope_items(config)
     if config.scope_mode == "all":
-        return None
+        denied = [f"project not in ({', '.join(dict.fromkeys(projects))})"] if projects else []
+        denied.extend(f"NOT ({j})" for j in jqls)
+        return " AND ".join(denied) or None
+    parts = []
+    if projects:
+        parts.append(f"project in ({', '.join(dict.fromkeys(projects))})")
+    parts.extend(f"({j})" for j in jqls)
+    if not parts:
+        # An empty selection means nothing is in scope, never "everything".
+        return "key in (EMPTY-0)"
+    return " OR ".join(parts)
+
+
+def _scope_items(config: SourceConfig) -> tuple[list[str], list[str]]:
+    """Project keys and JQL filters named by ``scope_list``."""
     projects: list[str] = []
     jqls: list[str] = []
     for item in config.scope_list:
@@ -99,14 +119,7 @@ def scope_clause(config: SourceConfig) -> str | None:
             projects.append(item.strip())
         elif isinstance(item, str) and item.strip():
             jqls.append(item.strip())
-    parts = []
-    if projects:
-        parts.append(f"project in ({', '.join(dict.fromkeys(projects))})")
-    parts.extend(f"({j})" for j in jqls)
-    if not parts:
-        # An empty selection means nothing is in scope, never "everything".
-        return "key in (EMPTY-0)"
-    return " OR ".join(parts)
+    return projects, jqls
 
 
 class JiraConnector:
@@ -131,6 +144,8 @@ class JiraConnector:
             errors=MANIFEST.errors,
             max_attempts=max_attempts,
             max_wait=max_wait,
+            rate_limit_patience=config.rate_limit_patience,
+            gate=config.rate_gate,
         )
         self.scope = scope_clause(config)
         self._scope_projects = self._projects_only()
@@ -148,6 +163,10 @@ class JiraConnector:
     def _filter(self, name: str) -> bool:
         default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
         return bool(self.config.content_filters.get(name, default))
+
+    def _fields(self) -> str:
+        """Issue fields to ask for: everything, minus comments when the ``comments`` filter is off."""
+        return "*all" if self._filter("comments") else "*all,-comment"
 
     # ------------------------------------------------------------ protocol
 
@@ -188,7 +207,7 @@ class JiraConnector:
         if position.get("phase", "scope") == "scope":
             yield from self._scope_pages(api, jql, position, candidates)
             position = {"phase": "neighbours", "batch": 0}
-        if not self._filter("neighbours") or self.scope is None:
+        if not self._filter("neighbours") or self.scope is None or self.config.scope_mode == "all":
             return
         if resumed:
             candidates = self._link_targets(api, jql)
@@ -200,7 +219,8 @@ class JiraConnector:
         in_scope = self._in_scope(api, wanted)
         for sid in wanted:
             try:
-                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", {"fields": "*all", "expand": "changelog"})
+                params = {"fields": self._fields(), "expand": "changelog"}
+                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", params)
             except HttpError as exc:
                 if exc.status in (404, 410):
                     yield ItemGone("ticket", sid)
@@ -208,6 +228,29 @@ class JiraConnector:
                     yield ItemError("ticket", sid, exc.reason, exc.detail)
                 continue
             yield self._emit(issue, neighbour=sid not in in_scope)
+
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
+        """Issues per project the source reports in scope: a ``maxResults=0`` search's ``total`` (v2) or
+        ``/search/approximate-count`` (Cloud v3, whose search returns no total)."""
+        api = self.api()
+        # An allow-listed project with nothing held yet is still audited (its source count may not be 0).
+        listed = (self._scope_projects or set()) if self.config.scope_mode == "selected" else set()
+        keys = sorted({*containers, *listed})
+        out: dict[str, int | None] = {}
+        for key in keys:
+            if not PROJECT_KEY_RE.match(key):
+                out[key] = None
+                continue
+            jql = f"project = {key}" + (f" AND ({self.scope})" if self.scope else "")
+            try:
+                if api == 3:
+                    value = _obj(self.http.post_json("/rest/api/3/search/approximate-count", {"jql": jql})).get("count")
+                else:
+                    value = _obj(self.http.get_json("/rest/api/2/search", {"jql": jql, "maxResults": 0})).get("total")
+            except HttpError:
+                value = None
+            out[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
+        return out
 
     def close(self) -> None:
         self.http.close()
@@ -230,7 +273,7 @@ class JiraConnector:
                 params: dict[str, Any] = {
                     "jql": jql,
                     "maxResults": self.page_size,
-                    "fields": "*all",
+                    "fields": self._fields(),
                     "expand": "changelog",
                 }
                 if token:
@@ -254,7 +297,7 @@ class JiraConnector:
                         "jql": jql,
                         "startAt": begin,
                         "maxResults": self.page_size,
-                        "fields": "*all",
+                        "fields": self._fields(),
                         "expand": "changelog",
                     },
                 )
@@ -285,6 +328,9 @@ class JiraConnector:
 
     def _emit(self, issue: Any, *, neighbour: bool) -> RawItem | ItemError:
         data = _obj(issue)
+        if not self._filter("comments") and isinstance(data.get("fields"), Mapping) and "comment" in data["fields"]:
+            # A server that ignores "-comment" in ``fields``: the filter still holds.
+            data = {**data, "fields": {k: v for k, v in data["fields"].items() if k != "comment"}}
         sid = str(data.get("id") or data.get("key") or "unknown")
         fields = data.get("fields")
         if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
@@ -317,6 +363,7 @@ class JiraConnector:
             security_fields=level_grants.issue_fields if level_grants else (),
             acl_unknown=project_grants is None or (has_level and level_grants is None),
             key_ids=key_ids,
+            attachment_texts=self._attachment_texts(fields.get("attachment")),
         )
         return RawItem(
             source_type="ticket",
@@ -327,6 +374,29 @@ class JiraConnector:
             container=project,
             context=ctx,
         )
+
+    def _attachment_texts(self, attachments: Any) -> dict[str, str] | None:
+        """Text attachments inlined when ``attachments_text`` is on (connectors.attachments: allow-list,
+        size cap, streamed); the others, and any that cannot be read, stay links in the metadata."""
+        if not self._filter("attachments_text") or not isinstance(attachments, list):
+            return None
+        texts: dict[str, str] = {}
+        for a in attachments:
+            att = _obj(a)
+            url, aid = att.get("content"), att.get("id")
+            if not isinstance(url, str) or aid is None:
+                continue
+            size = att.get("size")
+            text = fetch_text(
+                self.http,
+                url,
+                content_type=str(att.get("mimeType") or ""),
+                filename=str(att.get("filename") or ""),
+                size=size if isinstance(size, int) else None,
+            )
+            if text is not None:
+                texts[str(aid)] = text
+        return texts or None
 
     def _issue_id(self, key: str) -> str | None:
         """Id of the issue with ``key`` (cached per connector; None if it does not exist or is hidden)."""
@@ -350,7 +420,7 @@ class JiraConnector:
         batches = [candidates[k : k + NEIGHBOUR_BATCH] for k in range(0, len(candidates), NEIGHBOUR_BATCH)]
         for number in range(first_batch, len(batches)):
             jql = f"key in ({', '.join(batches[number])}) AND NOT ({self.scope}) ORDER BY updated ASC, key ASC"
-            for issue in self._search_all(api, jql, "*all"):
+            for issue in self._search_all(api, jql, self._fields()):
                 yield self._emit(issue, neighbour=True)
             yield Checkpoint({"phase": "neighbours", "batch": number + 1}, None)
 
@@ -405,8 +475,10 @@ class JiraConnector:
         return None
 
     def _maybe_outside(self, key: str) -> bool:
-        if self.scope is None or not self._filter("neighbours"):
-            return False  # the whole instance is in scope, or neighbours are off: nothing to collect
+        if self.scope is None or not self._filter("neighbours") or self.config.scope_mode == "all":
+            # The whole instance is in scope, neighbours are off, or the scope is a deny-list (what
+            # lies outside it was excluded on purpose): nothing to collect.
+            return False
         if self._scope_projects is None:
             return True
         return key.rsplit("-", 1)[0] not in self._scope_projects

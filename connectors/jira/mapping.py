@@ -23,8 +23,9 @@ Context keys the client provides (all optional):
 - ``archived``: the issue is archived (Cloud also sends ``fields.archiveddate``).
 - ``key_ids``: ``{issue key: issue id}`` for the epic link, which the payload names by key only.
 
-Status: category ``new`` (To Do) and ``indeterminate`` (In Progress) -> ``draft``; ``done`` ->
-``final``; archived -> ``archived`` whatever the category.
+Status (seed 000: the content's lifecycle in the source, not its workflow): a published issue is
+``final`` whatever its workflow state (To Do, In Progress, Done, resolved); ``archived`` only when
+the source says the issue is archived. Jira has no unpublished issues, so it never yields ``draft``.
 
 Edges (seed 003 "Загрузка состояния заменяет связи"): for every ``issuelinks`` entry with an
 ``outwardIssue`` Y, this issue declares ``Edge(<outward name, e.g. "blocks">, Y)``; an entry with an
@@ -213,9 +214,9 @@ def map_item(raw: RawItem) -> Entity:
 
 
 def _classify(category: str | None, archived: bool) -> EntityStatus:
-    if archived:
-        return "archived"
-    return "final" if category == "done" else "draft"
+    # ``category`` (the workflow state) is deliberately not consulted: see the module docstring.
+    del category
+    return "archived" if archived else "final"
 
 
 def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:

@@ -24,7 +24,7 @@ Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -104,7 +104,15 @@ class SlackConnector:
         if not base.endswith("/api"):
             base += "/api"
         headers = {"Authorization": f"Bearer {config.credential}"} if config.credential else {}
-        self.http = SourceHttp(base, headers=headers, stats=stats, errors=MANIFEST.errors, max_wait=max_wait)
+        self.http = SourceHttp(
+            base,
+            headers=headers,
+            stats=stats,
+            errors=MANIFEST.errors,
+            max_wait=max_wait,
+            rate_limit_patience=config.rate_limit_patience,
+            gate=config.rate_gate,
+        )
         self.config = config
         self.page_size = page_size
         self.lookback = thread_lookback
@@ -115,6 +123,9 @@ class SlackConnector:
         self._users: dict[str, dict[str, str | None]] | None = None
         self._channels: dict[str, dict[str, Any]] = {}
         self._members: dict[str, list[str] | None] = {}
+        # Completeness audit: messages enumerated per channel by this process, for channels read from
+        # their first page (a channel resumed mid-way after a crash has no whole count here).
+        self._enumerated: dict[str, int] = {}
 
     # ------------------------------------------------------------ Connector protocol
 
@@ -136,12 +147,16 @@ class SlackConnector:
             if ci == first and cursor == "":
                 continue  # the checkpoint was taken after this channel's last page
             channel = channels[ci]
+            counted = 0
             try:
                 for emitted in self._channel_messages(channel, since, cursor):
                     if isinstance(emitted, str):
                         yield Checkpoint({"channel": ci, "cursor": emitted})
                     else:
+                        counted += isinstance(emitted, RawItem)
                         yield emitted
+                if cursor is None:
+                    self._enumerated[str(channel["id"])] = counted
             except SlackError as exc:
                 yield ItemError("message", message_id(channel["id"], ALL), exc.reason, str(exc), channel["id"])
             except HttpError as exc:
@@ -200,6 +215,11 @@ class SlackConnector:
             if data.get("messages"):
                 return True
         return False
+
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
+        """Slack has no count API: the messages this run enumerated per channel (seed: reconciliation
+        reads every channel whole); None for a channel it did not read whole in this process."""
+        return {c: self._enumerated.get(c) for c in sorted({*containers, *self._enumerated})}
 
     def close(self) -> None:
         self.http.close()

@@ -6,13 +6,16 @@
 -- Upserts a batch on the identity key; returns only rows inserted or changed (equal hash writes nothing).
 -- A changed row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
 -- classify says now, so a restore with an equal payload keeps the old status (seed 000 "Удаления").
+-- A written row records its provenance (fetched now by run_id); an unchanged one is left to
+-- TouchFetched, and a restore clears the deletion's run and reason.
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
-    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
+    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
+    last_fetched_at, last_run_id)
 select sqlc.arg(source_id)::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
        coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
        coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
-       r.content_hash
+       r.content_hash, now(), sqlc.arg(run_id)::bigint
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
     source_type text, source_entity_id text, natural_key text, container text, status text, title text,
     body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
@@ -32,7 +35,11 @@ set natural_key = excluded.natural_key,
     aliases = excluded.aliases,
     out_of_scope = excluded.out_of_scope,
     content_hash = excluded.content_hash,
-    deleted_at = null
+    deleted_at = null,
+    deleted_by_run_id = null,
+    deleted_reason = null,
+    last_fetched_at = excluded.last_fetched_at,
+    last_run_id = excluded.last_run_id
 where e.content_hash is distinct from excluded.content_hash
    or e.deleted_at is not null
    or e.out_of_scope is distinct from excluded.out_of_scope
@@ -63,6 +70,16 @@ from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
     entity_id bigint, relation text, target_kind text, target_ref text, source_hint text)
 on conflict do nothing;
 
+-- name: TouchFetched :execrows
+-- Provenance of the rows UpsertEntities left alone (equal hash): fetched now by run_id. Only those two
+-- columns change, neither indexed, so the update can be HOT; rows this run already wrote are skipped.
+update entities e
+set last_fetched_at = now(), last_run_id = sqlc.arg(run_id)::bigint
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
+where e.source_id = sqlc.arg(source_id)::bigint
+  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+  and e.last_run_id is distinct from sqlc.arg(run_id)::bigint;
+
 -- name: MarkSeen :exec
 -- Records identities a full or reconciliation run enumerated (for "not seen" without touching entities).
 insert into run_seen_items (run_id, source_type, source_entity_id)
@@ -84,9 +101,9 @@ where e.source_id = sqlc.arg(source_id)::bigint and e.deleted_at is null
 
 -- name: SoftDeleteUnseen :execrows
 -- Reconciliation: marks deleted every live entity of the source the run did not see (status untouched),
--- except in containers the run could not read.
+-- except in containers the run could not read; records the run and the reason (gone_at_source).
 update entities e
-set deleted_at = now()
+set deleted_at = now(), deleted_by_run_id = sqlc.arg(run_id)::bigint, deleted_reason = 'gone_at_source'
 where e.source_id = sqlc.arg(source_id)::bigint
   and e.deleted_at is null
   and not coalesce(e.container = any(sqlc.arg(unread_containers)::text[]), false)
@@ -112,17 +129,18 @@ where e.source_id = sqlc.arg(source_id)::bigint
 delete from run_seen_items where run_id = sqlc.arg(run_id)::bigint;
 
 -- name: SoftDeleteItems :execrows
--- Marks deleted the given identities (webhook deletes, items gone at the source).
+-- Marks deleted the given identities (webhook deletes, items gone at the source), by run_id.
 update entities e
-set deleted_at = now()
+set deleted_at = now(), deleted_by_run_id = sqlc.arg(run_id)::bigint, deleted_reason = 'gone_at_source'
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
 where e.source_id = sqlc.arg(source_id)::bigint
   and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
   and e.deleted_at is null;
 
 -- name: CollapseDuplicates :one
--- Reconciliation: folds entities named in another live entity's aliases into it (seed 001).
-select harvester_collapse_duplicates(sqlc.arg(source_id)::bigint) as collapsed;
+-- Reconciliation: folds entities named in another live entity's aliases into it (seed 001), recording
+-- the run and the reason (collapsed_duplicate) on each folded row.
+select harvester_collapse_duplicates(sqlc.arg(source_id)::bigint, sqlc.arg(run_id)::bigint) as collapsed;
 
 -- name: CountLiveEntitiesBySourceType :many
 -- Live entities per source (by name) and type (the demo's summary).

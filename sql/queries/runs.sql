@@ -102,9 +102,9 @@ order by id desc
 limit sqlc.arg(lim)::integer;
 
 -- name: ListRedeliveredRuns :many
--- Live runs claimed more than once (seed 003 "redelivered").
-select id, source_id, deliveries, claimed_at, worker_id
-from sync_runs where state in ('queued', 'running') and deliveries > 1 order by id;
+-- Live runs claimed more than once (seed 003 "redelivered"), each with its derived history type.
+select id, source_id, deliveries, claimed_at, worker_id, run_type
+from sync_run_history where state in ('queued', 'running') and deliveries > 1 order by id;
 
 -- name: ListRunsByIds :many
 -- The runs of one "sync all" (or any id list), from which its status is computed, never stored.

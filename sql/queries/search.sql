@@ -18,7 +18,7 @@ select set_config('hnsw.iterative_scan', 'relaxed_order', true),
 
 -- name: SearchChunks :many
 -- The k chunks nearest to the query vector that the principal may see: ACL overlap, not soft-deleted,
--- drafts only when platform_settings.search_include_drafts, only vectors of the query's model, plus
+-- drafts only when platform_settings.search_include_drafts or the statuses filter names 'draft', only vectors of the query's model, plus
 -- the optional filters (NULL = no filter). A principal who sees few chunks (fewer than
 -- `narrow_share` of the table, at least 20 k) is served exactly: `probe` counts them through the ACL
 -- index (stopping at that bound), `ann` is skipped and `exact` sorts just those chunks by distance
@@ -45,7 +45,8 @@ ann as materialized (
     where (select visible from probe) >= (select narrow_below from settings)
       and c.acl_principals && sqlc.arg(principals)::text[]
       and not c.entity_deleted
-      and (c.entity_status <> 'draft' or (select include_drafts from settings))
+      and (c.entity_status <> 'draft' or (select include_drafts from settings)
+           or 'draft' = any(sqlc.narg(statuses)::text[]))
       and c.embedding_model = sqlc.arg(model)::text
       and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
       and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
@@ -65,7 +66,8 @@ exact as materialized (
     where (select count(*) from ann) < sqlc.arg(k)::integer
       and c.acl_principals && sqlc.arg(principals)::text[]
       and not c.entity_deleted
-      and (c.entity_status <> 'draft' or (select include_drafts from settings))
+      and (c.entity_status <> 'draft' or (select include_drafts from settings)
+           or 'draft' = any(sqlc.narg(statuses)::text[]))
       and c.embedding_model = sqlc.arg(model)::text
       and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
       and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
@@ -123,7 +125,8 @@ where to_tsvector('russian'::regconfig, c.body)
   and c.acl_principals && sqlc.arg(principals)::text[]
   and not c.entity_deleted
   and (c.entity_status <> 'draft'
-       or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false))
+       or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
+       or 'draft' = any(sqlc.narg(statuses)::text[]))
   and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
   and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
   and (sqlc.narg(source_types)::text[] is null or e.source_type = any(sqlc.narg(source_types)::text[]))

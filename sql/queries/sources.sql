@@ -50,13 +50,23 @@ from sources s join source_health h on h.source_id = s.id
 order by s.id;
 
 -- name: ListScheduleState :many
--- Per active source: overrides and the history the schedule tick needs (last runs, last probe, cursor).
+-- Per active source: overrides and the history the schedule tick needs. The polling clock counts
+-- whole-source polls only (never webhook or items-scoped runs); a reconciliation counts as done only
+-- when it succeeded or is still active; the first full sync anchors the first reconciliation window.
 select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
-       s.last_probe_at, s.incremental_cursor,
-       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'incremental')::timestamptz
-           as last_incremental,
-       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.mode = 'reconciliation')::timestamptz
-           as last_reconciliation,
+       s.last_probe_at, s.incremental_cursor, s.created_at,
+       (select max(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode in ('incremental', 'full') and r.trigger <> 'webhook'
+          and r.scope is null)::timestamptz as last_poll,
+       (select min(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode in ('full', 'reconciliation') and r.scope is null
+          and r.state in ('queued', 'running', 'succeeded'))::timestamptz as first_full,
+       (select max(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode = 'reconciliation'
+          and r.state in ('queued', 'running', 'succeeded'))::timestamptz as last_reconciliation,
+       (select max(r.created_at) from sync_runs r
+        where r.source_id = s.id and r.mode = 'reconciliation' and r.trigger = 'schedule')::timestamptz
+           as last_reconciliation_attempt,
        (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz
            as last_success,
        (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.trigger = 'watchdog')::timestamptz

@@ -35,6 +35,7 @@ def test_workers_online_by_heartbeat_and_redelivered_runs(api: Server, make_sour
             "source_id": s["id"],
             "deliveries": 2,
             "worker_id": "w:1",
+            "run_type": "incremental",  # derived by sync_run_history (seed 003 lists each run's type)
         }
     ]
     assert health.status_code == 200

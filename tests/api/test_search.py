@@ -44,7 +44,6 @@ def searchable(server_url: str, template_url: str, tmp_path_factory: pytest.Temp
             run_id = start_run(conn, source_id, mode="full", trigger="manual")
             stage = VectorStage(get_embedder({"embedder": "local"}))
             assert execute_run(conn, run_id, worker_id="t", keyring=keyring, chunks=stage).state == "succeeded"
-            conn.execute("update platform_settings set value = 'true' where key = 'search_include_drafts'")
         server = start_server(url, tmp, {"HARVESTER_EMBEDDER": "local"})
         yield server
     finally:

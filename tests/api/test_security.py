@@ -107,7 +107,9 @@ def test_notes_are_written_but_entities_are_not(api: Server, jira: RunningEmulat
         with pool.connection() as conn:
             assert conn.execute("select current_user").fetchone() == ("harvester_api",)
             with pytest.raises(psycopg.errors.InsufficientPrivilege) as refused:
-                eq.soft_delete_items(conn, source_id=sid, rows=[{"source_type": "ticket", "source_entity_id": "10001"}])
+                eq.soft_delete_items(
+                    conn, source_id=sid, run_id=0, rows=[{"source_type": "ticket", "source_entity_id": "10001"}]
+                )
             assert refused.value.sqlstate == "42501"
     finally:
         pool.close()

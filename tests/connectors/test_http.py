@@ -115,9 +115,9 @@ def test_retry_after_is_capped_by_max_wait() -> None:
 
 
 def test_exhausted_retries_raise_transient_error(emu: RunningEmulator) -> None:
-    _fault(emu, {"status": 503, "ratio": 1.0, "retry_after": 0})
+    _fault(emu, {"status": 503, "ratio": 1.0})  # 503 without Retry-After: broken, not "slow down"
     stats = CallStats()
-    http = _client(emu.base_url, stats, max_attempts=3)
+    http = _client(emu.base_url, stats, max_attempts=3, max_wait=0.01)
     try:
         with pytest.raises(HttpError) as info:
             http.get_json("/items/A")
@@ -125,6 +125,28 @@ def test_exhausted_retries_raise_transient_error(emu: RunningEmulator) -> None:
         http.close()
     assert info.value.transient and info.value.status == 503 and info.value.reason == "unknown"
     assert (stats.api_calls, stats.rate_limited) == (3, 3)
+
+
+def test_slow_down_answers_are_retried_for_a_time_not_a_count(emu: RunningEmulator) -> None:
+    # Issue 12, item 7: 429 (and 503 with Retry-After) means "wait", so 5 attempts are no limit; the
+    # patience (seconds) is.
+    _fault(emu, {"status": 429, "count": 12, "retry_after": 0})
+    stats = CallStats()
+    http = _client(emu.base_url, stats, max_attempts=3, rate_limit_patience=30)
+    try:
+        assert http.get_json("/items/A")["id"] == "A"
+    finally:
+        http.close()
+    assert (stats.api_calls, stats.rate_limited) == (13, 12)
+
+    _fault(emu, {"status": 429, "ratio": 1.0, "retry_after": 0})
+    quick = _client(emu.base_url, CallStats(), max_attempts=100, rate_limit_patience=0.3)
+    try:
+        with pytest.raises(HttpError) as info:
+            quick.get_json("/items/B")
+    finally:
+        quick.close()
+    assert info.value.status == 429 and info.value.reason == "rate_limited"
 
 
 def test_permanent_status_is_not_retried(emu: RunningEmulator) -> None:

@@ -79,7 +79,8 @@ def test_seed_003_mirror_fields_are_mapped(fixtures_dir: object) -> None:
     assert (md["status"], md["status_category"], md["priority"]) == ("Backlog", "new", "Medium")
     assert md["reporter"] == "ctreminiom079@gmail.com" and md["epic_key"] == "KP-16" and md["labels"] == ["test"]
     assert md["created"] == "2021-05-08T06:04:25.376000Z" and md["updated"] == "2021-11-18T00:18:29.845000Z"
-    assert kp19.status == "draft" and kp19.natural_key == "KP-19" and kp19.container == "KP"
+    # Backlog is a workflow state, not unpublished content (seed 000): the ticket is final.
+    assert kp19.status == "final" and kp19.natural_key == "KP-19" and kp19.container == "KP"
     assert kp19.url == "https://ctreminiom.atlassian.net/browse/KP-19"
     assert kp19.author == "ctreminiom079@gmail.com"
     # The epic's id is not in the payload: a claim, not a dangling edge.

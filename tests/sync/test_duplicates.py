@@ -95,11 +95,11 @@ def test_collapse_merges_the_duplicates_note_field_by_field(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
-    sync(conn, keyring, source_id, "full")
+    _, run = sync(conn, keyring, source_id, "full")
     survivor = jira.id(1)
     _plant_duplicate(probe, source_id, survivor)
 
-    collapsed = eq.collapse_duplicates(conn, source_id=source_id)
+    collapsed = eq.collapse_duplicates(conn, source_id=source_id, run_id=run.id)
     conn.commit()
 
     assert collapsed == 1
@@ -112,10 +112,10 @@ def test_collapse_keeps_the_later_notes_updated_at(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
-    sync(conn, keyring, source_id, "full")
+    _, run = sync(conn, keyring, source_id, "full")
     _plant_duplicate(probe, source_id, jira.id(1))
 
-    eq.collapse_duplicates(conn, source_id=source_id)
+    eq.collapse_duplicates(conn, source_id=source_id, run_id=run.id)
     conn.commit()
 
     assert scalar(probe, "select updated_at from entity_notes where source_id = %s", (source_id,)) == LATE

@@ -59,7 +59,10 @@ def test_random_principals_see_exactly_the_visible_chunks_and_nothing_else(
     load_entities(conn, source_id, batch, VectorStage(embedder))
     deleted = {str(n) for n in rng.sample(range(ENTITIES), ENTITIES // 10)}
     q.soft_delete_items(
-        conn, source_id=source_id, rows=[{"source_type": "ticket", "source_entity_id": d} for d in sorted(deleted)]
+        conn,
+        source_id=source_id,
+        run_id=0,
+        rows=[{"source_type": "ticket", "source_entity_id": d} for d in sorted(deleted)],
     )
     conn.commit()
     ids = dict(conn.execute("select id, source_entity_id from entities where source_id = %s", (source_id,)).fetchall())

@@ -1,11 +1,15 @@
 -- Structure of entities: relational projection of seed 000 with the identity key, soft-delete marker and ACL.
 begin;
-select plan(64);
+select plan(68);
 
 -- Test
 select has_table('public', 'entities', 'Table entities exists.');
-select columns_are('public', 'entities', array['id', 'source_id', 'source_type', 'source_entity_id', 'natural_key', 'container', 'status', 'deleted_at', 'title', 'body', 'url', 'author', 'source_created_at', 'source_updated_at', 'metadata', 'acl_principals', 'aliases', 'out_of_scope', 'content_hash', 'created_at', 'updated_at'],
+select columns_are('public', 'entities', array['id', 'source_id', 'source_type', 'source_entity_id', 'natural_key', 'container', 'status', 'deleted_at', 'title', 'body', 'url', 'author', 'source_created_at', 'source_updated_at', 'metadata', 'acl_principals', 'aliases', 'out_of_scope', 'content_hash', 'created_at', 'updated_at', 'last_fetched_at', 'last_run_id', 'deleted_by_run_id', 'deleted_reason'],
     'Table entities has exactly the expected columns.');
+select col_type_is('public', 'entities', 'last_fetched_at', 'timestamp with time zone', 'Column entities.last_fetched_at is timestamptz.');
+select col_type_is('public', 'entities', 'last_run_id', 'bigint', 'Column entities.last_run_id is bigint.');
+select col_type_is('public', 'entities', 'deleted_by_run_id', 'bigint', 'Column entities.deleted_by_run_id is bigint.');
+select col_type_is('public', 'entities', 'deleted_reason', 'text', 'Column entities.deleted_reason is text.');
 select col_type_is('public', 'entities', 'id', 'bigint', 'Column entities.id is bigint.');
 select col_not_null('public', 'entities', 'id', 'Column entities.id is NOT NULL.');
 select is((select attidentity::text from pg_attribute where attrelid = 'public.entities'::regclass and attname = 'id'), 'a',
@@ -68,6 +72,7 @@ select set_eq(
       where conrelid = 'public.entities'::regclass and contype in ('p', 'u', 'f', 'c', 'x')$$,
     $$values ('entities_metadata_is_object', 'c'),
         ('entities_status_check', 'c'),
+        ('entities_deleted_reason_known', 'c'),
         ('entities_source_id_fkey', 'f'),
         ('entities_pkey', 'p'),
         ('entities_identity_key', 'u')$$,

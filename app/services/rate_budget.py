@@ -1,0 +1,129 @@
+"""One rate budget per credential, in PostgreSQL (issue 12, item 7).
+
+:class:`PgRateGate` implements ``connectors.base.RateGate`` for one run: before each request it takes a
+token (``harvester_take_rate_token``) and sleeps while the credential is paused or its bucket is empty;
+after each response it feeds the budget what the source said. Every run and worker using the same
+credential shares the row, so a 429 storm pauses all of them at once instead of each retrying alone.
+
+Headers read (garbage is ignored, never fatal): ``Retry-After`` on 429/503 -> pause; ``X-RateLimit-
+Remaining: 0`` with ``X-RateLimit-Reset`` (epoch seconds or an HTTP/ISO date) -> pause until the reset;
+``X-RateLimit-Limit`` -> bucket capacity, refilled by ``X-RateLimit-FillRate`` per
+``X-RateLimit-Interval-Seconds`` (Jira Cloud) or else the whole limit per second. A response saying
+nothing about limits writes nothing.
+
+The gate uses the run's own connection between page transactions (the pipeline fetches outside them),
+one autocommit statement per request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from app.queries import rate_budgets as rb
+from connectors.base import SourceConfig
+from connectors.http import parse_retry_after
+
+SAFETY = 0.9  # share of the advertised rate the bucket uses
+MAX_SLEEP = 5.0  # ask again at least this often: another run may have refilled or a pause ended
+
+
+def credential_key(connector_type: str, base_url: str, credential: str | None) -> str:
+    """SHA-256 hex of what identifies a credential at a source (the secret never leaves memory)."""
+    raw = "\0".join((connector_type, base_url.rstrip("/"), credential or ""))
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def with_rate_budget(
+    conn: psycopg.Connection[Any], config: SourceConfig, connector_type: str, patience: float
+) -> SourceConfig:
+    """``config`` with the shared budget of its credential and the platform's rate-limit patience."""
+    gate = PgRateGate(conn, credential_key(connector_type, config.base_url, config.credential))
+    return replace(config, rate_gate=gate, rate_limit_patience=float(patience))
+
+
+class PgRateGate:
+    def __init__(self, conn: psycopg.Connection[Any], key: str) -> None:
+        self.conn = conn
+        self.key = key
+        self.waited = 0.0  # seconds this gate slept (for measurements)
+
+    def wait(self, patience: float) -> None:
+        deadline = time.monotonic() + max(0.0, patience)
+        while True:
+            wait = rb.take_rate_token(self.conn, credential_key=self.key) or 0.0
+            left = deadline - time.monotonic()
+            if wait <= 0 or left <= 0:
+                return
+            pause = min(wait, left, MAX_SLEEP)
+            time.sleep(pause)
+            self.waited += pause
+
+    def observe(self, status: int, headers: Mapping[str, str]) -> None:
+        pause = _pause(status, headers)
+        capacity, refill = _bucket(headers)
+        if pause is None and capacity is None:
+            return
+        rb.observe_rate_limit(
+            self.conn, credential_key=self.key, capacity=capacity, refill_per_second=refill, pause_seconds=pause
+        )
+
+
+def _pause(status: int, headers: Mapping[str, str]) -> float | None:
+    # The window's end, when the source names it, is exact; Retry-After is rounded up to whole seconds
+    # and, counted from each 429's arrival, would keep pushing the shared pause out.
+    if status in (429, 503) or (headers.get("X-RateLimit-Remaining") or "").strip() == "0":
+        reset = _reset_in(headers.get("X-RateLimit-Reset"))
+        if reset is not None:
+            return reset
+    if status in (429, 503):
+        after = parse_retry_after(headers.get("Retry-After"))
+        if after is not None:
+            return min(after, 3600.0)
+    return 1.0 if status == 429 else None  # "slow down" without saying how long: a short shared pause
+
+
+def _reset_in(value: str | None) -> float | None:
+    """Seconds until X-RateLimit-Reset (epoch seconds, or a date); None when garbage or past."""
+    if not value:
+        return None
+    text = value.strip()
+    now = datetime.now(UTC)
+    try:
+        at = datetime.fromtimestamp(float(text), UTC)
+    except (ValueError, OverflowError, OSError):
+        try:
+            at = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            after = parse_retry_after(text)
+            return after if after is not None and after <= 3600 else None
+        if at.tzinfo is None:
+            at = at.replace(tzinfo=UTC)
+    seconds = (at - now).total_seconds()
+    return seconds if 0 < seconds <= 3600 else None
+
+
+def _bucket(headers: Mapping[str, str]) -> tuple[float | None, float | None]:
+    limit = _positive(headers.get("X-RateLimit-Limit"))
+    if limit is None:
+        return None, None
+    fill = _positive(headers.get("X-RateLimit-FillRate"))
+    interval = _positive(headers.get("X-RateLimit-Interval-Seconds"))
+    refill = fill / interval if fill is not None and interval is not None else limit
+    # A fixed-window limiter admits `limit` per window; a bucket refilled at exactly that rate can still
+    # put limit + 1 into one window at its edge, so it runs a little under the limit.
+    return limit, refill * SAFETY
+
+
+def _positive(value: str | None) -> float | None:
+    try:
+        number = float((value or "").strip())
+    except ValueError:
+        return None
+    return number if 0 < number < 1e9 else None

@@ -1,0 +1,90 @@
+"""One rate budget per credential in PostgreSQL (issue 12, item 7): a pause or an empty bucket seen by
+one run holds every run of the same credential; garbage headers change nothing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import psycopg
+
+from app.db.connect import connect
+from app.services.rate_budget import PgRateGate, credential_key
+from tests.sync.conftest import scalar
+
+KEY = credential_key("jira", "http://jira.example", "bot@example.com:token")
+
+
+def test_the_key_never_contains_the_credential() -> None:
+    assert len(KEY) == 64 and "token" not in KEY
+    assert credential_key("jira", "http://jira.example", "another-token") != KEY
+
+
+def test_a_429_seen_by_one_run_pauses_another_run_of_the_same_credential(
+    fresh_db_url: str, probe: psycopg.Connection[Any]
+) -> None:
+    with connect(fresh_db_url, autocommit=True) as a, connect(fresh_db_url, autocommit=True) as b:
+        first, second = PgRateGate(a, KEY), PgRateGate(b, KEY)
+        other = PgRateGate(b, credential_key("jira", "http://jira.example", "someone else"))
+        first.observe(429, {"Retry-After": "1"})
+
+        t0 = time.monotonic()
+        other.wait(patience=30)
+        unrelated = time.monotonic() - t0
+        t0 = time.monotonic()
+        second.wait(patience=30)
+        paused = time.monotonic() - t0
+
+    assert unrelated < 0.2
+    assert 0.7 <= paused <= 2.5
+    assert scalar(probe, "select count(*) from rate_budgets") == 1
+
+
+def test_the_bucket_from_x_ratelimit_headers_spaces_requests(fresh_db_url: str) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn:
+        gate = PgRateGate(conn, KEY)
+        gate.observe(200, {"X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4"})
+        t0 = time.monotonic()
+        for _ in range(10):
+            gate.wait(patience=30)
+        elapsed = time.monotonic() - t0
+
+    # 5 tokens at once, then 5 more at 5 per second.
+    assert 0.7 <= elapsed <= 2.5
+
+
+def test_concurrent_gates_share_one_bucket(fresh_db_url: str) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn:
+        PgRateGate(conn, KEY).observe(200, {"X-RateLimit-Limit": "4"})
+    done: list[float] = []
+
+    def worker() -> None:
+        with connect(fresh_db_url, autocommit=True) as conn:
+            gate = PgRateGate(conn, KEY)
+            for _ in range(4):
+                gate.wait(patience=30)
+            done.append(time.monotonic())
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    # 12 requests through one bucket of 4 per second: about 2 s, not the 0 s three private buckets allow.
+    assert max(done) - t0 >= 1.5
+
+
+def test_garbage_rate_limit_headers_write_nothing_or_a_short_pause(
+    fresh_db_url: str, probe: psycopg.Connection[Any]
+) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn:
+        gate = PgRateGate(conn, KEY)
+        gate.observe(200, {"X-RateLimit-Limit": "lots", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "never"})
+        assert scalar(probe, "select count(*) from rate_budgets") == 0
+        gate.observe(429, {"Retry-After": "soon", "X-RateLimit-Reset": "garbage"})
+
+    pause = scalar(probe, "select extract(epoch from paused_until - now()) from rate_budgets")
+    assert 0 < float(pause) <= 1.0
