@@ -108,6 +108,8 @@ def test_an_undecryptable_credential_fails_the_run_and_the_tick_goes_on(
     # with that worker's key, must still be scheduled by the same ticks.
     other_key = Keyring(os.urandom(32))
     healthy = add_source(conn, other_key, jira_factory(5), name="healthy")
+    # Nobody connected it within a polling interval (seed 001): the tick starts its first full sync itself.
+    probe.execute("update sources set created_at = now() - interval '1 hour' where id = %s", (healthy,))
     procs.worker(HARVESTER_SECRET_KEY=other_key.current.hex())
 
     wait_for(lambda: _ended(probe, run_id), 60, "the run to end", procs)
@@ -153,7 +155,12 @@ def test_the_tick_reaps_queued_runs_no_job_will_run_and_unblocks_the_source(
 
     assert _run(probe, never_queued)[:2] == ("failed", "orphaned: no job was ever queued for it")
     assert _run(probe, cancelled_run)[:2] == ("failed", "orphaned: its job ended cancelled before the run started")
-    # Not blocked: the schedule starts each source's next run, and it completes.
+    # Not blocked: the schedule starts each source's next run, and it completes. Neither source ever had
+    # a full sync, so that run is the first full one, due one polling interval (here 60 s) after the last.
+    probe.execute(
+        "update sources set sync_interval = 60, created_at = now() - interval '1 hour' where id in (%s, %s)",
+        (jobless, cancelled),
+    )
     wait_for(
         lambda: (
             scalar(

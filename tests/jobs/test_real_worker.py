@@ -43,6 +43,7 @@ def test_a_due_source_gets_an_incremental_run_that_succeeds(
     procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
+    _history(probe, source_id, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     _history(probe, source_id, mode="reconciliation", succeeded_ago="1 minute")
     # The last incremental was 14 min 48 s ago: with the 15-minute default it falls due in 12 seconds,
     # after the worker below is up.
@@ -78,12 +79,13 @@ def test_a_reconciliation_starts_once_in_its_window_in_the_org_time_zone(
     procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
+    _history(probe, source_id, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     tz = "America/New_York"
     probe.execute("update platform_settings set value = %s::jsonb where key = 'timezone'", (f'"{tz}"',))
     local = datetime.now(ZoneInfo(tz))
     minute_of_week = local.weekday() * 1440 + local.hour * 60 + local.minute  # the current minute, in New York
     probe.execute("update sources set reconcile_window = %s where id = %s", (minute_of_week, source_id))
-    _history(probe, source_id, mode="reconciliation", succeeded_ago="2 days")  # before this week's window
+    _history(probe, source_id, mode="reconciliation", succeeded_ago="7 days")  # the previous window, a week ago
     _history(probe, source_id, mode="incremental", succeeded_ago="1 minute")
 
     procs.worker()
@@ -110,6 +112,7 @@ def test_a_run_whose_worker_is_killed_is_resumed_by_another_worker_with_exact_co
     items = 400  # four pages of 100
     jira = jira_factory(items)
     source_id = add_source(conn, keyring, jira)
+    _history(probe, source_id, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     _history(probe, source_id, mode="reconciliation", succeeded_ago="1 minute")
     _history(probe, source_id, mode="incremental", succeeded_ago="1 minute")
     probe.execute("update platform_settings set value = '5' where key = 'stale_run_after'")
@@ -162,6 +165,7 @@ def test_the_daily_probe_records_its_result(
     procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
+    _history(probe, source_id, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     _history(probe, source_id, mode="reconciliation", succeeded_ago="1 minute")
     _history(probe, source_id, mode="incremental", succeeded_ago="1 minute")
     assert scalar(probe, "select last_probe_at from sources where id = %s", (source_id,)) is None
@@ -186,6 +190,7 @@ def test_the_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
     procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
+    _history(probe, source_id, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     sync(conn, keyring, source_id, "full")
     probe.execute("update sources set webhook_enabled = true where id = %s", (source_id,))
     # Silent for a day (older than watchdog_silence, 12 h); both scheduled modes ran just now, so only the
@@ -223,7 +228,9 @@ def test_a_per_source_sync_interval_wins_over_the_platform_default(
     procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     fast = add_source(conn, keyring, jira, name="fast")
+    _history(probe, fast, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     inherits = add_source(conn, keyring, jira, name="inherits")
+    _history(probe, inherits, mode="full", succeeded_ago="8 days")  # connected: the first full sync is done
     probe.execute("update platform_settings set value = '3600' where key = 'sync_interval'")
     probe.execute("update sources set sync_interval = 5 where id = %s", (fast,))
     for source_id in (fast, inherits):
