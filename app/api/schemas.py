@@ -211,9 +211,18 @@ class RunPage(msgspec.Struct):
     next_before_id: int | None
 
 
+GroupStatus = Literal["queued", "running", "succeeded", "partially_failed", "failed", "cancelled"]
+
+
 class RunGroupOut(msgspec.Struct):
-    status: str
+    """A group's status, computed from its runs now (see docs/api.md "Group status")."""
+
+    status: GroupStatus
     counts: dict[str, int]
+    # Runs that succeeded with error_count > 0 (items in dead letters): partial success per run (brief §3).
+    succeeded_with_errors: int
+    # Requested ids that are not runs (never silently dropped).
+    missing: list[int]
     runs: list[RunOut]
 
 
