@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from litestar import Litestar, Router
+from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
@@ -29,6 +30,7 @@ from app.api.runs import RunsController
 from app.api.search import SearchController
 from app.api.settings import SettingsController
 from app.api.sources import SourcesController
+from app.api.tokens import TokensController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
 from app.config import EmbedderConfig
@@ -45,10 +47,12 @@ def create_app(
     embedder: EmbedderConfig | None = None,
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
+    cors_origins: tuple[str, ...] = (),
 ) -> Litestar:
     """The admin API on database ``url`` with secrets under ``keyring``.
 
     ``embedder``: what search embeds queries with (``None``: loaded from the environment on first search).
+    ``cors_origins``: browser origins allowed to call the API (``HARVESTER_CORS_ORIGINS``); empty: none.
     """
 
     @asynccontextmanager
@@ -75,6 +79,7 @@ def create_app(
             WorkersController,
             NotesController,
             WebhooksController,
+            TokensController,
         ],
         security=[{"bearer": []}],
     )
@@ -89,6 +94,7 @@ def create_app(
         before_request=check_request,
         request_max_body_size=MAX_BODY_BYTES,
         lifespan=[lifespan],
+        cors_config=_cors(cors_origins),
         openapi_config=OpenAPIConfig(
             title="Harvester Admin API",
             version="1",
@@ -100,4 +106,23 @@ def create_app(
             path="/schema",
         ),
         debug=False,
+    )
+
+
+def _cors(origins: tuple[str, ...]) -> CORSConfig | None:
+    """CORS for a browser Admin Panel on another origin (issue 14 item 5).
+
+    Litestar's CORS middleware sits outside the router, so a preflight (OPTIONS with Origin) is answered
+    before any guard runs: it needs no token, and carries none from a browser. Tokens travel in the
+    Authorization header, never in cookies, so credentials mode stays off.
+    """
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(origins),
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+        expose_headers=["X-Request-Id", "Location"],
+        allow_credentials=False,
+        max_age=600,
     )

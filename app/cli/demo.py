@@ -445,7 +445,9 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
 
     token = new_token()
     with connect(url) as conn:
-        tq.create_token(conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token))
+        tq.create_token(
+            conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token), expires_at=None
+        )
         conn.commit()
     children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env, name="serve-worker")
     children.start(["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)], env, name="serve-api")
