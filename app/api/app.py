@@ -22,6 +22,7 @@ from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
 from app.api.deps import DEPENDENCIES
+from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
 from app.api.input_guard import MAX_BODY_BYTES, check_request
 from app.api.notes import NotesController
 from app.api.ops import health, metrics_handler
@@ -78,14 +79,16 @@ def create_app(
             SettingsController,
             WorkersController,
             NotesController,
-            WebhooksController,
             TokensController,
         ],
         security=[{"bearer": []}],
     )
+    # Webhooks are authenticated by the source's HMAC signature, not a bearer token: a router of their
+    # own keeps the bearer requirement out of their OpenAPI operation (a client must not send one).
+    hooks = Router(path=API_PREFIX, guards=[require_token], route_handlers=[WebhooksController])
     ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(metrics_public)])
-    return Litestar(
-        route_handlers=[api, ops, *(extra_routes or [])],
+    app = Litestar(
+        route_handlers=[api, hooks, ops, assets_router(), *(extra_routes or [])],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[audit_middleware],  # request id on every request; one audit event per admin action
@@ -103,10 +106,14 @@ def create_app(
             components=Components(
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer", description="API token")}
             ),
-            path="/schema",
+            path=SCHEMA_PATH,
+            render_plugins=render_plugins(),  # Swagger UI from a packaged copy: renders offline
+            use_handler_docstrings=True,  # each operation's description is its handler's docstring
         ),
         debug=False,
     )
+    document_operations(app)
+    return app
 
 
 def _cors(origins: tuple[str, ...]) -> CORSConfig | None:
