@@ -262,7 +262,7 @@ def emit(
 @dataclass(frozen=True, slots=True)
 class CliAction:
     action: str
-    target_arg: str | None  # the argparse attribute naming the target
+    target_arg: str | None  # the argparse attribute naming the target; "a|b": the first one given
     kind: str
 
 
@@ -271,7 +271,7 @@ CLI_ACTIONS: dict[tuple[str, ...], CliAction] = {
     ("sources", "add"): CliAction("sources.create", "name", "source"),
     ("sync",): CliAction("runs.start", "source", "source"),
     ("token", "create"): CliAction("tokens.create", "name", "token"),
-    ("token", "revoke"): CliAction("tokens.revoke", "name", "token"),
+    ("token", "revoke"): CliAction("tokens.revoke", "token|id|name", "token"),
 }
 
 
@@ -329,7 +329,8 @@ def cli_action(args: argparse.Namespace) -> Iterator[Outcome]:
         raise
     finally:
         if spec is not None:
-            value = getattr(args, spec.target_arg, None) if spec.target_arg else None
+            given = (getattr(args, a, None) for a in (spec.target_arg or "").split("|") if a)
+            value = next((v for v in given if v is not None), None)
             code = 1 if failed else outcome.code
             emit(
                 actor=os_user(),

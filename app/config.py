@@ -10,12 +10,14 @@ Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRE
 (``local`` | ``openai`` | ``none``), ``HARVESTER_EMBEDDER_URL``, ``_MODEL``, ``_DIMENSION``, ``_API_KEY``
 (else ``OPENAI_API_KEY``), ``_BATCH_SIZE``, ``HARVESTER_EMBED_THREADS``, ``HARVESTER_METRICS_PUBLIC``,
 ``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``,
-``HARVESTER_AUDIT_SINK``.
+``HARVESTER_AUDIT_SINK``, ``HARVESTER_CORS_ORIGINS`` (comma-separated origins a browser Admin Panel may call
+the API from; unset: none).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,8 @@ DEFAULT_TICK_CRON = "* * * * *"  # the schedule tick: every minute (seed 001 int
 
 EmbedderKind = Literal["local", "openai", "none"]
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# An origin as a browser sends it: scheme, host, optional port, nothing after (no path, no slash).
+_ORIGIN = re.compile(r"^https?://[A-Za-z0-9.\-]+(:\d{1,5})?$|^https?://\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
 
 
 class ConfigError(HarvesterError):
@@ -74,6 +78,9 @@ class Config:
     # When the worker's periodic tick runs; croniter syntax, where an optional 6th field, LAST, is
     # seconds: tests tick every 2 s with "* * * * * */2".
     tick_cron: str = DEFAULT_TICK_CRON
+    # Browser origins allowed to call the API (CORS, issue 14 item 5); empty: no cross-origin access.
+    # "*" allows any origin (tokens are bearer headers, never cookies, so no credentials mode is needed).
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def backups_dir(self) -> Path:
@@ -105,6 +112,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
         audit_sink=env.text("HARVESTER_AUDIT_SINK"),
         tick_cron=env.cron("HARVESTER_TICK_CRON", DEFAULT_TICK_CRON),
+        cors_origins=env.origins("HARVESTER_CORS_ORIGINS"),
     )
 
 
@@ -167,6 +175,13 @@ class _Env:
         if value not in allowed:
             raise ConfigError(f"{name}: expected one of {', '.join(allowed)}")
         return value
+
+    def origins(self, name: str) -> tuple[str, ...]:
+        values = tuple(v.strip().rstrip("/") for v in (self.text(name) or "").split(",") if v.strip())
+        for value in values:
+            if value != "*" and not _ORIGIN.match(value):
+                raise ConfigError(f'{name}: "{value}" is not an origin (scheme://host[:port], or *)')
+        return values
 
     def cron(self, name: str, default: str) -> str:
         value = self.text(name) or default

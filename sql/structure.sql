@@ -732,10 +732,18 @@ CREATE TABLE public.api_tokens (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
+    expires_at timestamp with time zone,
+    CONSTRAINT api_tokens_name_present CHECK ((btrim(name) <> ''::text)),
     CONSTRAINT api_tokens_scope_check CHECK ((scope = ANY (ARRAY['admin'::text, 'read'::text])))
 );
 
 COMMENT ON TABLE public.api_tokens IS 'Admin API bearer tokens; only a SHA-256 of the token is stored, the token is printed once.';
+
+COMMENT ON COLUMN public.api_tokens.last_used_at IS 'Last time the token authenticated a request, kept to the minute.';
+
+COMMENT ON COLUMN public.api_tokens.expires_at IS 'When the token stops authenticating; NULL: never expires (revoke it to end it).';
+
+COMMENT ON CONSTRAINT api_tokens_name_present ON public.api_tokens IS 'Every token has a name: audit events name the actor by it.';
 
 ALTER TABLE public.api_tokens ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.api_tokens_id_seq
@@ -1392,6 +1400,10 @@ CREATE UNIQUE INDEX alert_incidents_one_open ON public.alert_incidents USING btr
 COMMENT ON INDEX public.alert_incidents_one_open IS 'Lock: at most one open incident per (kind, subject). ON CONFLICT targets repeat its WHERE.';
 
 CREATE INDEX alert_incidents_opened_at_idx ON public.alert_incidents USING btree (opened_at DESC);
+
+CREATE UNIQUE INDEX api_tokens_live_name_key ON public.api_tokens USING btree (name) WHERE (revoked_at IS NULL);
+
+COMMENT ON INDEX public.api_tokens_live_name_key IS 'One live (unrevoked) token per name, so revoke by name names exactly one token; a revoked name may be reused.';
 
 CREATE INDEX dead_letters_run_id_idx ON public.dead_letters USING btree (run_id);
 

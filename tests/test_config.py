@@ -39,8 +39,10 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             "HARVESTER_METRICS_PUBLIC": "no",
             "HARVESTER_SOURCE_CREDENTIAL": "token",
             "HARVESTER_LOG_LEVEL": "debug",
+            "HARVESTER_CORS_ORIGINS": " https://panel.example.com/ ,http://127.0.0.1:3000,, ",
         }
     )
+    assert config.cors_origins == ("https://panel.example.com", "http://127.0.0.1:3000")
     assert config.database_url == "postgresql://h/db" and config.previous_secret_keys == ("a", "b")
     assert config.embedder == EmbedderConfig("openai", "http://127.0.0.1:1", "m", 384, "sk-1", 8, 2)
     assert (config.metrics_public, config.source_credential, config.log_level) == (False, "token", "DEBUG")
@@ -59,6 +61,10 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
         (
             {"HARVESTER_METRICS_PUBLIC": "maybe"},
             "HARVESTER_METRICS_PUBLIC: expected true or false (1/0, yes/no, on/off)",
+        ),
+        (
+            {"HARVESTER_CORS_ORIGINS": "https://ok.example,panel.example/app"},
+            'HARVESTER_CORS_ORIGINS: "panel.example/app" is not an origin (scheme://host[:port], or *)',
         ),
         ({"HARVESTER_LOG_LEVEL": "loud"}, "HARVESTER_LOG_LEVEL: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
     ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import sys
 import uuid
@@ -12,6 +13,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
+from app.secrets import Keyring
 from tests.conftest import REPO, with_dbname
 
 
@@ -60,6 +62,10 @@ def test_demo_runs_the_whole_product_and_its_summary_matches_the_database(server
             ).fetchone() or (None, None, None, None)
             states = [r[0] for r in conn.execute("select state from sync_runs order by id")]
             triggers = {r[0] for r in conn.execute("select trigger from sync_runs")}
+            credentials = conn.execute("select id, credential_enc from sources order by id").fetchall()
+        joined = _join_from_another_shell(text, database)
+        with psycopg.connect(with_dbname(server_url, database)) as conn:
+            joined_tokens = [r[0] for r in conn.execute("select name from api_tokens")]
     finally:
         with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(database)))
@@ -79,6 +85,25 @@ def test_demo_runs_the_whole_product_and_its_summary_matches_the_database(server
     logs = tmp_path / "d" / "demo-logs"
     assert {p.name for p in logs.iterdir()} >= {"worker.log", "jira-emulator.log"}
     assert f"logs     {logs}" in text
+    # The demo can be joined (issue 14 item 7): its key is kept 0600 in the data dir and decrypts the
+    # sources' credentials; the printed export lines make another shell use the demo database.
+    key_file = tmp_path / "d" / "demo-secret.key"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    keyring = Keyring(bytes.fromhex(key_file.read_text()))
+    assert all(keyring.decrypt(enc, context=f"source:{sid}") for sid, enc in credentials)
+    assert key_file.read_text() not in text  # the key itself is never printed
+    assert joined.returncode == 0, joined.stderr
+    assert joined_tokens == ["joined-shell"]
+    assert re.search(r"^A groups: group:", text, re.M) and re.search(r"^B groups: group:", text, re.M)
+
+
+def _join_from_another_shell(text: str, database: str) -> subprocess.CompletedProcess[str]:
+    """Run the demo's printed export lines in a fresh shell, then a command against the demo database."""
+    exports = [line for line in text.splitlines() if line.startswith("export HARVESTER_")]
+    assert len(exports) == 3 and database in exports[1]
+    script = "\n".join([*exports, f"{sys.executable} -m app.cli token create --name joined-shell"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HARVESTER_")}
+    return subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_a_demo_whose_runs_fail_says_why_and_exits_non_zero(server_url: str, tmp_path: Path) -> None:

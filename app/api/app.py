@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 import anyio.to_thread
 from litestar import Litestar, Router
+from litestar.config.cors import CORSConfig
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
@@ -21,6 +22,7 @@ from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
 from app.api.deps import DEPENDENCIES
+from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
 from app.api.input_guard import MAX_BODY_BYTES, check_request
 from app.api.notes import NotesController
 from app.api.ops import health, metrics_handler
@@ -29,6 +31,7 @@ from app.api.runs import RunsController
 from app.api.search import SearchController
 from app.api.settings import SettingsController
 from app.api.sources import SourcesController
+from app.api.tokens import TokensController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
 from app.config import EmbedderConfig
@@ -45,10 +48,12 @@ def create_app(
     embedder: EmbedderConfig | None = None,
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
+    cors_origins: tuple[str, ...] = (),
 ) -> Litestar:
     """The admin API on database ``url`` with secrets under ``keyring``.
 
     ``embedder``: what search embeds queries with (``None``: loaded from the environment on first search).
+    ``cors_origins``: browser origins allowed to call the API (``HARVESTER_CORS_ORIGINS``); empty: none.
     """
 
     @asynccontextmanager
@@ -74,13 +79,16 @@ def create_app(
             SettingsController,
             WorkersController,
             NotesController,
-            WebhooksController,
+            TokensController,
         ],
         security=[{"bearer": []}],
     )
+    # Webhooks are authenticated by the source's HMAC signature, not a bearer token: a router of their
+    # own keeps the bearer requirement out of their OpenAPI operation (a client must not send one).
+    hooks = Router(path=API_PREFIX, guards=[require_token], route_handlers=[WebhooksController])
     ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(metrics_public)])
-    return Litestar(
-        route_handlers=[api, ops, *(extra_routes or [])],
+    app = Litestar(
+        route_handlers=[api, hooks, ops, assets_router(), *(extra_routes or [])],
         dependencies=DEPENDENCIES,
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[audit_middleware],  # request id on every request; one audit event per admin action
@@ -89,6 +97,7 @@ def create_app(
         before_request=check_request,
         request_max_body_size=MAX_BODY_BYTES,
         lifespan=[lifespan],
+        cors_config=_cors(cors_origins),
         openapi_config=OpenAPIConfig(
             title="Harvester Admin API",
             version="1",
@@ -97,7 +106,30 @@ def create_app(
             components=Components(
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer", description="API token")}
             ),
-            path="/schema",
+            path=SCHEMA_PATH,
+            render_plugins=render_plugins(),  # Swagger UI from a packaged copy: renders offline
+            use_handler_docstrings=True,  # each operation's description is its handler's docstring
         ),
         debug=False,
+    )
+    document_operations(app)
+    return app
+
+
+def _cors(origins: tuple[str, ...]) -> CORSConfig | None:
+    """CORS for a browser Admin Panel on another origin (issue 14 item 5).
+
+    Litestar's CORS middleware sits outside the router, so a preflight (OPTIONS with Origin) is answered
+    before any guard runs: it needs no token, and carries none from a browser. Tokens travel in the
+    Authorization header, never in cookies, so credentials mode stays off.
+    """
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=list(origins),
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+        expose_headers=["X-Request-Id", "Location"],
+        allow_credentials=False,
+        max_age=600,
     )

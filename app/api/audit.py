@@ -39,7 +39,12 @@ AUDITED: dict[str, tuple[str, str, str | None]] = {
     "retryDeadLetters": ("dead_letters.retry", "source", "source_id"),
     "putSettings": ("settings.update", "settings", None),
     "putNotes": ("notes.update", "entity", "entity_id"),
+    "createToken": ("tokens.create", "token", None),
+    "revokeToken": ("tokens.revoke", "token", "token_id"),
 }
+# Actions whose target id is read from the created resource in the response body (the body is parsed
+# for its "id" only and never kept: a created token's value is in it).
+_CREATES = frozenset({"sources.create", "tokens.create"})
 
 
 def request_id_of(scope: Scope) -> str | None:
@@ -117,7 +122,7 @@ def audit_middleware(app: ASGIApp) -> ASGIApp:
                     headers.append((b"x-request-id", rid.encode()))
                 message = {**message, "headers": headers}
             elif message["type"] == "http.response.body":
-                if audited and audited[0] == "sources.create":
+                if audited and audited[0] in _CREATES:
                     body.extend(message.get("body", b"")[: 65536 - len(body)])
                 if not message.get("more_body", False):
                     # Before the last byte leaves: a client that got its answer finds the event written.

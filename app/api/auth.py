@@ -7,8 +7,6 @@ otherwise in ``opt={"auth": "public" | "read" | "admin"}``.
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,9 +17,9 @@ from litestar.handlers.base import BaseRouteHandler
 
 from app.queries import tokens as tq
 from app.redact import register_secret
-
-SCOPES = ("admin", "read")
-TOKEN_PREFIX = "hv_"
+from app.services.tokens import SCOPES as SCOPES
+from app.services.tokens import new_token as new_token
+from app.services.tokens import token_hash as token_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,16 +27,6 @@ class Principal:
     token_id: int
     name: str
     scope: str
-
-
-def new_token() -> str:
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    register_secret(token)
-    return token
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def _required_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> str:
@@ -73,7 +61,7 @@ async def require_token(connection: ASGIConnection[Any, Any, Any, Any], handler:
 
     row = await anyio.to_thread.run_sync(lookup)
     if row is None:
-        raise NotAuthorizedException("the bearer token is unknown or revoked")
+        raise NotAuthorizedException("the bearer token is unknown, revoked or expired")
     register_secret(token)  # a valid token is a credential: masked in every later log line
     if needed == "admin" and row.scope != "admin":
         raise PermissionDeniedException(f"this operation needs an admin token; token {row.name!r} has scope read")

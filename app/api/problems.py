@@ -110,7 +110,7 @@ def _render(request: Request[Any, Any, Any], problem: Problem, headers: dict[str
 
 
 _AT_PATH = re.compile(r" - at `\$\.?(?P<path>[^`]*)`")
-_UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]+)`")
+_UNKNOWN = re.compile(r"(?:unknown|missing required) field `(?P<name>[^`]+)`")
 
 
 def _validation_field(extra: Any) -> tuple[str | None, str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 import psycopg
@@ -114,14 +114,21 @@ class RunsController(Controller):
             items=[run_out(r, scrub) for r in page], next_before_id=page[-1].id if len(rows) > limit else None
         )
 
-    @get("/runs", operation_id="getRunGroup", sync_to_thread=True, responses=R(400, 401, 422))
+    @get("/runs", operation_id="getRunGroup", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def run_group(
         self,
         db: Database,
         keyring: Keyring,
         ids: Annotated[str, Parameter(description="comma-separated run ids, e.g. 1,2,3", max_length=20_000)],
     ) -> s.RunGroupOut:
-        """Status of a group of runs (e.g. one "sync all"), computed from the runs now, never stored."""
+        """Status of a group of runs (e.g. one "sync all"), computed from the runs now, never stored.
+
+        ``status`` is ``queued`` (none started), ``running`` (some still live), ``succeeded`` (all),
+        ``partially_failed`` (some succeeded, others failed or were cancelled), ``failed`` (none succeeded,
+        some failed) or ``cancelled`` (all cancelled); ``counts`` has every run state,
+        ``succeeded_with_errors`` the succeeded runs that left dead letters, ``missing`` the ids that are
+        not runs. 404 when none of the ids is a run.
+        """
         if not _IDS.match(ids):
             raise InvalidField("ids", "must be 1 to 1000 comma-separated run ids")
         wanted = sorted({int(i) for i in ids.split(",")})
@@ -135,8 +142,17 @@ class RunsController(Controller):
                 if r.source_id not in scrubs:
                     scrubs[r.source_id] = scrubber(conn, keyring, r.source_id)
                 runs.append(run_out(r, scrubs[r.source_id]))
+        if not rows:
+            raise not_found(f"runs {ids}" if len(wanted) > 1 else f"run {wanted[0]}")
         status, counts = group_status(r.state for r in rows)
-        return s.RunGroupOut(status=status, counts=counts, runs=runs)
+        found = {r.id for r in rows}
+        return s.RunGroupOut(
+            status=cast(s.GroupStatus, status),
+            counts=counts,
+            succeeded_with_errors=sum(1 for r in rows if r.state == "succeeded" and (r.error_count or 0) > 0),
+            missing=[i for i in wanted if i not in found],
+            runs=runs,
+        )
 
     @get("/runs/{run_id:int}", operation_id="getRun", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def get_run(self, run_id: RunId, db: Database, keyring: Keyring) -> s.RunOut:

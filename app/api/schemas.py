@@ -225,9 +225,18 @@ class RunPage(msgspec.Struct):
     next_before_id: int | None
 
 
+GroupStatus = Literal["queued", "running", "succeeded", "partially_failed", "failed", "cancelled"]
+
+
 class RunGroupOut(msgspec.Struct):
-    status: str
+    """A group's status, computed from its runs now (see docs/api.md "Group status")."""
+
+    status: GroupStatus
     counts: dict[str, int]
+    # Runs that succeeded with error_count > 0 (items in dead letters): partial success per run (brief §3).
+    succeeded_with_errors: int
+    # Requested ids that are not runs (never silently dropped).
+    missing: list[int]
     runs: list[RunOut]
 
 
@@ -428,3 +437,33 @@ class HealthOut(msgspec.Struct):
     database: bool
     migrations: MigrationsOut | None
     workers_online: int | None
+
+
+# ---------------------------------------------------------------- tokens
+
+
+class TokenCreate(Input):
+    """A new bearer token: a unique name (among live tokens), a scope and an optional expiry."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=200, examples=["admin-panel"])]
+    scope: Annotated[Literal["admin", "read"], Meta(examples=["read"])]
+    expires_at: Annotated[datetime | None, Meta(description="with a time zone; null: never expires")] = None
+
+
+class TokenOut(msgspec.Struct):
+    """A token as listed: never its value or hash."""
+
+    id: int
+    name: str
+    scope: str
+    state: Literal["active", "expired", "revoked"]
+    created_at: datetime
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class TokenCreated(TokenOut):
+    """The created token; ``token`` is shown this once (only its SHA-256 is stored)."""
+
+    token: str

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from app.vector.search import Principal
 
 COMPANY = "demo"
+# The demo database's key, beside the data dir's own secret.key (which belongs to its usual database).
+DEMO_KEY_FILE = "demo-secret.key"
 STALL_AFTER = 120.0  # seconds without any run changing state or count before the demo gives up
 DEMO_DEADLINE = 1800.0  # the demo's syncs never take longer than this
 PYTHON = [sys.executable]
@@ -156,9 +158,7 @@ def run_demo(*, serve: bool, port: int, sizes: Sizes, database: str) -> int:
     children = Processes(log_dir=config.data_dir / "demo-logs")
     with _server(database) as (url, _):
         try:
-            return _demo(
-                console, config.backups_dir, url, children, serve=serve, port=port, sizes=sizes, started=started
-            )
+            return _demo(console, config.data_dir, url, children, serve=serve, port=port, sizes=sizes, started=started)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted: stopping everything the demo started[/]")
             return 130
@@ -168,7 +168,7 @@ def run_demo(*, serve: bool, port: int, sizes: Sizes, database: str) -> int:
 
 def _demo(
     console: Console,
-    backups: Path,
+    data_dir: Path,
     url: str,
     children: Processes,
     *,
@@ -183,9 +183,9 @@ def _demo(
     from app.services.sources import NewSource, create_source
 
     console.rule("[bold]Harvester demo")
-    migrate(url, backups)
+    migrate(url, data_dir / "backups")
     console.print(f"database migrated: {url.split('password=')[0]}")
-    keyring = _demo_keyring()
+    keyring, key_file = _demo_keyring(data_dir)
     tokens = {name: os.urandom(12).hex() for name in ("jira", "confluence", "slack")}
     common = ["--host", "127.0.0.1", "--port", "0", "--seed", "7", "--company", COMPANY]
     base = {
@@ -273,16 +273,45 @@ def _demo(
         console.print(f"worker log: {children.logs['worker']}")
         return 1
     _searches(console, url)
+    _join(console, data_dir, url, key_file)
     if serve:
         return _serve(console, url, env, children, port)
     return 0
 
 
-def _demo_keyring() -> Keyring:
-    """A key for this throw-away database only; the worker and the API get it through the environment."""
+def _demo_keyring(data_dir: Path) -> tuple[Keyring, Path]:
+    """A fresh key for the fresh demo database, kept 0600 in the data dir so another shell can join it.
+
+    The worker and the API get it through the environment; a second shell reads it from the file
+    (issue 14 item 7), so the key is never printed.
+    """
     from app.secrets import Keyring
 
-    return Keyring(os.urandom(32))
+    key = os.urandom(32)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = data_dir / DEMO_KEY_FILE
+    path.unlink(missing_ok=True)  # the database is new, so is its key
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key.hex())
+    return Keyring(key), path
+
+
+def _join(console: Console, data_dir: Path, url: str, key_file: Path) -> None:
+    """The lines that make another shell use the demo's database and key (printed unwrapped)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(url)
+    had_password = params.pop("password", None) is not None
+    console.rule("join from another shell")
+    for line in (
+        f"export HARVESTER_DATA_DIR='{data_dir}'",
+        f"export HARVESTER_DATABASE_URL='{make_conninfo('', **params)}'",
+        f"export HARVESTER_SECRET_KEY=\"$(cat '{key_file}')\"",
+    ):
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
+    if had_password:
+        console.print("(add the database password: export PGPASSWORD=...)", soft_wrap=True, markup=False)
 
 
 def _follow(console: Console, url: str, run_ids: list[int], children: Processes) -> list[rq.ListRunProgressRow]:
@@ -410,6 +439,9 @@ def _searches(console: Console, url: str) -> None:
         queries = [private_text[:200], "login fails after the session expires", "incident postmortem and rollout"]
         console.rule("searches as two people")
         console.print(f"A = {name_a} (a lead, in the private conversation); B = {name_b} (same teams, not in it)")
+        for who, person in (("A", a), ("B", b)):
+            groups = ", ".join(person.groups) or "(none)"
+            console.print(f"{who} groups: {groups}", soft_wrap=True, markup=False, highlight=False)
         for query in queries:
             hits_a = search(conn, embedder, query=query, principal=a, k=5)
             hits_b = search(conn, embedder, query=query, principal=b, k=5)
@@ -443,15 +475,23 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
 
     token = new_token()
     with connect(url) as conn:
-        tq.create_token(conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token))
+        tq.create_token(
+            conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token), expires_at=None
+        )
         conn.commit()
     children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env, name="serve-worker")
     children.start(["-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)], env, name="serve-api")
     console.rule("serving")
     console.print(f"API      http://127.0.0.1:{port}/api/v1")
     console.print(f"OpenAPI  http://127.0.0.1:{port}/schema (JSON: /schema/openapi.json)")
-    console.print(f"token    {token}   (admin; shown once)")
-    console.print(f"example  curl -H 'Authorization: Bearer {token}' http://127.0.0.1:{port}/api/v1/sources")
+    # soft_wrap: rich must not break the token or the curl line at the terminal's width.
+    console.print(f"export TOKEN={token}   # admin; shown once", soft_wrap=True, markup=False, highlight=False)
+    console.print(
+        f'curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:{port}/api/v1/sources',
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
     console.print("Ctrl-C stops the API, the worker, the emulators and the database the demo started.")
     while all(p.poll() is None for p in children.procs):
         time.sleep(0.5)

@@ -15,7 +15,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     config = load_config()
     url, keyring = ready_url_and_keyring("api")
-    app = create_app(url, keyring, metrics_public=config.metrics_public, embedder=config.embedder)
+    app = create_app(
+        url,
+        keyring,
+        metrics_public=config.metrics_public,
+        embedder=config.embedder,
+        cors_origins=config.cors_origins,
+    )
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     # log_config=None: uvicorn's lines go through the process's one handler (app/logs.py, --log-level).
     uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=args.access_log)

@@ -1,4 +1,4 @@
-"""CLI: `harvester token create|list|revoke` manages the admin API's bearer tokens."""
+"""CLI: `harvester token create|list|revoke` manages the admin API's bearer tokens (same rules as /api/v1/tokens)."""
 
 from __future__ import annotations
 
@@ -9,48 +9,62 @@ from app.errors import HarvesterError
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    from app.api.auth import new_token, token_hash
-    from app.db.connect import connect
-    from app.queries import tokens as tq
+    from datetime import UTC, datetime
 
+    from app.db.connect import connect
+    from app.services import tokens as ts
+
+    expires_at = datetime.now(UTC) + ts.parse_lifetime(args.expires_in) if args.expires_in else None
     url, _ = ready_url_and_keyring()
-    token = new_token()
     with connect(url) as conn:
-        try:
-            tq.create_token(conn, name=args.name, scope=args.scope, token_hash=token_hash(token))
-        except Exception as exc:
-            raise HarvesterError(f"could not store the token ({type(exc).__name__})") from None
+        created = ts.create_token(conn, name=args.name, scope=args.scope, expires_at=expires_at)
         conn.commit()
-    print(token)
-    print(f"# token {args.name!r} (scope {args.scope}) is shown once; only its SHA-256 is stored", flush=True)
+    row = created.row
+    until = f", expires {row.expires_at.isoformat(timespec='seconds')}" if row.expires_at else ", never expires"
+    print(created.token)
+    print(
+        f"# token {row.id} {row.name!r} (scope {row.scope}{until}) is shown once; only its SHA-256 is stored",
+        flush=True,
+    )
     return 0
 
 
 def _token_list(args: argparse.Namespace) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
+    from app.services import tokens as ts
 
     url, _ = ready_url_and_keyring()
     with connect(url) as conn:
         rows = tq.list_tokens(conn)
     for r in rows:
-        state = "revoked" if r.revoked_at else "active"
         used = r.last_used_at.isoformat(timespec="seconds") if r.last_used_at else "never"
-        print(f"{r.id:>4}  {r.name[:30]:30} {r.scope:6} {state:8} last used {used}")
+        expires = r.expires_at.isoformat(timespec="seconds") if r.expires_at else "never"
+        print(f"{r.id:>4}  {r.name[:30]:30} {r.scope:6} {ts.state_of(r):8} expires {expires}  last used {used}")
     return 0
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
     from app.db.connect import connect
-    from app.queries import tokens as tq
+    from app.services import tokens as ts
 
+    token_id: int | None = args.id
+    name: str | None = args.name
+    if args.token is not None:
+        if token_id is not None or name is not None:
+            raise HarvesterError("token: give the token as ID|NAME, --id or --name, not several")
+        # Digits are an id; a token whose name is all digits is revoked with --name.
+        token_id, name = (int(args.token), None) if args.token.isdigit() else (None, args.token)
+    if token_id is None and name is None:
+        raise HarvesterError("token: give the token's id or name (see `harvester token list`)")
     url, _ = ready_url_and_keyring()
     with connect(url) as conn:
-        n = tq.revoke_token(conn, name=args.name)
+        try:
+            row = ts.revoke_token(conn, token_id=token_id, name=name)
+        except (ts.TokenNotFound, ts.TokenAlreadyRevoked) as exc:
+            raise HarvesterError(str(exc)) from None
         conn.commit()
-    if n == 0:
-        raise HarvesterError(f"no active token named {args.name!r}; see `harvester token list`")
-    print(f"revoked {n} token(s) named {args.name!r}")
+    print(f"revoked token {row.id} {row.name!r}")
     return 0
 
 
@@ -58,10 +72,17 @@ def register(sub: Subparsers) -> None:
     token = sub.add_parser("token", help="admin API bearer tokens")
     tsub = token.add_subparsers(dest="token_command", required=True)
     create = tsub.add_parser("create", help="create a token; prints it once (only its SHA-256 is stored)")
-    create.add_argument("--name", required=True, help="who or what uses the token")
+    create.add_argument("--name", required=True, help="who or what uses the token; unique among live tokens")
     create.add_argument("--scope", choices=["admin", "read"], default="admin", help="admin (read/write) or read")
+    create.add_argument(
+        "--expires-in", metavar="DURATION", help="lifetime such as 12h, 30d or 2w (default: never expires)"
+    )
     create.set_defaults(handler=_token_create)
-    tsub.add_parser("list", help="token names, scopes and last use").set_defaults(handler=_token_list)
-    revoke = tsub.add_parser("revoke", help="revoke every active token with this name")
-    revoke.add_argument("--name", required=True)
+    tsub.add_parser("list", help="token ids, names, scopes, state, expiry and last use").set_defaults(
+        handler=_token_list
+    )
+    revoke = tsub.add_parser("revoke", help="revoke one live token by id or name")
+    revoke.add_argument("token", nargs="?", metavar="ID|NAME", help="the token's id (digits) or name")
+    revoke.add_argument("--id", type=int, help="the token's id (see `harvester token list`)")
+    revoke.add_argument("--name", help="the live token's name")
     revoke.set_defaults(handler=_token_revoke)

@@ -16,6 +16,7 @@ AUTHENTICATE_TOKEN = """
 with t as (
     select id, name, scope, last_used_at from api_tokens
     where token_hash = %(token_hash)s::text and revoked_at is null
+      and (expires_at is null or expires_at > now())
 ), touched as (
     update api_tokens a set last_used_at = now()
     from t
@@ -39,8 +40,8 @@ def authenticate_token(
     *,
     token_hash: str,
 ) -> AuthenticateTokenRow | None:
-    """The live token with this hash; marks it used at most once a minute so reads
-    stay cheap.
+    """The live, unexpired token with this hash; marks it used at most once a minute
+    so reads stay cheap.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
@@ -53,10 +54,26 @@ def authenticate_token(
 
 
 CREATE_TOKEN = """
-insert into api_tokens (name, scope, token_hash)
-values (%(name)s::text, %(scope)s::text, %(token_hash)s::text)
-returning id
+insert into api_tokens (name, scope, token_hash, expires_at)
+values (%(name)s::text, %(scope)s::text, %(token_hash)s::text, %(expires_at)s::timestamptz)
+on conflict (name) where revoked_at is null do nothing
+returning id, name, scope, created_at, expires_at, last_used_at, revoked_at
 """
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ApiTokensRow:
+    """One row of CreateToken, GetToken, ListTokens, RevokeTokenById,
+    RevokeTokenByName.
+    """
+
+    id: int
+    name: str
+    scope: str
+    created_at: datetime.datetime
+    expires_at: datetime.datetime | None
+    last_used_at: datetime.datetime | None
+    revoked_at: datetime.datetime | None
 
 
 def create_token(
@@ -65,10 +82,11 @@ def create_token(
     name: str,
     scope: str,
     token_hash: str,
-) -> int | None:
+    expires_at: datetime.datetime | None,
+) -> ApiTokensRow | None:
     """Admin API bearer tokens: only a SHA-256 of each token is stored; the token is
-    printed once. Stores a new token's hash with its name and scope (admin or
-    read).
+    shown once. Stores a new token's hash with its name, scope and optional
+    expiry; no row when a live token has the name.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
@@ -77,57 +95,98 @@ def create_token(
                 "name": name,
                 "scope": scope,
                 "token_hash": token_hash,
+                "expires_at": expires_at,
             },
         ).fetchone()
     if row is None:
         return None
-    value: int = row[0]
-    return value
+    return ApiTokensRow(*row)
 
 
-LIST_TOKENS = """
-select id, name, scope, created_at, last_used_at, revoked_at from api_tokens order by id
+GET_TOKEN = """
+select id, name, scope, created_at, expires_at, last_used_at, revoked_at from api_tokens
+where id = %(id)s::bigint
 """
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ListTokensRow:
-    """One row of ListTokens."""
+def get_token(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int,
+) -> ApiTokensRow | None:
+    """One token by id (never the hash)."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            GET_TOKEN,
+            {"id": id},
+        ).fetchone()
+    if row is None:
+        return None
+    return ApiTokensRow(*row)
 
-    id: int
-    name: str
-    scope: str
-    created_at: datetime.datetime
-    last_used_at: datetime.datetime | None
-    revoked_at: datetime.datetime | None
+
+LIST_TOKENS = """
+select id, name, scope, created_at, expires_at, last_used_at, revoked_at from api_tokens order by id
+"""
 
 
 def list_tokens(
     conn: psycopg.Connection[Any],
-) -> list[ListTokensRow]:
-    """Token names, scopes and use (never the hash)."""
+) -> list[ApiTokensRow]:
+    """Every token's name, scope, expiry and use (never the hash), oldest first."""
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             LIST_TOKENS,
             {},
         ).fetchall()
-    return [ListTokensRow(*row) for row in rows]
+    return [ApiTokensRow(*row) for row in rows]
 
 
-REVOKE_TOKEN = """
-update api_tokens set revoked_at = now() where name = %(name)s::text and revoked_at is null
+REVOKE_TOKEN_BY_ID = """
+update api_tokens set revoked_at = now()
+where id = %(id)s::bigint and revoked_at is null
+returning id, name, scope, created_at, expires_at, last_used_at, revoked_at
 """
 
 
-def revoke_token(
+def revoke_token_by_id(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int,
+) -> ApiTokensRow | None:
+    """Revokes a live token by id; it stops authenticating at once. No row: unknown
+    or already revoked.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            REVOKE_TOKEN_BY_ID,
+            {"id": id},
+        ).fetchone()
+    if row is None:
+        return None
+    return ApiTokensRow(*row)
+
+
+REVOKE_TOKEN_BY_NAME = """
+update api_tokens set revoked_at = now()
+where name = %(name)s::text and revoked_at is null
+returning id, name, scope, created_at, expires_at, last_used_at, revoked_at
+"""
+
+
+def revoke_token_by_name(
     conn: psycopg.Connection[Any],
     *,
     name: str,
-) -> int:
-    """Revokes a token by name; it stops authenticating at once."""
+) -> ApiTokensRow | None:
+    """Revokes the live token with this name (at most one: api_tokens_live_name_key).
+    No row: none is live.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            REVOKE_TOKEN,
+        row = cur.execute(
+            REVOKE_TOKEN_BY_NAME,
             {"name": name},
-        )
-        return cur.rowcount
+        ).fetchone()
+    if row is None:
+        return None
+    return ApiTokensRow(*row)

@@ -1,8 +1,8 @@
 """Derived run facts, computed whenever asked and never stored (seed 000, seed 003 "batch status").
 
 - progress of one run: N of M, rate (items per second since it started) and ETA;
-- status of a group of runs ("sync all"): queued while none has started, running while any is live,
-  cancelled when every run was cancelled, otherwise done with the count per terminal state.
+- status of a group of runs ("sync all"), chosen so that a failure is never hidden behind "done"
+  (issue 14 item 3; docs/decisions.md "Group status"): see :func:`group_status`.
 """
 
 from __future__ import annotations
@@ -56,17 +56,34 @@ def progress(
     )
 
 
+GROUP_STATUSES = ("queued", "running", "succeeded", "partially_failed", "failed", "cancelled")
+
+
 def group_status(states: Iterable[str]) -> tuple[str, dict[str, int]]:
-    """The status of a set of runs and the count per state."""
+    """The status of a non-empty set of runs and the count per state.
+
+    - ``queued``: no run has started yet;
+    - ``running``: some run is still queued or running (the counts already show finished failures);
+    - ``succeeded``: every run succeeded;
+    - ``partially_failed``: some succeeded, the others failed or were cancelled;
+    - ``failed``: none succeeded and at least one failed;
+    - ``cancelled``: every run was cancelled (an operator's choice, not a failure).
+
+    There is no status for an empty set: the API answers 404 when none of the ids is a run.
+    """
     counts = Counter(states)
     full = {s: counts.get(s, 0) for s in STATES}
     total = sum(full.values())
     if total == 0:
-        return "empty", full
-    if full["running"] or (full["queued"] and full["queued"] < total):
-        return "running", full
+        raise ValueError("a group status needs at least one run")
     if full["queued"] == total:
         return "queued", full
-    if full["cancelled"] == total:
-        return "cancelled", full
-    return "done", full
+    if full["running"] or full["queued"]:
+        return "running", full
+    if full["succeeded"] == total:
+        return "succeeded", full
+    if full["succeeded"]:
+        return "partially_failed", full
+    if full["failed"]:
+        return "failed", full
+    return "cancelled", full

@@ -1,16 +1,18 @@
--- Admin API bearer tokens: only a SHA-256 of each token is stored; the token is printed once.
+-- Admin API bearer tokens: only a SHA-256 of each token is stored; the token is shown once.
 
 -- name: CreateToken :one
--- Stores a new token's hash with its name and scope (admin or read).
-insert into api_tokens (name, scope, token_hash)
-values (sqlc.arg(name)::text, sqlc.arg(scope)::text, sqlc.arg(token_hash)::text)
-returning id;
+-- Stores a new token's hash with its name, scope and optional expiry; no row when a live token has the name.
+insert into api_tokens (name, scope, token_hash, expires_at)
+values (sqlc.arg(name)::text, sqlc.arg(scope)::text, sqlc.arg(token_hash)::text, sqlc.narg(expires_at)::timestamptz)
+on conflict (name) where revoked_at is null do nothing
+returning id, name, scope, created_at, expires_at, last_used_at, revoked_at;
 
 -- name: AuthenticateToken :one
--- The live token with this hash; marks it used at most once a minute so reads stay cheap.
+-- The live, unexpired token with this hash; marks it used at most once a minute so reads stay cheap.
 with t as (
     select id, name, scope, last_used_at from api_tokens
     where token_hash = sqlc.arg(token_hash)::text and revoked_at is null
+      and (expires_at is null or expires_at > now())
 ), touched as (
     update api_tokens a set last_used_at = now()
     from t
@@ -19,9 +21,22 @@ with t as (
 select t.id, t.name, t.scope from t;
 
 -- name: ListTokens :many
--- Token names, scopes and use (never the hash).
-select id, name, scope, created_at, last_used_at, revoked_at from api_tokens order by id;
+-- Every token's name, scope, expiry and use (never the hash), oldest first.
+select id, name, scope, created_at, expires_at, last_used_at, revoked_at from api_tokens order by id;
 
--- name: RevokeToken :execrows
--- Revokes a token by name; it stops authenticating at once.
-update api_tokens set revoked_at = now() where name = sqlc.arg(name)::text and revoked_at is null;
+-- name: GetToken :one
+-- One token by id (never the hash).
+select id, name, scope, created_at, expires_at, last_used_at, revoked_at from api_tokens
+where id = sqlc.arg(id)::bigint;
+
+-- name: RevokeTokenById :one
+-- Revokes a live token by id; it stops authenticating at once. No row: unknown or already revoked.
+update api_tokens set revoked_at = now()
+where id = sqlc.arg(id)::bigint and revoked_at is null
+returning id, name, scope, created_at, expires_at, last_used_at, revoked_at;
+
+-- name: RevokeTokenByName :one
+-- Revokes the live token with this name (at most one: api_tokens_live_name_key). No row: none is live.
+update api_tokens set revoked_at = now()
+where name = sqlc.arg(name)::text and revoked_at is null
+returning id, name, scope, created_at, expires_at, last_used_at, revoked_at;

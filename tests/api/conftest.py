@@ -52,7 +52,11 @@ class Server:
             token = new_token()
             with psycopg.connect(self.db_url) as conn:
                 tq.create_token(
-                    conn, name=f"test-{scope}-{uuid.uuid4().hex[:6]}", scope=scope, token_hash=token_hash(token)
+                    conn,
+                    name=f"test-{scope}-{uuid.uuid4().hex[:6]}",
+                    scope=scope,
+                    token_hash=token_hash(token),
+                    expires_at=None,
                 )
             self.tokens[scope] = token
         return self.tokens[scope]

@@ -107,17 +107,32 @@ def test_sync_all_starts_one_run_per_active_source_and_reports_skips(api: Server
     assert bad.status_code == 422 and bad.json()["field"] == "ids"
 
 
-def test_group_status_done_with_counts(api: Server, make_source: SourceFactory) -> None:
-    a, b = make_source(), make_source()
+def test_group_status_never_hides_failures(api: Server, make_source: SourceFactory) -> None:
+    ok, bad, third = make_source(), make_source(credential="wrong-token"), make_source()
     with api.client() as c:
-        ra = c.post(f"/api/v1/sources/{a['id']}/runs", json={"mode": "full"}).json()
-        rb = c.post(f"/api/v1/sources/{b['id']}/runs", json={"mode": "full"}).json()
-        _execute(api, ra["id"])
-        half = c.get("/api/v1/runs", params={"ids": f"{ra['id']},{rb['id']}"}).json()
-        c.post(f"/api/v1/runs/{rb['id']}/cancel")
-        done = c.get("/api/v1/runs", params={"ids": f"{ra['id']},{rb['id']}"}).json()
-    assert half["status"] == "running"
-    assert done["status"] == "done" and done["counts"]["succeeded"] == 1 and done["counts"]["cancelled"] == 1
+        r_ok = c.post(f"/api/v1/sources/{ok['id']}/runs", json={"mode": "full"}).json()
+        r_bad = c.post(f"/api/v1/sources/{bad['id']}/runs", json={"mode": "full"}).json()
+        r_third = c.post(f"/api/v1/sources/{third['id']}/runs", json={"mode": "full"}).json()
+        ids = f"{r_ok['id']},{r_bad['id']},{r_third['id']}"
+        queued = c.get("/api/v1/runs", params={"ids": ids}).json()
+        _execute(api, r_ok["id"])
+        _execute(api, r_bad["id"])
+        running = c.get("/api/v1/runs", params={"ids": ids}).json()
+        c.post(f"/api/v1/runs/{r_third['id']}/cancel")
+        mixed = c.get("/api/v1/runs", params={"ids": ids}).json()
+        all_ok = c.get("/api/v1/runs", params={"ids": str(r_ok["id"])}).json()
+        all_bad = c.get("/api/v1/runs", params={"ids": f"{r_bad['id']},{r_third['id']},987654"}).json()
+        only_cancelled = c.get("/api/v1/runs", params={"ids": str(r_third["id"])}).json()
+        none = c.get("/api/v1/runs", params={"ids": "987654,987655"})
+    assert queued["status"] == "queued" and queued["counts"]["queued"] == 3
+    assert running["status"] == "running"  # one is still queued: not finished, yet the failure already counts
+    assert running["counts"] == {"queued": 1, "running": 0, "succeeded": 1, "failed": 1, "cancelled": 0}
+    assert mixed["status"] == "partially_failed"
+    assert mixed["counts"] == {"queued": 0, "running": 0, "succeeded": 1, "failed": 1, "cancelled": 1}
+    assert all_ok["status"] == "succeeded" and all_ok["succeeded_with_errors"] == 0 and all_ok["missing"] == []
+    assert all_bad["status"] == "failed" and all_bad["missing"] == [987654]
+    assert only_cancelled["status"] == "cancelled"
+    assert none.status_code == 404 and none.json()["type"] == "urn:harvester:problem:not-found"
 
 
 def test_dead_letters_review_summary_and_retry(api: Server, make_source: SourceFactory) -> None:
