@@ -18,4 +18,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 if [ "${1:-}" = "--test" ]; then
   bash scripts/install-pgtap.sh
+  bash scripts/install-test-tools.sh
 fi
