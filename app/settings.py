@@ -22,6 +22,7 @@ class PlatformSettings:
     incremental_lookback: int
     max_deliveries: int
     stale_run_after: int
+    takeover_grace: int  # seconds after stale_run_after before a run is taken over (issue 11)
     webhook_dedupe_ttl: int
     search_include_drafts: bool
     version: int
@@ -41,6 +42,7 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         incremental_lookback=int(values["incremental_lookback"]),
         max_deliveries=int(values["max_deliveries"]),
         stale_run_after=int(values["stale_run_after"]),
+        takeover_grace=int(values["takeover_grace"]),
         webhook_dedupe_ttl=int(values["webhook_dedupe_ttl"]),
         search_include_drafts=bool(values["search_include_drafts"]),
         version=version,

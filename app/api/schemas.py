@@ -289,6 +289,7 @@ class SettingsValues(msgspec.Struct):
     incremental_lookback: int
     max_deliveries: int
     stale_run_after: int
+    takeover_grace: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
 
@@ -312,6 +313,7 @@ class SettingsUpdate(Input):
     incremental_lookback: Seconds | UnsetType = UNSET
     max_deliveries: Annotated[int, Meta(ge=1, le=MAX_DELIVERIES_LIMIT)] | UnsetType = UNSET
     stale_run_after: Seconds | UnsetType = UNSET
+    takeover_grace: Seconds | UnsetType = UNSET
     webhook_dedupe_ttl: Seconds | UnsetType = UNSET
     search_include_drafts: bool | UnsetType = UNSET
 

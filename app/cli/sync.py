@@ -12,7 +12,7 @@ from app.errors import HarvesterError
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from app.pipeline.run import LaneBusy, execute_run
+    from app.pipeline.run import LaneBusy, execute_run, execution_id
     from app.progress import RunProgressBar
     from app.services.sources import resolve_source, start_run
     from app.vector.config import process_stage
@@ -24,7 +24,7 @@ def _sync(args: argparse.Namespace) -> int:
         with conn.transaction():
             source_id = resolve_source(conn, args.source)
             run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
-        worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
+        worker_id = execution_id(f"cli:{socket.gethostname()}:{os.getpid()}")
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
                 stage = process_stage(config.embedder)

@@ -9,14 +9,17 @@ resumes from its checkpoint.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import procrastinate
+import psycopg
 from procrastinate import RetryStrategy
 
 from app.config import load_config
 from app.db.connect import WORKER_ROLE, assume_role, connect
 from app.jobs.common import QUEUE, db_url, worker_id
-from app.pipeline.run import LaneBusy, execute_run
+from app.pipeline.reconnect import execute_with_reconnect
+from app.pipeline.run import LaneBusy
 from app.secrets import load_keyring
 from app.vector.config import process_stage
 
@@ -34,10 +37,16 @@ blueprint = procrastinate.Blueprint()
 def run_sync(run_id: int) -> str:
     config = load_config()
     keyring = load_keyring(config)
-    # Autocommit: execute_run declares its own transactions, one per page.
-    with connect(db_url(), autocommit=True) as conn:
+    stage = process_stage(config.embedder)
+    url = db_url()
+
+    def open_connection() -> psycopg.Connection[Any]:
+        # Autocommit: execute_run declares its own transactions, one per page.
+        conn = connect(url, autocommit=True)
         assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
-        stage = process_stage(config.embedder)
-        outcome = execute_run(conn, run_id, worker_id=worker_id(), keyring=keyring, chunks=stage)
+        return conn
+
+    # A database restart mid-run: wait for it, then resume from the checkpoint (issue 11 §2).
+    outcome = execute_with_reconnect(open_connection, run_id, worker=worker_id(), keyring=keyring, chunks=stage)
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state

@@ -30,6 +30,7 @@ SECONDS_KEYS = (
     "watchdog_silence",
     "incremental_lookback",
     "stale_run_after",
+    "takeover_grace",
     "webhook_dedupe_ttl",
 )
 MAX_DELIVERIES_LIMIT = 1000
