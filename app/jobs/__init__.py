@@ -4,18 +4,19 @@ so task names are ``harvester:<name>``); nothing registers a task by being impor
 - :mod:`app.jobs.sync`      ``run_sync(run_id)``: one sync run;
 - :mod:`app.jobs.periodic`  the minute ``tick``: schedule, probe, watchdog, resume stale runs;
 - :mod:`app.jobs.webhooks`  ``apply_webhook`` and the pruning of delivery ids;
-- :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change.
+- :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change;
+- :mod:`app.jobs.stalled`   ``recover_stalled_jobs``: jobs a dead worker left in ``doing``.
 """
 
 from __future__ import annotations
 
 import procrastinate
 
-from app.jobs import periodic, sync, vectors, webhooks
+from app.jobs import periodic, stalled, sync, vectors, webhooks
 from app.jobs.common import PERIODIC_QUEUE, QUEUE, worker_id
 
 NAMESPACE = "harvester"
-BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint)
+BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint, stalled.blueprint)
 
 __all__ = ["BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]
 

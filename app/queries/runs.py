@@ -154,6 +154,41 @@ def fail_run(
         return cur.rowcount
 
 
+FAIL_UNHELD_RUN = """
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = %(error_detail)s::text
+where id = %(id)s::bigint
+  and (state = 'queued'
+       or (state = 'running' and heartbeat_at < now() - make_interval(
+               secs => %(stale_after)s::integer + %(grace)s::integer)))
+"""
+
+
+def fail_unheld_run(
+    conn: psycopg.Connection[Any],
+    *,
+    error_detail: str,
+    id: int,
+    stale_after: int,
+    grace: int,
+) -> int:
+    """Ends a queued run, or a running one no live worker holds (heartbeat stale past
+    stale_after + grace), as failed with a reason: its job was given up (a worker
+    died under it too often). A held run is left alone.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            FAIL_UNHELD_RUN,
+            {
+                "error_detail": error_detail,
+                "id": id,
+                "stale_after": stale_after,
+                "grace": grace,
+            },
+        )
+        return cur.rowcount
+
+
 FINISH_RUN = """
 update sync_runs
 set state = %(state)s::text,

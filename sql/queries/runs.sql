@@ -97,6 +97,16 @@ update sync_runs
 set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
 where id = sqlc.arg(id)::bigint and state in ('queued', 'running');
 
+-- name: FailUnheldRun :execrows
+-- Ends a queued run, or a running one no live worker holds (heartbeat stale past stale_after + grace), as
+-- failed with a reason: its job was given up (a worker died under it too often). A held run is left alone.
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
+where id = sqlc.arg(id)::bigint
+  and (state = 'queued'
+       or (state = 'running' and heartbeat_at < now() - make_interval(
+               secs => sqlc.arg(stale_after)::integer + sqlc.arg(grace)::integer)));
+
 -- name: CancelRun :one
 -- Cancels a queued or running run; the worker notices at its next page and stops (seed 000).
 update sync_runs
