@@ -10,14 +10,22 @@ from app.cli.common import Subparsers, ready_url
 def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 300.0) -> int:
     """Run until SIGINT/SIGTERM (0); through database restarts; 3 after ``db_wait`` seconds without one."""
     from app.jobs import PERIODIC_QUEUE, QUEUE, build_app, worker_id
+    from app.jobs.common import worker_heartbeat
     from app.jobs.supervisor import run_supervised
 
+    heartbeat = worker_heartbeat()
     url = ready_url("worker")  # never migrates: `harvester db migrate` does (issue 9 §5)
     app = build_app(url)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, PERIODIC_QUEUE] if periodic else [QUEUE]
     return run_supervised(
-        app, url, queues=queues, concurrency=concurrency, name=worker_id(), give_up_after=db_wait
+        app,
+        url,
+        queues=queues,
+        concurrency=concurrency,
+        name=worker_id(),
+        give_up_after=db_wait,
+        heartbeat=heartbeat,
     )
 
 

@@ -2,7 +2,7 @@
 
 A worker killed with SIGKILL (or cut off from the database for good) leaves its jobs in ``doing`` and
 stops beating ``procrastinate_workers``. ``recover_stalled_jobs`` runs on the periodic queue, asks
-Procrastinate for the jobs of workers silent for :data:`STALLED_AFTER` seconds
+Procrastinate for the jobs of workers silent for :data:`STALLED_HEARTBEATS` heartbeats
 (``JobManager.get_stalled_jobs``) and
 
 - retries a ``run_sync`` job no sooner than its run can be taken over (stale_run_after + takeover_grace
@@ -28,7 +28,7 @@ from procrastinate.exceptions import UniqueViolation
 from procrastinate.jobs import Job, Status
 
 from app.db.connect import connect
-from app.jobs.common import PERIODIC_QUEUE, db_url
+from app.jobs.common import PERIODIC_QUEUE, db_url, worker_heartbeat
 from app.queries import runs as rq
 from app.settings import load_settings
 
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 blueprint = procrastinate.Blueprint()
 
-STALLED_AFTER = 30.0  # seconds without a worker heartbeat: Procrastinate's default stalled_worker_timeout
+STALLED_HEARTBEATS = 3  # a worker that missed this many heartbeats is dead (Procrastinate's default: 30 s)
 MAX_STALLS = 5  # a job whose worker died this many times is failed, not retried again
 RUN_TASK = "harvester:run_sync"
 RETRIED_AT_ONCE = frozenset({"harvester:apply_webhook", "harvester:reembed"})
@@ -51,7 +51,8 @@ async def recover_stalled_jobs(context: JobContext, timestamp: int) -> dict[str,
     """Retry or fail the jobs of dead workers; end the runs of given-up sync jobs with a reason."""
     manager = context.app.job_manager
     counts = {"retried": 0, "failed": 0, "runs_failed": 0}
-    stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER)
+    stalled_after = STALLED_HEARTBEATS * worker_heartbeat()
+    stalled = await manager.get_stalled_jobs(seconds_since_heartbeat=stalled_after)
     for job in stalled:
         if job.id == context.job.id:
             continue

@@ -17,6 +17,7 @@ import logging
 import signal
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import procrastinate
 import psycopg
@@ -36,14 +37,21 @@ def run_supervised(
     concurrency: int,
     name: str,
     give_up_after: float,
+    heartbeat: float = 10.0,
 ) -> int:
-    """Run the worker until SIGINT/SIGTERM (0) or a database outage longer than ``give_up_after`` (3)."""
-    return asyncio.run(_supervise(app, url, list(queues), concurrency, name, give_up_after))
+    """Run the worker until SIGINT/SIGTERM (0) or a database outage longer than ``give_up_after`` (3).
+    ``heartbeat``: seconds between the worker's heartbeats; silent for three, it counts as dead."""
+    options = {
+        "queues": list(queues),
+        "concurrency": concurrency,
+        "name": name,
+        "update_heartbeat_interval": heartbeat,
+        "stalled_worker_timeout": 3 * heartbeat,
+    }
+    return asyncio.run(_supervise(app, url, options, give_up_after))
 
 
-async def _supervise(
-    app: procrastinate.App, url: str, queues: list[str], concurrency: int, name: str, give_up_after: float
-) -> int:
+async def _supervise(app: procrastinate.App, url: str, options: dict[str, Any], give_up_after: float) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -53,9 +61,7 @@ async def _supervise(
         try:
             async with app.open_async():
                 worker = asyncio.create_task(
-                    app.run_worker_async(
-                        queues=queues, concurrency=concurrency, name=name, install_signal_handlers=False
-                    )
+                    app.run_worker_async(install_signal_handlers=False, **options)
                 )
                 stopping = asyncio.create_task(stop.wait())
                 await asyncio.wait({worker, stopping}, return_when=asyncio.FIRST_COMPLETED)
