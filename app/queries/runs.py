@@ -566,7 +566,7 @@ def list_stale_runs(
 
 
 RELEASE_RUN_LEASE = """
-update sync_runs set heartbeat_at = '-infinity'
+update sync_runs set heartbeat_at = 'epoch'
 where id = %(id)s::bigint and state = 'running'
   and deliveries = %(generation)s::integer and worker_id = %(worker_id)s::text
 """
@@ -581,7 +581,8 @@ def release_run_lease(
 ) -> int:
     """A holder that lost its database connection gives its lease up once the
     database is back: the run stays running with its checkpoint and is claimable
-    at once (no stale wait), by this worker or another.
+    at once (no stale wait), by this worker or another; the epoch, not -infinity,
+    so every client can read the column.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(

@@ -71,8 +71,9 @@ where id = sqlc.arg(id)::bigint and state = 'running'
 
 -- name: ReleaseRunLease :execrows
 -- A holder that lost its database connection gives its lease up once the database is back: the run
--- stays running with its checkpoint and is claimable at once (no stale wait), by this worker or another.
-update sync_runs set heartbeat_at = '-infinity'
+-- stays running with its checkpoint and is claimable at once (no stale wait), by this worker or another;
+-- the epoch, not -infinity, so every client can read the column.
+update sync_runs set heartbeat_at = 'epoch'
 where id = sqlc.arg(id)::bigint and state = 'running'
   and deliveries = sqlc.arg(generation)::integer and worker_id = sqlc.arg(worker_id)::text;
 

@@ -216,7 +216,7 @@ def cluster(chaos_server: ChaosServer, tmp_path: Path) -> Iterator[Cluster]:
     with c.connect() as conn:
         # A dead holder is taken over 2 s after its last beat (1 s stale + 1 s grace); kills are many.
         conn.execute(
-            "update platform_settings set value = case key when 'max_deliveries' then '50' else '1' end "
+            "update platform_settings set value = case key when 'max_deliveries' then '50'::jsonb else '1'::jsonb end "
             "where key in ('stale_run_after', 'takeover_grace', 'max_deliveries')"
         )
     try:

@@ -87,9 +87,9 @@ def _prepare(cluster: Cluster, jira: Jira, mode: str, round_no: int) -> Scenario
                 s.run_here(conn, source_id, "full")
             keys = jira.keys()
             if mode == "reconciliation":
+                s.gone = {_id_of(jira, k) for k in keys[5 : 5 + DELETED_AT_SOURCE]}
                 for key in keys[5 : 5 + DELETED_AT_SOURCE]:
                     jira.delete(key)
-                s.gone = {_id_of(jira, k) for k in keys[5 : 5 + DELETED_AT_SOURCE]}
             else:
                 for key in keys[:PATCHED]:
                     jira.patch(key, summary=f"edited {key}")
@@ -205,7 +205,13 @@ def _wait_run(cluster: Cluster, run_id: int, done: Callable[[dict[str, Any]], bo
         run = _state(cluster, run_id)
         return run if done(run) else None
 
-    result: dict[str, Any] = _wait(check, what)
+    try:
+        result: dict[str, Any] = _wait(check, what)
+    except AssertionError:
+        with psycopg.connect(cluster.url, autocommit=True) as conn:
+            jobs = conn.execute("select id, task_name, status, args, attempts from procrastinate_jobs").fetchall()
+            runs = conn.execute("select id, source_id, state, deliveries, worker_id from sync_runs").fetchall()
+        raise AssertionError(f"timed out waiting for {what}; jobs {jobs}; runs {runs}") from None
     return result
 
 
@@ -259,7 +265,7 @@ def _assert_chunks(cluster: Cluster, source_id: int) -> None:
     with psycopg.connect(cluster.url, autocommit=True) as conn:
         row = conn.execute(
             "select count(*) filter (where not exists (select 1 from entity_chunks c where c.entity_id = e.id)), "
-            "(select count(*) - count(distinct (entity_id, chunk_index)) from entity_chunks c "
+            "(select count(*) - count(distinct (entity_id, ordinal)) from entity_chunks c "
             " join entities x on x.id = c.entity_id where x.source_id = %s) "
             "from live_entities e where e.source_id = %s",
             (source_id, source_id),
