@@ -29,6 +29,8 @@ from app.services.sources import NewSource, create_source, start_run
 from tests.chaos.conftest import Cluster, start_jira
 from tests.sync.conftest import TOKEN, Jira
 
+pytestmark = pytest.mark.slow  # minutes of real processes; CI runs them within HARVESTER_CHAOS_ROUNDS
+
 ISSUES = 300
 DELETED_AT_SOURCE = 20  # reconciliation: issues removed at the source before the run (must be soft-deleted)
 PATCHED = 120  # incremental: issues edited at the source before the run
@@ -183,12 +185,15 @@ def _assert_outcome(s: Scenario, run_id: int, mode: str) -> None:
 def _assert_no_doing_jobs(cluster: Cluster) -> None:
     def settled() -> bool:
         with psycopg.connect(cluster.url, autocommit=True) as conn:
+            # Jobs in doing whose worker is gone or silent: what a killed worker leaves behind.
             row = conn.execute(
-                "select count(*) from procrastinate_jobs where status = 'doing' and task_name = 'harvester:run_sync'"
+                "select count(*) from procrastinate_jobs j where j.status = 'doing' and not exists ("
+                " select 1 from procrastinate_workers w"
+                " where w.id = j.worker_id and w.last_heartbeat > now() - interval '3 seconds')"
             ).fetchone()
             return row == (0,)
 
-    _wait(settled, "no run_sync job left in doing", timeout=60, every=0.2)
+    _wait(settled, "no job of a dead worker left in doing", timeout=60, every=0.2)
 
 
 def _chaos_faults(rng: random.Random, jira: Jira) -> None:
@@ -375,3 +380,19 @@ def _http(url: str, token: str | None = None) -> tuple[int, bytes]:
         return exc.code, exc.read()
     except OSError:
         return 0, b""
+
+
+def test_worker_exits_non_zero_when_the_database_stays_away(cluster: Cluster) -> None:
+    worker = cluster.spawn("worker", "--db-wait", "3")
+
+    def registered() -> bool:
+        with psycopg.connect(cluster.url, autocommit=True) as conn:
+            return conn.execute("select count(*) from procrastinate_workers").fetchone() != (0,)
+
+    _wait(registered, "the worker to register", timeout=60, every=0.2)
+    cluster.server.kill()
+    try:
+        # Not 0: a supervisor that restarts failed processes must restart this one.
+        assert worker.wait(60) == 3
+    finally:
+        cluster.server.start()
