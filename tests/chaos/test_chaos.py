@@ -9,6 +9,7 @@ no duplicates, no live item soft-deleted, exact ``entities_done``, the run termi
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import signal
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import procrastinate
 import psycopg
 import pytest
 
@@ -105,8 +107,16 @@ def _id_of(jira: Jira, key: str) -> str:
     return str(10000 + index)
 
 
+@functools.cache
+def _jobs(url: str) -> procrastinate.App:
+    """One Procrastinate app per test process: a blueprint's tasks belong to the first app they are added
+    to (a second app would defer run_sync to the 'default' queue no worker reads). Deferral goes through
+    the caller's connection, so the URL it was built with does not matter."""
+    return build_app(url)
+
+
 def _queue(cluster: Cluster, source_id: int, mode: str) -> int:
-    jobs = build_app(cluster.url)
+    jobs = _jobs(cluster.url)
     with psycopg.connect(cluster.url) as conn:
         run_id = start_and_defer(conn, jobs, source_id, mode=mode, trigger="manual")
         conn.commit()
