@@ -9,7 +9,6 @@ no duplicates, no live item soft-deleted, exact ``entities_done``, the run termi
 
 from __future__ import annotations
 
-import functools
 import os
 import random
 import signal
@@ -107,12 +106,16 @@ def _id_of(jira: Jira, key: str) -> str:
     return str(10000 + index)
 
 
-@functools.cache
+_JOBS: list[procrastinate.App] = []
+
+
 def _jobs(url: str) -> procrastinate.App:
     """One Procrastinate app per test process: a blueprint's tasks belong to the first app they are added
     to (a second app would defer run_sync to the 'default' queue no worker reads). Deferral goes through
-    the caller's connection, so the URL it was built with does not matter."""
-    return build_app(url)
+    the caller's connection, so the URL the app was built with does not matter."""
+    if not _JOBS:
+        _JOBS.append(build_app(url))
+    return _JOBS[0]
 
 
 def _queue(cluster: Cluster, source_id: int, mode: str) -> int:
