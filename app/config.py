@@ -62,6 +62,8 @@ class Config:
     metrics_public: bool = True  # /metrics without a token
     source_credential: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
+    worker_heartbeat: int = 10  # seconds between worker heartbeats; silent for 3 = dead (issue 11 §3)
+    stalled_jobs_cron: str = "* * * * *"  # when recover_stalled_jobs runs; a 6th field is seconds
 
     @property
     def backups_dir(self) -> Path:
@@ -91,6 +93,8 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         metrics_public=env.flag("HARVESTER_METRICS_PUBLIC", default=True),
         source_credential=env.text("HARVESTER_SOURCE_CREDENTIAL"),
         log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
+        worker_heartbeat=env.positive_int("HARVESTER_WORKER_HEARTBEAT") or 10,
+        stalled_jobs_cron=env.text("HARVESTER_STALLED_JOBS_CRON") or "* * * * *",
     )
 
 

@@ -7,7 +7,6 @@ import socket
 
 from app.config import load_config
 from app.db.connect import database_url
-from app.errors import HarvesterError
 
 QUEUE = "sync"  # runs, webhook runs, the re-embed: work that may take long
 PERIODIC_QUEUE = "periodic"  # the minute tick and the 10-minute checks; kept apart so long runs never delay them
@@ -16,14 +15,7 @@ PERIODIC_QUEUE = "periodic"  # the minute tick and the 10-minute checks; kept ap
 def worker_heartbeat() -> float:
     """Seconds between Procrastinate worker heartbeats (HARVESTER_WORKER_HEARTBEAT, default 10); a worker
     silent for three of them is dead and its jobs are stalled (app/jobs/stalled.py)."""
-    raw = os.environ.get("HARVESTER_WORKER_HEARTBEAT", "10")
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0.1 <= value <= 3600:
-        raise HarvesterError("HARVESTER_WORKER_HEARTBEAT must be a number of seconds between 0.1 and 3600")
-    return value
+    return float(load_config().worker_heartbeat)
 
 
 def worker_id() -> str:

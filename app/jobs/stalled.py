@@ -20,13 +20,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 import logging
-import os
 
 import procrastinate
 from procrastinate import JobContext
 from procrastinate.exceptions import UniqueViolation
 from procrastinate.jobs import Job, Status
 
+from app.config import load_config
 from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, db_url, worker_heartbeat
 from app.queries import runs as rq
@@ -40,7 +40,7 @@ STALLED_HEARTBEATS = 3  # a worker that missed this many heartbeats is dead (Pro
 MAX_STALLS = 5  # a job whose worker died this many times is failed, not retried again
 RUN_TASK = "harvester:run_sync"
 RETRIED_AT_ONCE = frozenset({"harvester:apply_webhook", "harvester:reembed"})
-CRON = os.environ.get("HARVESTER_STALLED_JOBS_CRON", "* * * * *")
+CRON = load_config().stalled_jobs_cron  # read when the blueprint is built: the decorator needs it
 
 
 @blueprint.periodic(cron=CRON)
