@@ -81,18 +81,23 @@ async def _retry_at(job: Job) -> datetime.datetime | None:
         return None
     now = datetime.datetime.now(datetime.UTC)
     if job.task_name == RUN_TASK:
-        wait = await asyncio.to_thread(_takeover_wait)
-        return now + datetime.timedelta(seconds=wait)
+        run_id = job.task_kwargs.get("run_id")
+        claimable = await asyncio.to_thread(_claimable_at, run_id) if isinstance(run_id, int) else None
+        return max(now, claimable) if claimable is not None else now
     if job.task_name in RETRIED_AT_ONCE:
         return now
     return None  # periodic tasks: the next period defers a fresh job
 
 
-def _takeover_wait() -> int:
+def _claimable_at(run_id: int) -> datetime.datetime | None:
+    """When another worker may take the run over: its last heartbeat + stale_run_after + takeover_grace."""
     with connect(db_url()) as conn:
         settings = load_settings(conn)
+        run = rq.get_run(conn, id=run_id)
         conn.commit()
-    return settings.stale_run_after + settings.takeover_grace
+    if run is None or run.heartbeat_at is None:
+        return None
+    return run.heartbeat_at + datetime.timedelta(seconds=settings.stale_run_after + settings.takeover_grace)
 
 
 def _fail_unheld_run(run_id: int, reason: str) -> int:
