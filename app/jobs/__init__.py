@@ -16,13 +16,16 @@ from app.jobs import periodic, stalled, sync, vectors, webhooks
 from app.jobs.common import PERIODIC_QUEUE, QUEUE, worker_id
 
 NAMESPACE = "harvester"
+POOL_TIMEOUT = 5.0
 BLUEPRINTS = (sync.blueprint, periodic.blueprint, webhooks.blueprint, vectors.blueprint, stalled.blueprint)
 
 __all__ = ["BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]
 
 
 def build_app(url: str) -> procrastinate.App:
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    # timeout: seconds a worker waits for a pooled connection. The pool's 30 s default made a worker that
+    # lost its database take a minute to stop (two waits) before harvester worker could react (issue 11).
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url, timeout=POOL_TIMEOUT))
     for blueprint in BLUEPRINTS:
         app.add_tasks_from(blueprint, namespace=NAMESPACE)
     return app

@@ -407,7 +407,10 @@ def test_worker_exits_non_zero_when_the_database_stays_away(cluster: Cluster) ->
     _wait(registered, "the worker to register", timeout=60, every=0.2)
     cluster.server.kill()
     try:
-        # Not 0: a supervisor that restarts failed processes must restart this one.
+        # Not 0: a supervisor that restarts failed processes must restart this one. Bound: --db-wait plus
+        # Procrastinate's own stop (two pool waits of POOL_TIMEOUT) and the start-up of the check.
+        started = time.monotonic()
         assert worker.wait(60) == 3
+        print(f"the worker exited 3 after {time.monotonic() - started:.1f}s without a database (--db-wait 3)")
     finally:
         cluster.server.start()
