@@ -81,6 +81,8 @@ class Config:
     # Browser origins allowed to call the API (CORS, issue 14 item 5); empty: no cross-origin access.
     # "*" allows any origin (tokens are bearer headers, never cookies, so no credentials mode is needed).
     cors_origins: tuple[str, ...] = ()
+    worker_heartbeat: int = 10  # seconds between worker heartbeats; silent for 3 = dead (issue 11 §3)
+    stalled_jobs_cron: str = "* * * * *"  # when recover_stalled_jobs runs; a 6th field is seconds
 
     @property
     def backups_dir(self) -> Path:
@@ -113,6 +115,8 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         audit_sink=env.text("HARVESTER_AUDIT_SINK"),
         tick_cron=env.cron("HARVESTER_TICK_CRON", DEFAULT_TICK_CRON),
         cors_origins=env.origins("HARVESTER_CORS_ORIGINS"),
+        worker_heartbeat=env.positive_int("HARVESTER_WORKER_HEARTBEAT") or 10,
+        stalled_jobs_cron=env.cron("HARVESTER_STALLED_JOBS_CRON", DEFAULT_TICK_CRON),
     )
 
 

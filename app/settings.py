@@ -23,6 +23,7 @@ class PlatformSettings:
     max_deliveries: int
     stale_run_after: int
     lane_wait_max: int  # seconds a run waits queued for a held lane before it fails (issue 10)
+    takeover_grace: int  # seconds after stale_run_after before a run is taken over (issue 11)
     webhook_dedupe_ttl: int
     search_include_drafts: bool
     completeness_tolerance: float
@@ -45,6 +46,7 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         max_deliveries=int(values["max_deliveries"]),
         stale_run_after=int(values["stale_run_after"]),
         lane_wait_max=int(values["lane_wait_max"]),
+        takeover_grace=int(values["takeover_grace"]),
         webhook_dedupe_ttl=int(values["webhook_dedupe_ttl"]),
         search_include_drafts=bool(values["search_include_drafts"]),
         completeness_tolerance=float(values.get("completeness_tolerance", 0.01)),

@@ -18,7 +18,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from app.queries import chunks, dead_letters, entities
+from app.queries import chunks, dead_letters, entities, runs
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "tests_sql"
@@ -60,6 +60,31 @@ QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
         "upsert_dead_letter",
         dead_letters.UPSERT_DEAD_LETTER,
         "source_id bigint, run_id bigint, source_type text, source_entity_id text, reason text, error_detail text",
+        "void",
+    ),
+    (
+        "claim_run",
+        runs.CLAIM_RUN,
+        "id bigint, worker_id text, stale_after integer, grace integer",
+        "table (id bigint, source_id bigint, mode text, trigger text, scope jsonb, checkpoint jsonb,"
+        " entities_done integer, entities_total integer, error_count integer, api_calls integer,"
+        " rate_limited integer, deliveries integer, options jsonb)",
+    ),
+    ("hold_run_lease", runs.HOLD_RUN_LEASE, "id bigint, generation integer, worker_id text", "table (id bigint)"),
+    ("heartbeat", runs.HEARTBEAT, "id bigint, generation integer, worker_id text", "void"),
+    ("release_run_lease", runs.RELEASE_RUN_LEASE, "id bigint, generation integer, worker_id text", "void"),
+    (
+        "save_progress",
+        runs.SAVE_PROGRESS,
+        "id bigint, generation integer, worker_id text, checkpoint jsonb, entities_done integer,"
+        " entities_total integer, error_count integer, api_calls integer, rate_limited integer",
+        "void",
+    ),
+    (
+        "finish_run",
+        runs.FINISH_RUN,
+        "id bigint, generation integer, worker_id text, state text, error_detail text, entities_done integer,"
+        " entities_total integer, error_count integer, api_calls integer, rate_limited integer",
         "void",
     ),
 ]

@@ -25,6 +25,9 @@ def _migrations(applied: dict[str, str | None]) -> s.MigrationsOut:
     return s.MigrationsOut(current=not pending and not changed, applied=len(applied), pending=pending, changed=changed)
 
 
+HEALTH_TIMEOUT = 3.0  # seconds /health waits for a pooled connection before answering 503
+
+
 @get(
     "/health",
     operation_id="health",
@@ -37,7 +40,8 @@ def health(db: Database) -> Response[s.HealthOut]:
     """Database reachable, migrations current, workers online. 200 when the API can serve (status ok, or
     degraded when no worker is online), 503 when the database is unreachable or the schema is not current."""
     try:
-        with db.tx() as conn:
+        # Seconds, not the pool's 30 s: a load balancer must see a database outage while it lasts.
+        with db.tx(timeout=HEALTH_TIMEOUT) as conn:
             migrations = _migrations({r.version: r.checksum for r in mq.list_applied_migrations(conn)})
             online = sum(w.online for w in online_workers(wq.list_job_workers(conn), datetime.now(UTC)))
     except Exception:

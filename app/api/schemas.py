@@ -335,6 +335,7 @@ class SettingsValues(msgspec.Struct):
     max_deliveries: int
     stale_run_after: int
     lane_wait_max: int
+    takeover_grace: int
     webhook_dedupe_ttl: int
     search_include_drafts: bool
     completeness_tolerance: float
@@ -363,6 +364,7 @@ class SettingsUpdate(Input):
     max_deliveries: Annotated[int, Meta(ge=1, le=MAX_DELIVERIES_LIMIT)] | UnsetType = UNSET
     stale_run_after: Seconds | UnsetType = UNSET
     lane_wait_max: Seconds | UnsetType = UNSET
+    takeover_grace: Seconds | UnsetType = UNSET
     webhook_dedupe_ttl: Seconds | UnsetType = UNSET
     search_include_drafts: bool | UnsetType = UNSET
     alert_channels: Annotated[list[AlertChannelIn], Meta(max_length=20)] | UnsetType = UNSET

@@ -21,7 +21,7 @@ HANDOFF_AFTER = 60.0
 
 
 def _sync(args: argparse.Namespace) -> int:
-    from app.pipeline.run import LaneBusy, execute_run
+    from app.pipeline.run import LaneBusy, execute_run, execution_id
     from app.progress import RunProgressBar
     from app.services.jobs import RUN_SYNC, defer_in
     from app.services.sources import resolve_source, start_run
@@ -35,7 +35,7 @@ def _sync(args: argparse.Namespace) -> int:
             source_id = resolve_source(conn, args.source)
             run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
             defer_in(conn, RUN_SYNC, schedule_in=HANDOFF_AFTER, run_id=run_id)
-        worker_id = f"cli:{socket.gethostname()}:{os.getpid()}"
+        worker_id = execution_id(f"cli:{socket.gethostname()}:{os.getpid()}")
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
                 stage = process_stage(config.embedder)

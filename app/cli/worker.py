@@ -7,20 +7,32 @@ import argparse
 from app.cli.common import Subparsers, ready_url
 
 
-def run_worker(concurrency: int = 2, *, periodic: bool = True) -> None:
+def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 300.0) -> int:
+    """Run until SIGINT/SIGTERM (0); through database restarts; 3 after ``db_wait`` seconds without one."""
     from app.config import load_config
     from app.jobs import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, build_app, worker_id
+    from app.jobs.common import worker_heartbeat
+    from app.jobs.supervisor import run_supervised
 
+    heartbeat = worker_heartbeat()
     url = ready_url("worker")  # never migrates: `harvester db migrate` does (issue 9 §5)
-    app = build_app(url, tick_cron=load_config().tick_cron)
+    config = load_config()
+    app = build_app(url, tick_cron=config.tick_cron, stalled_jobs_cron=config.stalled_jobs_cron)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, PERIODIC_QUEUE, ALERTS_QUEUE] if periodic else [QUEUE, ALERTS_QUEUE]
-    app.run_worker(queues=queues, concurrency=concurrency, name=worker_id())
+    return run_supervised(
+        app,
+        url,
+        queues=queues,
+        concurrency=concurrency,
+        name=worker_id(),
+        give_up_after=db_wait,
+        heartbeat=heartbeat,
+    )
 
 
 def _worker(args: argparse.Namespace) -> int:
-    run_worker(concurrency=args.concurrency, periodic=not args.no_periodic)
-    return 0
+    return run_worker(concurrency=args.concurrency, periodic=not args.no_periodic, db_wait=args.db_wait)
 
 
 def register(sub: Subparsers) -> None:
@@ -28,5 +40,12 @@ def register(sub: Subparsers) -> None:
     w.add_argument("--concurrency", type=int, default=2, help="runs executed at once (default 2)")
     w.add_argument(
         "--no-periodic", action="store_true", help="run sync jobs only: no schedule tick, probe or watchdog here"
+    )
+    w.add_argument(
+        "--db-wait",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long to wait for an unreachable database before exiting with status 3 (default 300)",
     )
     w.set_defaults(handler=_worker)

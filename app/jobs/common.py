@@ -14,6 +14,12 @@ ALERTS_QUEUE = "alerts"  # failure notifications: never behind a long run (issue
 __all__ = ["ALERTS_QUEUE", "PERIODIC_QUEUE", "QUEUE", "db_url", "worker_id"]
 
 
+def worker_heartbeat() -> float:
+    """Seconds between Procrastinate worker heartbeats (HARVESTER_WORKER_HEARTBEAT, default 10); a worker
+    silent for three of them is dead and its jobs are stalled (app/jobs/stalled.py)."""
+    return float(load_config().worker_heartbeat)
+
+
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 

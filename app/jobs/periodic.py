@@ -66,7 +66,9 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
     keyring = load_keyring(config)
     with connect(db_url()) as conn:
         settings = load_settings(conn)
-        for stale in rq.list_stale_runs(conn, stale_after=settings.stale_run_after):
+        # Past stale_run_after + takeover_grace only: before that, ClaimRun would refuse the takeover.
+        takeover_after = settings.stale_run_after + settings.takeover_grace
+        for stale in rq.list_stale_runs(conn, stale_after=takeover_after):
             if stale.deliveries >= settings.max_deliveries:
                 rq.fail_run(
                     conn,

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import Any
 
 import procrastinate
+import psycopg
 from procrastinate import RetryStrategy
 
 from app.config import load_config
 from app.db.connect import WORKER_ROLE, assume_role, connect
 from app.jobs.common import QUEUE, db_url, worker_id
-from app.pipeline.run import LaneBusy, execute_run
+from app.pipeline.reconnect import execute_with_reconnect
+from app.pipeline.run import LaneBusy
 from app.queries import runs as rq
 from app.secrets import load_keyring
 from app.settings import load_settings
@@ -55,11 +58,17 @@ def run_sync(run_id: int) -> str:
 def _run(run_id: int, me: str) -> str:
     config = load_config()
     keyring = load_keyring(config)
-    chunks = process_stage(config.embedder)  # may raise: a missing embedder package or model fails the run, loudly
-    # Autocommit: execute_run declares its own transactions, one per page.
-    with connect(db_url(), autocommit=True) as conn:
+    stage = process_stage(config.embedder)  # may raise: a missing embedder package or model fails the run, loudly
+    url = db_url()
+
+    def open_connection() -> psycopg.Connection[Any]:
+        # Autocommit: execute_run declares its own transactions, one per page.
+        conn = connect(url, autocommit=True)
         assume_role(conn, WORKER_ROLE)  # the run writes with the worker role's grants only
-        outcome = execute_run(conn, run_id, worker_id=me, keyring=keyring, chunks=chunks)
+        return conn
+
+    # A database restart mid-run: wait for it, then resume from the checkpoint (issue 11 §2).
+    outcome = execute_with_reconnect(open_connection, run_id, worker=me, keyring=keyring, chunks=stage)
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state
 

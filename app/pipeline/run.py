@@ -7,28 +7,35 @@ what came back (the upsert clears ``deleted_at``) and collapses duplicates. A ru
 
 Crash safety: every page commits its rows, the connector's checkpoint and the counters in one
 transaction; a resumed run starts after the last committed page, so ``entities_done`` is exact.
+Every unit of work first holds the run's fenced lease (app/pipeline/lease.py): a worker that lost the
+run (paused past the stale threshold and taken over, or cancelled) stops at its next unit having written
+nothing, and never clears the seen-set the new holder is filling. A lost database connection leaves the
+run running with its checkpoint (:class:`ConnectionLost`); the caller resumes it once the database is back.
 
 Transactions: the caller (a job or a CLI command) opens the connection in autocommit mode and this
 module declares its units of work as ``with conn.transaction():`` blocks (the claim, each page, the
 resolution with the run's end); a single statement outside a block (a heartbeat, a read) is its own
 unit. Nothing here calls ``commit()`` or ``rollback()``: leaving a block commits it, an exception
-rolls it back, and ``psycopg.Rollback`` drops a page whose run is no longer ours.
+rolls it back, and :class:`LeaseLost` raised by the lease check drops a unit whose run is no longer ours.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 
 from app.errors import HarvesterError
 from app.pipeline import completeness
 from app.pipeline.checkpoint import RunCheckpoint
+from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, load_batch
 from app.pipeline.watermark import Watermark
 from app.queries import dead_letters as dq
@@ -59,7 +66,6 @@ from connectors.http import HttpError
 log = logging.getLogger(__name__)
 
 ITEMS_PER_PAGE = 50  # identities fetched per committed page in an items-scoped run (DLQ retry, webhook)
-HEARTBEAT_EVERY = 10.0  # seconds between heartbeats while a page is still being fetched
 # Lane lock (seed 001 "Координация полос"): Knowledge Store takes pg_advisory_lock(LANE_LOCK_CLASS,
 # source_id) around destructive steps; a run holds the shared form for its whole duration.
 LANE_LOCK_CLASS = 0x48565354  # "HVST"
@@ -67,6 +73,35 @@ LANE_LOCK_CLASS = 0x48565354  # "HVST"
 
 class LaneBusy(Exception):
     """The source's lane is held by an external process; the run stays queued and is retried."""
+
+
+class ConnectionLost(Exception):
+    """The run's database connection broke mid-run. Nothing of the unit in flight was kept; the run stays
+    ``running`` with its last checkpoint, to be resumed (by :func:`resume_after_connection_loss` or, once its
+    heartbeat is stale, by any worker)."""
+
+    def __init__(self, lease: RunLease) -> None:
+        super().__init__(f"run {lease.run_id}: the database connection was lost")
+        self.lease = lease
+
+
+def execution_id(worker: str) -> str:
+    """A worker id that also tells two executions inside one process apart (hostname:pid:uuid)."""
+    return f"{worker}:{uuid.uuid4().hex[:12]}"
+
+
+def sibling_connection(conn: psycopg.Connection[Any]) -> ConnectionFactory:
+    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own)."""
+    params: dict[str, Any] = dict(conn.info.get_parameters())
+    if conn.info.password:
+        params["password"] = conn.info.password
+    params["application_name"] = "harvester-lease"
+    conninfo = make_conninfo("", **params)
+
+    def open_connection() -> psycopg.Connection[Any]:
+        return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
+
+    return open_connection
 
 
 @dataclass(slots=True)
@@ -111,8 +146,13 @@ def execute_run(
     keyring: Keyring,
     chunks: ChunkStage | None = None,
     on_progress: ProgressCallback | None = None,
+    heartbeat_connection: ConnectionFactory | None = None,
 ) -> RunOutcome:
-    """Run ``run_id`` to a terminal state on ``conn``. Raises :class:`LaneBusy`.
+    """Run ``run_id`` to a terminal state on ``conn``. Raises :class:`LaneBusy`, :class:`ConnectionLost`.
+
+    ``worker_id`` must be unique per execution (:func:`execution_id`): the lease is fenced by it and by
+    the claim's generation. ``heartbeat_connection`` opens the heartbeat thread's own connection (default:
+    one more connection to ``conn``'s database).
 
     ``conn`` must be in autocommit mode: the run is many transactions (one per page), each declared
     here as a ``conn.transaction()`` block; on a connection with an implicit transaction open they
@@ -128,16 +168,32 @@ def execute_run(
         raise LaneBusy(f"source {claim_probe.source_id} lane is held")
     try:
         with conn.transaction():
-            claim = rq.claim_run(conn, id=run_id, worker_id=worker_id, stale_after=settings.stale_run_after)
+            claim = rq.claim_run(
+                conn,
+                id=run_id,
+                worker_id=worker_id,
+                stale_after=settings.stale_run_after,
+                grace=settings.takeover_grace,
+            )
             if claim is None:
                 return RunOutcome(run_id, "skipped", detail="run is terminal or held by a live worker")
             if claim.deliveries > settings.max_deliveries:
                 detail = f"gave up: the run was delivered {claim.deliveries - 1} times without finishing"
                 rq.fail_run(conn, id=run_id, error_detail=detail)
                 return RunOutcome(run_id, "failed", detail="max deliveries")
-        return _Run(conn, claim, settings, worker_id, keyring, chunks, on_progress).execute()
+        lease = RunLease(run_id, claim.deliveries, worker_id)
+        beat_connection = heartbeat_connection or sibling_connection(conn)
+        beats = Heartbeat(lease, beat_connection, beat_interval(settings.stale_run_after))
+        try:
+            with beats:
+                return _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress).execute()
+        except psycopg.OperationalError as exc:
+            if conn.broken or conn.closed:
+                raise ConnectionLost(lease) from exc
+            raise
     finally:
-        release_lane(conn, claim_probe.source_id)
+        if not (conn.broken or conn.closed):
+            release_lane(conn, claim_probe.source_id)
 
 
 class _Run:
@@ -146,7 +202,8 @@ class _Run:
         conn: psycopg.Connection[Any],
         claim: rq.ClaimRunRow,
         settings: PlatformSettings,
-        worker_id: str,
+        lease: RunLease,
+        beats: Heartbeat,
         keyring: Keyring,
         chunks: ChunkStage | None,
         on_progress: ProgressCallback | None,
@@ -154,7 +211,9 @@ class _Run:
         self.conn = conn
         self.claim = claim
         self.settings = settings
-        self.worker_id = worker_id
+        self.lease = lease
+        self.beats = beats
+        self.worker_id = lease.worker_id
         self.keyring = keyring
         self.chunks = chunks
         self.on_progress = on_progress
@@ -169,7 +228,6 @@ class _Run:
         self.errors = claim.error_count
         self.stats = CallStats(api_calls=claim.api_calls, rate_limited=claim.rate_limited)
         self.progress = Progress(claim.id, self.done, self.total, self.errors)
-        self.last_beat = time.monotonic()
         self.started = time.monotonic()
         scope = claim.scope or {}
         self.scope_kind: str | None = scope.get("kind") if isinstance(scope, dict) else None
@@ -206,28 +264,30 @@ class _Run:
             return self._finish("failed", str(exc))
         try:
             for batch, position in self._pages(connector, source):
-                if not self._commit_page(batch, position, spec.map_item):
-                    self._clear_seen()
-                    return RunOutcome(self.claim.id, "cancelled", self.done, self.errors)
+                self._commit_page(batch, position, spec.map_item)
             if self.record_seen and self.complete and self.claim.mode == "reconciliation":
                 self.audit_counts = completeness.source_counts(self.conn, connector, self.claim.source_id)
             return self._resolve(source)
+        except LeaseLost:
+            # Taken over or cancelled: the new holder owns the run, its counters and its seen-set.
+            return self._taken_over()
         except SourceError as exc:
-            self._clear_seen()
             return self._finish("failed", str(exc))
         except HttpError as exc:
             # Retries ran out while enumerating: the source, not one item, is failing.
-            self._clear_seen()
             return self._finish("failed", f"source kept failing: {exc.detail}"[:500])
         except Exception as exc:
-            self._clear_seen()
+            if self.conn.broken or self.conn.closed:
+                # The database went away: the unit in flight rolled back, the checkpoint is intact.
+                raise ConnectionLost(self.lease) from exc
             log.exception("run %s broke", self.claim.id)
             return self._finish("failed", f"internal error: {type(exc).__name__}: {exc}"[:500])
         finally:
             connector.close()
 
     def _clear_seen(self) -> None:
-        """A run that did not succeed leaves no seen-set behind (run_seen_items is per run)."""
+        """A run that did not succeed leaves no seen-set behind (run_seen_items is per run). Only ever
+        called inside a unit that holds the lease: a holder that lost it must not touch the set."""
         if self.record_seen:
             eq.clear_seen(self.conn, run_id=self.claim.id)
 
@@ -285,25 +345,24 @@ class _Run:
                 buf = []
             else:
                 buf.append(item)
-            self._maybe_heartbeat()
+            self._check_lease()
         self.complete = True
         yield buf, None
 
-    def _maybe_heartbeat(self) -> None:
-        if time.monotonic() - self.last_beat < HEARTBEAT_EVERY:
-            return
-        # No page transaction is open while fetching: the heartbeat is a statement of its own.
-        rq.heartbeat(self.conn, id=self.claim.id, worker_id=self.worker_id)
-        self.last_beat = time.monotonic()
+    def _check_lease(self) -> None:
+        """Stop fetching early once the heartbeat found the lease gone (the next unit would refuse anyway)."""
+        if self.beats.lost.is_set():
+            raise LeaseLost(f"run {self.claim.id} was taken over or cancelled")
 
     def _commit_page(
         self,
         items: list[RawItem | ItemError | ItemGone],
         position: Mapping[str, Any] | None,
         map_item: Callable[[RawItem], Entity],
-    ) -> bool:
-        """Load one page with the checkpoint and counters in one transaction; False when the run is no
-        longer ours (cancelled or taken over), in which case nothing of the page is kept."""
+    ) -> None:
+        """Load one page with the checkpoint and counters in one transaction that first holds the lease.
+        Raises :class:`LeaseLost` when the run is no longer ours; nothing of the page is kept then."""
+        self._check_lease()
         batch = Batch()
         # Taken by the previous run at exactly its boundary and unchanged since (watermark): not loaded.
         items = [
@@ -330,6 +389,7 @@ class _Run:
         if position is not None:
             self.position = position
         with self.conn.transaction():
+            self.lease.hold(self.conn)
             load_batch(
                 self.conn,
                 source_id=self.claim.source_id,
@@ -342,6 +402,7 @@ class _Run:
             saved = rq.save_progress(
                 self.conn,
                 id=self.claim.id,
+                generation=self.lease.generation,
                 worker_id=self.worker_id,
                 checkpoint=self._checkpoint().to_json(),
                 entities_done=self.done,
@@ -350,16 +411,12 @@ class _Run:
                 api_calls=self.stats.api_calls,
                 rate_limited=self.stats.rate_limited,
             )
-            if saved == 0:
-                raise psycopg.Rollback()  # cancelled, or another worker took the run over: keep nothing of this page
-        if saved == 0:
-            return False
+            if saved == 0:  # cannot happen under the row lock; kept as the statement's own fence
+                raise LeaseLost(f"run {self.claim.id}: progress matched no row")
         self.dlq_nonempty = self.dlq_nonempty or bool(batch.errors)
-        self.last_beat = time.monotonic()
         if self.on_progress:
             self.progress.done, self.progress.total, self.progress.errors = self.done, self.total, self.errors
             self.on_progress(self.progress)
-        return True
 
     def _checkpoint(self) -> RunCheckpoint:
         return RunCheckpoint(
@@ -376,12 +433,10 @@ class _Run:
     def _resolve(self, source: sq.GetSourceRow) -> RunOutcome:
         """Deletions, flags, the cursor and the run's end: one transaction, kept only if the run is still ours."""
         with self.conn.transaction():
+            self.lease.hold(self.conn)  # raises LeaseLost: none of the resolution is ours to do
             detail, deleted = self._resolve_in_transaction(source)
-            finished = self._record_finish("succeeded", detail)
-            if not finished:
-                raise psycopg.Rollback()  # cancelled or taken over: none of the resolution is ours to keep
-        if not finished:
-            return self._taken_over()
+            if not self._record_finish("succeeded", detail):
+                raise LeaseLost(f"run {self.claim.id}: finish matched no row")
         self._ended("succeeded", detail)
         return RunOutcome(self.claim.id, "succeeded", self.done, self.errors, detail, deleted)
 
@@ -433,15 +488,22 @@ class _Run:
         return detail, deleted
 
     def _finish(self, state: str, detail: str | None) -> RunOutcome:
-        with self.conn.transaction():
-            finished = self._record_finish(state, detail)
-        if not finished:
+        try:
+            with self.conn.transaction():
+                self.lease.hold(self.conn)
+                self._clear_seen()
+                if not self._record_finish(state, detail):
+                    raise LeaseLost(f"run {self.claim.id}: finish matched no row")
+        except LeaseLost:
             return self._taken_over()
         self._ended(state, detail)
         return RunOutcome(self.claim.id, state, self.done, self.errors, detail)
 
     def _taken_over(self) -> RunOutcome:
         log.info("run %s cancelled or taken over", self.claim.id, extra=self._fields())
+        if self.record_seen and not (self.conn.broken or self.conn.closed):
+            # A cancelled run leaves no seen-set behind; a run taken over keeps the one its holder fills.
+            eq.clear_seen_of_ended_run(self.conn, run_id=self.claim.id)
         return RunOutcome(self.claim.id, "cancelled", self.done, self.errors, "run was cancelled or taken over")
 
     def _record_finish(self, state: str, detail: str | None) -> bool:
@@ -450,6 +512,7 @@ class _Run:
         n = rq.finish_run(
             self.conn,
             id=self.claim.id,
+            generation=self.lease.generation,
             worker_id=self.worker_id,
             state=state,
             error_detail=detail,

@@ -30,6 +30,30 @@ def clear_seen(
         )
 
 
+CLEAR_SEEN_OF_ENDED_RUN = """
+delete from run_seen_items s
+where s.run_id = %(run_id)s::bigint
+  and exists (select 1 from sync_runs r
+              where r.id = %(run_id)s::bigint and r.state in ('succeeded', 'failed', 'cancelled'))
+"""
+
+
+def clear_seen_of_ended_run(
+    conn: psycopg.Connection[Any],
+    *,
+    run_id: int,
+) -> None:
+    """Empties the seen-set of a run only once it is terminal (cancelled, or ended by
+    its new holder): safe for a worker that lost the run's lease, since no holder
+    of a terminal run reads the set any more.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            CLEAR_SEEN_OF_ENDED_RUN,
+            {"run_id": run_id},
+        )
+
+
 COLLAPSE_DUPLICATES = """
 select harvester_collapse_duplicates(%(source_id)s::bigint, %(run_id)s::bigint) as collapsed
 """

@@ -17,7 +17,9 @@ ABANDON_RUN = """
 update sync_runs
 set state = 'failed', finished_at = now(), error_detail = %(error_detail)s::text
 where id = %(id)s::bigint
-  and (state = 'queued' or (state = 'running' and worker_id = %(worker_id)s::text))
+  and (state = 'queued'
+       or (state = 'running' and (worker_id = %(worker_id)s::text
+                                  or starts_with(worker_id, %(worker_id)s::text || ':'))))
 """
 
 
@@ -28,8 +30,9 @@ def abandon_run(
     id: int,
     worker_id: str,
 ) -> int:
-    """Fails a run whose job broke: queued, or running under the job's own worker
-    (never one another worker has taken over).
+    """Fails a run whose job broke: queued, or running under one of the job's own
+    process's executions (worker_id is `<process>:<execution>`,
+    app.pipeline.run.execution_id), never one another worker has taken over.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
@@ -74,13 +77,14 @@ CLAIM_RUN = """
 update sync_runs
 set state = 'running',
     started_at = coalesce(started_at, now()),
-    heartbeat_at = now(),
+    heartbeat_at = clock_timestamp(),
     claimed_at = now(),
     deliveries = deliveries + 1,
     worker_id = %(worker_id)s::text
 where id = %(id)s::bigint
   and (state = 'queued'
-       or (state = 'running' and heartbeat_at < now() - make_interval(secs => %(stale_after)s::integer)))
+       or (state = 'running' and heartbeat_at < now() - make_interval(
+               secs => %(stale_after)s::integer + %(grace)s::integer)))
 returning id, source_id, mode, trigger, scope, checkpoint, entities_done, entities_total, error_count,
           api_calls, rate_limited, deliveries, options
 """
@@ -111,10 +115,12 @@ def claim_run(
     worker_id: str,
     id: int,
     stale_after: int,
+    grace: int,
 ) -> ClaimRunRow | None:
     """A worker takes a queued run, or a running one whose heartbeat went stale (its
-    worker died). deliveries counts every claim (seed 003: re-delivery is counted,
-    counters are not doubled).
+    worker died) at least `grace` seconds ago. Every claim is a new lease
+    generation: deliveries counts the claims (seed 003: re-delivery is counted,
+    counters are not doubled) and every later write of the holder names it.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
@@ -123,6 +129,7 @@ def claim_run(
                 "worker_id": worker_id,
                 "id": id,
                 "stale_after": stale_after,
+                "grace": grace,
             },
         ).fetchone()
     if row is None:
@@ -180,6 +187,41 @@ def fail_run(
         return cur.rowcount
 
 
+FAIL_UNHELD_RUN = """
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = %(error_detail)s::text
+where id = %(id)s::bigint
+  and (state = 'queued'
+       or (state = 'running' and heartbeat_at < now() - make_interval(
+               secs => %(stale_after)s::integer + %(grace)s::integer)))
+"""
+
+
+def fail_unheld_run(
+    conn: psycopg.Connection[Any],
+    *,
+    error_detail: str,
+    id: int,
+    stale_after: int,
+    grace: int,
+) -> int:
+    """Ends a queued run, or a running one no live worker holds (heartbeat stale past
+    stale_after + grace), as failed with a reason: its job was given up (a worker
+    died under it too often). A held run is left alone.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            FAIL_UNHELD_RUN,
+            {
+                "error_detail": error_detail,
+                "id": id,
+                "stale_after": stale_after,
+                "grace": grace,
+            },
+        )
+        return cur.rowcount
+
+
 FINISH_RUN = """
 update sync_runs
 set state = %(state)s::text,
@@ -190,8 +232,9 @@ set state = %(state)s::text,
     error_count = %(error_count)s::integer,
     api_calls = %(api_calls)s::integer,
     rate_limited = %(rate_limited)s::integer,
-    heartbeat_at = now()
-where id = %(id)s::bigint and state = 'running' and worker_id = %(worker_id)s::text
+    heartbeat_at = clock_timestamp()
+where id = %(id)s::bigint and state = 'running'
+  and deliveries = %(generation)s::integer and worker_id = %(worker_id)s::text
 """
 
 
@@ -206,10 +249,11 @@ def finish_run(
     api_calls: int,
     rate_limited: int,
     id: int,
+    generation: int,
     worker_id: str,
 ) -> int:
-    """Terminal state with the final counters; only the worker that holds the run can
-    finish it.
+    """Terminal state with the final counters; only the worker that holds this
+    generation can finish it.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
@@ -223,6 +267,7 @@ def finish_run(
                 "api_calls": api_calls,
                 "rate_limited": rate_limited,
                 "id": id,
+                "generation": generation,
                 "worker_id": worker_id,
             },
         )
@@ -307,8 +352,9 @@ def get_run(
 
 
 HEARTBEAT = """
-update sync_runs set heartbeat_at = now()
-where id = %(id)s::bigint and state = 'running' and worker_id = %(worker_id)s::text
+update sync_runs set heartbeat_at = clock_timestamp()
+where id = %(id)s::bigint and state = 'running'
+  and deliveries = %(generation)s::integer and worker_id = %(worker_id)s::text
 """
 
 
@@ -316,15 +362,59 @@ def heartbeat(
     conn: psycopg.Connection[Any],
     *,
     id: int,
+    generation: int,
     worker_id: str,
 ) -> int:
-    """Liveness between pages (long pages, slow sources)."""
+    """Liveness of a lease, beaten by the holder's own thread and connection whatever
+    its pages are doing. Wall-clock time, not the transaction's: the beat must say
+    "alive now". Nothing matched = lease lost.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             HEARTBEAT,
-            {"id": id, "worker_id": worker_id},
+            {
+                "id": id,
+                "generation": generation,
+                "worker_id": worker_id,
+            },
         )
         return cur.rowcount
+
+
+HOLD_RUN_LEASE = """
+select id from sync_runs
+where id = %(id)s::bigint and state = 'running'
+  and deliveries = %(generation)s::integer and worker_id = %(worker_id)s::text
+for no key update
+"""
+
+
+def hold_run_lease(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int,
+    generation: int,
+    worker_id: str,
+) -> int | None:
+    """First statement of every unit of work of a run: locks the run row if this
+    worker still holds this generation of the lease; nothing when the run was
+    taken over, cancelled or finished (the unit aborts). The row lock makes a
+    takeover wait for the unit in flight, and the unit see a takeover that
+    committed.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            HOLD_RUN_LEASE,
+            {
+                "id": id,
+                "generation": generation,
+                "worker_id": worker_id,
+            },
+        ).fetchone()
+    if row is None:
+        return None
+    value: int = row[0]
+    return value
 
 
 LIST_ORPHANED_RUNS = """
@@ -582,6 +672,37 @@ def list_stale_runs(
     return [ListStaleRunsRow(*row) for row in rows]
 
 
+RELEASE_RUN_LEASE = """
+update sync_runs set heartbeat_at = 'epoch'
+where id = %(id)s::bigint and state = 'running'
+  and deliveries = %(generation)s::integer and worker_id = %(worker_id)s::text
+"""
+
+
+def release_run_lease(
+    conn: psycopg.Connection[Any],
+    *,
+    id: int,
+    generation: int,
+    worker_id: str,
+) -> int:
+    """A holder that lost its database connection gives its lease up once the
+    database is back: the run stays running with its checkpoint and is claimable
+    at once (no stale wait), by this worker or another; the epoch, not -infinity,
+    so every client can read the column.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            RELEASE_RUN_LEASE,
+            {
+                "id": id,
+                "generation": generation,
+                "worker_id": worker_id,
+            },
+        )
+        return cur.rowcount
+
+
 SAVE_PROGRESS = """
 update sync_runs
 set checkpoint = %(checkpoint)s::jsonb,
@@ -590,8 +711,9 @@ set checkpoint = %(checkpoint)s::jsonb,
     error_count = %(error_count)s::integer,
     api_calls = %(api_calls)s::integer,
     rate_limited = %(rate_limited)s::integer,
-    heartbeat_at = now()
-where id = %(id)s::bigint and state = 'running' and worker_id = %(worker_id)s::text
+    heartbeat_at = clock_timestamp()
+where id = %(id)s::bigint and state = 'running'
+  and deliveries = %(generation)s::integer and worker_id = %(worker_id)s::text
 """
 
 
@@ -605,6 +727,7 @@ def save_progress(
     api_calls: int,
     rate_limited: int,
     id: int,
+    generation: int,
     worker_id: str,
 ) -> int:
     """Commits a page: checkpoint and counters, in the same transaction as the page's
@@ -622,6 +745,7 @@ def save_progress(
                 "api_calls": api_calls,
                 "rate_limited": rate_limited,
                 "id": id,
+                "generation": generation,
                 "worker_id": worker_id,
             },
         )

@@ -33,6 +33,7 @@ SECONDS_KEYS = (
     "incremental_lookback",
     "stale_run_after",
     "lane_wait_max",
+    "takeover_grace",
     "webhook_dedupe_ttl",
     "rate_limit_patience",
 )

@@ -128,6 +128,14 @@ where e.source_id = sqlc.arg(source_id)::bigint
 -- Empties the seen-set of a finished run.
 delete from run_seen_items where run_id = sqlc.arg(run_id)::bigint;
 
+-- name: ClearSeenOfEndedRun :exec
+-- Empties the seen-set of a run only once it is terminal (cancelled, or ended by its new holder): safe
+-- for a worker that lost the run's lease, since no holder of a terminal run reads the set any more.
+delete from run_seen_items s
+where s.run_id = sqlc.arg(run_id)::bigint
+  and exists (select 1 from sync_runs r
+              where r.id = sqlc.arg(run_id)::bigint and r.state in ('succeeded', 'failed', 'cancelled'));
+
 -- name: SoftDeleteItems :execrows
 -- Marks deleted the given identities (webhook deletes, items gone at the source), by run_id.
 update entities e

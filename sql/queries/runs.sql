@@ -22,20 +22,31 @@ select id, source_id, mode, trigger, state, scope, entities_done, entities_total
 from sync_run_history where id = sqlc.arg(id)::bigint;
 
 -- name: ClaimRun :one
--- A worker takes a queued run, or a running one whose heartbeat went stale (its worker died).
--- deliveries counts every claim (seed 003: re-delivery is counted, counters are not doubled).
+-- A worker takes a queued run, or a running one whose heartbeat went stale (its worker died) at least
+-- `grace` seconds ago. Every claim is a new lease generation: deliveries counts the claims (seed 003:
+-- re-delivery is counted, counters are not doubled) and every later write of the holder names it.
 update sync_runs
 set state = 'running',
     started_at = coalesce(started_at, now()),
-    heartbeat_at = now(),
+    heartbeat_at = clock_timestamp(),
     claimed_at = now(),
     deliveries = deliveries + 1,
     worker_id = sqlc.arg(worker_id)::text
 where id = sqlc.arg(id)::bigint
   and (state = 'queued'
-       or (state = 'running' and heartbeat_at < now() - make_interval(secs => sqlc.arg(stale_after)::integer)))
+       or (state = 'running' and heartbeat_at < now() - make_interval(
+               secs => sqlc.arg(stale_after)::integer + sqlc.arg(grace)::integer)))
 returning id, source_id, mode, trigger, scope, checkpoint, entities_done, entities_total, error_count,
           api_calls, rate_limited, deliveries, options;
+
+-- name: HoldRunLease :one
+-- First statement of every unit of work of a run: locks the run row if this worker still holds this
+-- generation of the lease; nothing when the run was taken over, cancelled or finished (the unit aborts).
+-- The row lock makes a takeover wait for the unit in flight, and the unit see a takeover that committed.
+select id from sync_runs
+where id = sqlc.arg(id)::bigint and state = 'running'
+  and deliveries = sqlc.arg(generation)::integer and worker_id = sqlc.arg(worker_id)::text
+for no key update;
 
 -- name: SaveProgress :execrows
 -- Commits a page: checkpoint and counters, in the same transaction as the page's rows.
@@ -47,16 +58,27 @@ set checkpoint = sqlc.narg(checkpoint)::jsonb,
     error_count = sqlc.arg(error_count)::integer,
     api_calls = sqlc.arg(api_calls)::integer,
     rate_limited = sqlc.arg(rate_limited)::integer,
-    heartbeat_at = now()
-where id = sqlc.arg(id)::bigint and state = 'running' and worker_id = sqlc.arg(worker_id)::text;
+    heartbeat_at = clock_timestamp()
+where id = sqlc.arg(id)::bigint and state = 'running'
+  and deliveries = sqlc.arg(generation)::integer and worker_id = sqlc.arg(worker_id)::text;
 
 -- name: Heartbeat :execrows
--- Liveness between pages (long pages, slow sources).
-update sync_runs set heartbeat_at = now()
-where id = sqlc.arg(id)::bigint and state = 'running' and worker_id = sqlc.arg(worker_id)::text;
+-- Liveness of a lease, beaten by the holder's own thread and connection whatever its pages are doing.
+-- Wall-clock time, not the transaction's: the beat must say "alive now". Nothing matched = lease lost.
+update sync_runs set heartbeat_at = clock_timestamp()
+where id = sqlc.arg(id)::bigint and state = 'running'
+  and deliveries = sqlc.arg(generation)::integer and worker_id = sqlc.arg(worker_id)::text;
+
+-- name: ReleaseRunLease :execrows
+-- A holder that lost its database connection gives its lease up once the database is back: the run
+-- stays running with its checkpoint and is claimable at once (no stale wait), by this worker or another;
+-- the epoch, not -infinity, so every client can read the column.
+update sync_runs set heartbeat_at = 'epoch'
+where id = sqlc.arg(id)::bigint and state = 'running'
+  and deliveries = sqlc.arg(generation)::integer and worker_id = sqlc.arg(worker_id)::text;
 
 -- name: FinishRun :execrows
--- Terminal state with the final counters; only the worker that holds the run can finish it.
+-- Terminal state with the final counters; only the worker that holds this generation can finish it.
 update sync_runs
 set state = sqlc.arg(state)::text,
     finished_at = now(),
@@ -66,14 +88,25 @@ set state = sqlc.arg(state)::text,
     error_count = sqlc.arg(error_count)::integer,
     api_calls = sqlc.arg(api_calls)::integer,
     rate_limited = sqlc.arg(rate_limited)::integer,
-    heartbeat_at = now()
-where id = sqlc.arg(id)::bigint and state = 'running' and worker_id = sqlc.arg(worker_id)::text;
+    heartbeat_at = clock_timestamp()
+where id = sqlc.arg(id)::bigint and state = 'running'
+  and deliveries = sqlc.arg(generation)::integer and worker_id = sqlc.arg(worker_id)::text;
 
 -- name: FailRun :execrows
 -- Ends a queued or running run as failed regardless of worker (give-up after N deliveries, lost source).
 update sync_runs
 set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
 where id = sqlc.arg(id)::bigint and state in ('queued', 'running');
+
+-- name: FailUnheldRun :execrows
+-- Ends a queued run, or a running one no live worker holds (heartbeat stale past stale_after + grace), as
+-- failed with a reason: its job was given up (a worker died under it too often). A held run is left alone.
+update sync_runs
+set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
+where id = sqlc.arg(id)::bigint
+  and (state = 'queued'
+       or (state = 'running' and heartbeat_at < now() - make_interval(
+               secs => sqlc.arg(stale_after)::integer + sqlc.arg(grace)::integer)));
 
 -- name: CancelRun :one
 -- Cancels a queued or running run; the worker notices at its next page and stops (seed 000).
@@ -147,9 +180,12 @@ where r.state = 'queued'
 order by r.id;
 
 -- name: AbandonRun :execrows
--- Fails a run whose job broke: queued, or running under the job's own worker (never one another worker
--- has taken over).
+-- Fails a run whose job broke: queued, or running under one of the job's own process's executions
+-- (worker_id is `<process>:<execution>`, app.pipeline.run.execution_id), never one another worker has
+-- taken over.
 update sync_runs
 set state = 'failed', finished_at = now(), error_detail = sqlc.arg(error_detail)::text
 where id = sqlc.arg(id)::bigint
-  and (state = 'queued' or (state = 'running' and worker_id = sqlc.arg(worker_id)::text));
+  and (state = 'queued'
+       or (state = 'running' and (worker_id = sqlc.arg(worker_id)::text
+                                  or starts_with(worker_id, sqlc.arg(worker_id)::text || ':'))));

@@ -95,8 +95,8 @@ def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
     killed = rq.get_run(probe, id=run_id)
     assert killed is not None and killed.state == "running"
     assert killed.entities_done is not None and killed.entities_done < ISSUES
-    probe.execute("update platform_settings set value = '1' where key = 'stale_run_after'")
-    time.sleep(2)  # let the dead worker's heartbeat go stale
+    probe.execute("update platform_settings set value = '1' where key in ('stale_run_after', 'takeover_grace')")
+    time.sleep(2.5)  # let the dead worker's heartbeat go stale, then the takeover grace pass
     jira.clear_faults()
     keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
 
