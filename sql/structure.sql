@@ -956,7 +956,7 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text, 'completeness_tolerance'::text, 'rate_limit_patience'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text, 'completeness_tolerance'::text, 'rate_limit_patience'::text, 'takeover_grace'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
@@ -1211,7 +1211,7 @@ COMMENT ON COLUMN public.sync_runs.api_calls IS 'HTTP requests made to the sourc
 
 COMMENT ON COLUMN public.sync_runs.rate_limited IS 'Responses 429/503 received by this run (seed 003 rate_limited).';
 
-COMMENT ON COLUMN public.sync_runs.deliveries IS 'How many times a worker claimed this run; after the limit the run fails with finished_at (seed 003).';
+COMMENT ON COLUMN public.sync_runs.deliveries IS 'How many times a worker claimed this run, and the generation of the current lease: every write of the holder checks it still holds this generation (issue 11); after max_deliveries the run fails (seed 003).';
 
 COMMENT ON COLUMN public.sync_runs.options IS 'Run flags, e.g. {"confirm_mass_delete": true} to let a reconciliation pass the mass-deletion guard.';
 
