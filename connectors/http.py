@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -183,29 +184,41 @@ class SourceHttp:
         """GET ``url`` (absolute, or a path under the base URL) as text, streamed: reading stops as soon
         as the body passes ``max_bytes``, so nothing beyond the cap is ever held in memory.
 
-        Returns ``(text, "")`` or ``(None, why)`` ("over the size cap", "HTTP 404"...): an attachment
-        that cannot be read stays a link, it never fails the item. One attempt, counted as an API call.
+        Returns ``(text, "")`` or ``(None, why)`` ("over the size cap", "HTTP 404"...): an attachment the
+        source refuses for good stays a link, it never fails the item. A transient answer (429, 5xx, a
+        dropped connection) is retried with backoff and, if it persists, raised as a transient
+        :class:`HttpError` (the run fails with the reason, and resumes from its checkpoint next time)
+        rather than loading the entity without its text: a busy source never changes what an entity says.
         """
-        self.stats.api_calls += 1
-        try:
-            with self._client.stream("GET", url, headers={"Accept": "*/*"}) as resp:
-                if resp.status_code in _RATE_LIMITED:
-                    self.stats.rate_limited += 1
-                if not 200 <= resp.status_code < 300:
-                    return None, f"HTTP {resp.status_code}"
-                declared = resp.headers.get("Content-Length")
-                if declared and declared.isdigit() and int(declared) > max_bytes:
-                    return None, "over the size cap"
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in resp.iter_bytes():
-                    size += len(chunk)
-                    if size > max_bytes:
+        last = ""
+        for attempt in range(self.max_attempts):
+            if attempt:
+                time.sleep(min(0.5 * 2**attempt, self.max_wait))
+            self.stats.api_calls += 1
+            try:
+                with self._client.stream("GET", url, headers={"Accept": "*/*"}) as resp:
+                    if resp.status_code in _RATE_LIMITED:
+                        self.stats.rate_limited += 1
+                    if resp.status_code == 429 or resp.status_code >= 500:
+                        last = f"HTTP {resp.status_code}"
+                        continue
+                    if not 200 <= resp.status_code < 300:
+                        return None, f"HTTP {resp.status_code}"
+                    declared = resp.headers.get("Content-Length")
+                    if declared and declared.isdigit() and int(declared) > max_bytes:
                         return None, "over the size cap"
-                    chunks.append(chunk)
-                return b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace"), ""
-        except (httpx.TransportError, httpx.TimeoutException) as exc:
-            return None, self._redact(f"unreachable: {type(exc).__name__}")
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in resp.iter_bytes():
+                        size += len(chunk)
+                        if size > max_bytes:
+                            return None, "over the size cap"
+                        chunks.append(chunk)
+                    return b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace"), ""
+            except (httpx.TransportError, httpx.TimeoutException) as exc:
+                last = self._redact(f"unreachable: {type(exc).__name__}")
+        detail = self._redact(f"attachment {url}: {last} after {self.max_attempts} attempts")
+        raise HttpError(0, "unknown", True, detail)
 
     def close(self) -> None:
         self._client.close()

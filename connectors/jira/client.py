@@ -523,6 +523,8 @@ class JiraConnector:
             try:
                 fields = self.http.get_json(f"/rest/api/{self.api()}/field")
             except HttpError as exc:
+                if exc.transient:
+                    raise  # a slow or busy source is retried by the run, never mapped differently
                 # Without the field list the epic link would vanish from every issue: use Cloud's ids.
                 self.stats.note(f"jira /field failed ({exc.status}); using Jira Cloud's default field ids")
                 self._field_map = dict(CLOUD_DEFAULT_FIELDS)
@@ -547,6 +549,8 @@ class JiraConnector:
                     {"expand": "permissions,user,group,projectRole,field"},
                 )
             except HttpError as exc:
+                if exc.transient:
+                    raise  # fail closed only on a permanent answer: a 503 must not narrow anyone's rights
                 self.stats.note(f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed")
                 self._project_acl[project] = None
                 return None
@@ -567,6 +571,8 @@ class JiraConnector:
                     {"levelId": level, "expand": "user,group,projectRole,field"},
                 )
             except HttpError as exc:
+                if exc.transient:
+                    raise
                 self.stats.note(f"jira security level {level}: members unreadable ({exc.status}); fail closed")
                 self._level_acl[level] = None
                 return None
@@ -582,13 +588,17 @@ class JiraConnector:
         def role(role_id: str) -> Mapping[str, Any] | None:
             try:
                 return _obj(self.http.get_json(f"/rest/api/{api}/project/{project}/role/{role_id}"))
-            except HttpError:
+            except HttpError as exc:
+                if exc.transient:
+                    raise
                 return None
 
         def lead() -> Mapping[str, Any] | None:
             try:
                 return _obj(_obj(self.http.get_json(f"/rest/api/{api}/project/{project}")).get("lead"))
-            except HttpError:
+            except HttpError as exc:
+                if exc.transient:
+                    raise
                 return None
 
         return Lookups(role=role, application_roles=self._application_roles, project_lead=lead, cloud=api == 3)
@@ -600,6 +610,9 @@ class JiraConnector:
                 roles = self.http.get_json(f"/rest/api/{self.api()}/applicationrole")
                 self._app_roles = roles if isinstance(roles, list) else None
             except HttpError as exc:
+                if exc.transient:
+                    self._app_roles_read = False  # asked again by the retried page
+                    raise
                 self.stats.note(f"jira /applicationrole unreadable ({exc.status}); roles grant their own token")
                 self._app_roles = None
         return self._app_roles

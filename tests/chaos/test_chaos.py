@@ -18,11 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import procrastinate
 import psycopg
 import pytest
 
-from app.jobs import build_app
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
@@ -107,22 +105,10 @@ def _id_of(jira: Jira, key: str) -> str:
     return str(10000 + index)
 
 
-_JOBS: list[procrastinate.App] = []
-
-
-def _jobs(url: str) -> procrastinate.App:
-    """One Procrastinate app per test process: a blueprint's tasks belong to the first app they are added
-    to (a second app would defer run_sync to the 'default' queue no worker reads). Deferral goes through
-    the caller's connection, so the URL the app was built with does not matter."""
-    if not _JOBS:
-        _JOBS.append(build_app(url))
-    return _JOBS[0]
-
-
 def _queue(cluster: Cluster, source_id: int, mode: str) -> int:
-    jobs = _jobs(cluster.url)
+    """The run and its run_sync job, committed together on this connection (app.services.jobs JobRef)."""
     with psycopg.connect(cluster.url) as conn:
-        run_id = start_and_defer(conn, jobs, source_id, mode=mode, trigger="manual")
+        run_id = start_and_defer(conn, source_id, mode=mode, trigger="manual")
         conn.commit()
     return run_id
 
