@@ -523,9 +523,8 @@ class JiraConnector:
             try:
                 fields = self.http.get_json(f"/rest/api/{self.api()}/field")
             except HttpError as exc:
-                if exc.transient:
-                    raise  # a slow or busy source is retried by the run, never mapped differently
-                # Without the field list the epic link would vanish from every issue: use Cloud's ids.
+                # Without the field list the epic link would vanish from every issue: use Cloud's ids
+                # (issue 13 §5), whatever the failure; the run's detail says so.
                 self.stats.note(f"jira /field failed ({exc.status}); using Jira Cloud's default field ids")
                 self._field_map = dict(CLOUD_DEFAULT_FIELDS)
                 return self._field_map
