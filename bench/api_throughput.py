@@ -140,7 +140,9 @@ def seed(url: str, keyring: Keyring) -> tuple[int, str]:
             (source_id,),
         )
         token = new_token()
-        tq.create_token(conn, name="bench", scope="read", token_hash=token_hash(token))
+        tq.create_token(
+            conn, name="bench", scope="read", token_hash=token_hash(token), expires_at=None, principals=None
+        )
         conn.commit()
     return source_id, token
 

@@ -2,8 +2,9 @@
 
 Everything runs on a throw-away embedded PostgreSQL (temp data dir) migrated with the project's
 migrations, and every search goes through the code the app runs: ``app.vector.search.vector_search``
-(ConfigureVectorScan + SearchChunks, the one statement with the permission filter) against
-``SearchChunksExact`` (same filters, no index) as ground truth and latency baseline.
+(ConfigureVectorScan + SearchEntities, the one statement with the permission filter and the grouping
+by entity) against ``SearchEntitiesExact`` (same filters, no index) as ground truth and latency
+baseline. Results are entities, each by its nearest chunk; recall compares those chunks' ids.
 
 Data: 10,000 entities x 10 chunks, vectors drawn around 200 cluster centres (unit-normalised), loaded
 with COPY (binary). Entity ACLs hold ``group:all`` and, independently of the clusters,
@@ -46,6 +47,7 @@ from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
+from app.vector import search as vs
 from app.vector.search import MAX_SCAN_TUPLES, NARROW_SHARE, SearchFilters, vector_search
 from app.vector.stage import vector_text
 
@@ -58,17 +60,18 @@ HALFVEC_INDEX = (
     "create index bench_halfvec_hnsw_idx on entity_chunks"
     " using hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) with (m = 16, ef_construction = 64)"
 )
-# The halfvec twin of SearchChunks' unfiltered path: same shape, ordered by the indexed expression.
+# The halfvec twin of SearchEntities' unfiltered path: same shape, ordered by the indexed expression.
 HALFVEC_QUERY = """
 with ann as materialized (
-    select c.id, c.embedding::halfvec(384) <=> %(q)s::halfvec(384) as distance
+    select c.id, c.entity_id, c.embedding::halfvec(384) <=> %(q)s::halfvec(384) as distance
     from entity_chunks c
     where c.acl_principals && %(p)s::text[] and not c.entity_deleted and c.entity_status <> 'draft'
       and c.embedding_model = %(m)s
     order by c.embedding::halfvec(384) <=> %(q)s::halfvec(384)
-    limit %(k)s
+    limit %(c)s
 )
-select id from ann order by distance, id
+select id from (select distinct on (entity_id) id, entity_id, distance from ann order by entity_id, distance, id) best
+order by distance, entity_id limit %(k)s
 """
 
 
@@ -189,7 +192,9 @@ def main() -> None:
 
             def exact(text: str, principal: str) -> list[int]:
                 with conn.transaction():
-                    rows = sq.search_chunks_exact(conn, query_embedding=text, principals=[principal], model=MODEL, k=k)
+                    rows = sq.search_entities_exact(
+                        conn, query_embedding=text, principals=[principal], model=MODEL, k=k
+                    )
                 return [r.chunk_id for r in rows]
 
             def run(fn: Callable[[str, str], list[int]], principal: str) -> tuple[list[list[int]], list[float]]:
@@ -209,9 +214,9 @@ def main() -> None:
                 with conn.transaction():
                     sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=MAX_SCAN_TUPLES)
                     lines = [row[0] for row in conn.execute(
-                        "explain (analyze) " + sq.SEARCH_CHUNKS,
+                        "explain (analyze) " + sq.SEARCH_ENTITIES,
                         {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
-                         "narrow_share": NARROW_SHARE,
+                         "candidates": k * vs.CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE,
                          "source_ids": None, "statuses": None, "source_types": None,
                          "updated_from": None, "updated_to": None},
                     )]
@@ -248,16 +253,19 @@ def main() -> None:
             conn.commit()
             size_half = index_size(conn, "bench_halfvec_hnsw_idx")
 
+            def half_args(text: str, principal: str) -> dict[str, object]:
+                return {"q": text, "p": [principal], "m": MODEL, "k": k, "c": k * vs.CHUNKS_PER_ENTITY}
+
             def half(text: str, principal: str) -> list[int]:
                 with conn.transaction():
                     sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=MAX_SCAN_TUPLES)
-                    rows = conn.execute(HALFVEC_QUERY, {"q": text, "p": [principal], "m": MODEL, "k": k}).fetchall()
+                    rows = conn.execute(HALFVEC_QUERY, half_args(text, principal)).fetchall()
                 return [row[0] for row in rows]
 
             half_all, half_s = run(half, "group:all")
             plan = "\n".join(
                 row[0] for row in conn.execute(
-                    "explain " + HALFVEC_QUERY, {"q": texts[0], "p": ["group:all"], "m": MODEL, "k": k}
+                    "explain " + HALFVEC_QUERY, half_args(texts[0], "group:all")
                 ).fetchall()
             )
             conn.commit()

@@ -733,8 +733,14 @@ CREATE TABLE public.api_tokens (
     last_used_at timestamp with time zone,
     revoked_at timestamp with time zone,
     expires_at timestamp with time zone,
+    principals text[],
     CONSTRAINT api_tokens_name_present CHECK ((btrim(name) <> ''::text)),
-    CONSTRAINT api_tokens_scope_check CHECK ((scope = ANY (ARRAY['admin'::text, 'read'::text])))
+    CONSTRAINT api_tokens_scope_check CHECK ((scope = ANY (ARRAY['admin'::text, 'read'::text, 'search'::text]))),
+    CONSTRAINT api_tokens_search_principals CHECK (
+CASE
+    WHEN (scope = 'search'::text) THEN (COALESCE(cardinality(principals), 0) > 0)
+    ELSE (principals IS NULL)
+END)
 );
 
 COMMENT ON TABLE public.api_tokens IS 'Admin API bearer tokens; only a SHA-256 of the token is stored, the token is printed once.';
@@ -743,7 +749,13 @@ COMMENT ON COLUMN public.api_tokens.last_used_at IS 'Last time the token authent
 
 COMMENT ON COLUMN public.api_tokens.expires_at IS 'When the token stops authenticating; NULL: never expires (revoke it to end it).';
 
+COMMENT ON COLUMN public.api_tokens.principals IS 'ACL tokens (user:<id>, group:<connector>:<id>) a search-scope token may search as; NULL for other scopes.';
+
 COMMENT ON CONSTRAINT api_tokens_name_present ON public.api_tokens IS 'Every token has a name: audit events name the actor by it.';
+
+COMMENT ON CONSTRAINT api_tokens_scope_check ON public.api_tokens IS 'admin: everything; read: GET only, no search; search: POST /search only, as its bound principals.';
+
+COMMENT ON CONSTRAINT api_tokens_search_principals ON public.api_tokens IS 'A search token is bound to at least one principal; admin and read tokens to none (they are not limited to one).';
 
 ALTER TABLE public.api_tokens ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     SEQUENCE NAME public.api_tokens_id_seq

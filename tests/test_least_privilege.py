@@ -135,7 +135,10 @@ def test_api_and_worker_logins_serve_a_call_and_run_a_sync(
     try:
         token = new_token()
         with psycopg.connect(fresh_db_url) as conn:  # the owner issues tokens (`harvester token create`)
-            tq.create_token(conn, name="least-privilege", scope="admin", token_hash=token_hash(token), expires_at=None)
+            tq.create_token(
+                conn, name="least-privilege", scope="admin", token_hash=token_hash(token), expires_at=None,
+                principals=None,
+            )
         with httpx.Client(base_url=api.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             created = http.post(
                 "/api/v1/sources",

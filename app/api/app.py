@@ -26,6 +26,7 @@ from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render
 from app.api.input_guard import MAX_BODY_BYTES, check_request
 from app.api.notes import NotesController
 from app.api.ops import health, metrics_handler
+from app.api.principals import PrincipalsController
 from app.api.problems import EXCEPTION_HANDLERS
 from app.api.runs import RunsController
 from app.api.search import SearchController
@@ -75,6 +76,7 @@ def create_app(
             SourcesController,
             RunsController,
             SearchController,
+            PrincipalsController,
             DeadLettersController,
             SettingsController,
             WorkersController,

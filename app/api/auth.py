@@ -1,8 +1,9 @@
-"""Bearer tokens with scopes (issue 4 "Security"): ``read`` may GET, ``admin`` may do everything.
+"""Bearer tokens with scopes (issue 4 "Security"): ``read`` may GET, ``admin`` may do everything,
+``search`` may only search, as the principals bound to it (issue 14 §4; POST /search checks them).
 
 Only the SHA-256 of a token is stored (``harvester token create`` prints the token once). The scope an
 operation needs follows from its method (GET/HEAD: read, anything else: admin) unless the handler says
-otherwise in ``opt={"auth": "public" | "read" | "admin"}``.
+otherwise in ``opt={"auth": "public" | "read" | "admin" | "search"}``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ class Principal:
     token_id: int
     name: str
     scope: str
+    principals: tuple[str, ...] = ()  # a search token's bound ACL tokens; empty for admin and read
+
+
+# Which token scopes an operation's required scope admits: read operations are not open to search tokens,
+# and search is not open to read tokens (a read token could otherwise search as anyone it names).
+ADMITS = {"read": ("read", "admin"), "admin": ("admin",), "search": ("search", "admin")}
 
 
 def _required_scope(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> str:
@@ -63,9 +70,13 @@ async def require_token(connection: ASGIConnection[Any, Any, Any, Any], handler:
     if row is None:
         raise NotAuthorizedException("the bearer token is unknown, revoked or expired")
     register_secret(token)  # a valid token is a credential: masked in every later log line
-    if needed == "admin" and row.scope != "admin":
-        raise PermissionDeniedException(f"this operation needs an admin token; token {row.name!r} has scope read")
-    connection.state.principal = Principal(row.id, row.name, row.scope)
+    admitted = ADMITS.get(needed, ("admin",))
+    if row.scope not in admitted:
+        raise PermissionDeniedException(
+            f"this operation needs {' or '.join(f'an {s}' if s == 'admin' else f'a {s}' for s in admitted)} token;"
+            f" token {row.name!r} has scope {row.scope}"
+        )
+    connection.state.principal = Principal(row.id, row.name, row.scope, tuple(row.principals or ()))
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:

@@ -448,8 +448,24 @@ class TokenCreate(Input):
     """A new bearer token: a unique name (among live tokens), a scope and an optional expiry."""
 
     name: Annotated[str, Meta(min_length=1, max_length=200, examples=["admin-panel"])]
-    scope: Annotated[Literal["admin", "read"], Meta(examples=["read"])]
+    scope: Annotated[
+        Literal["admin", "read", "search"],
+        Meta(
+            examples=["read"],
+            description="admin: everything, search as anyone; read: GET only, no search; "
+            "search: POST /search only, as `principals`",
+        ),
+    ]
     expires_at: Annotated[datetime | None, Meta(description="with a time zone; null: never expires")] = None
+    principals: Annotated[
+        list[Annotated[str, Meta(min_length=1, max_length=330)]],
+        Meta(
+            max_length=500,
+            examples=[["user:anna@example.com", "group:jira:alpha-team"]],
+            description="search scope only (required there): the ACL tokens it may search as, "
+            "at most one user:<id> and any group:<connector>:<id>",
+        ),
+    ] = msgspec.field(default_factory=list)
 
 
 class TokenOut(msgspec.Struct):
@@ -463,6 +479,7 @@ class TokenOut(msgspec.Struct):
     expires_at: datetime | None
     last_used_at: datetime | None
     revoked_at: datetime | None
+    principals: Annotated[list[str] | None, Meta(description="whom a search token may search as; null otherwise")]
 
 
 class TokenCreated(TokenOut):

@@ -28,6 +28,7 @@ def token_out(row: tq.ApiTokensRow) -> s.TokenOut:
         expires_at=row.expires_at,
         last_used_at=row.last_used_at,
         revoked_at=row.revoked_at,
+        principals=row.principals,
     )
 
 
@@ -56,12 +57,15 @@ class TokensController(Controller):
     def create_token(self, data: s.TokenCreate, db: Database) -> s.TokenCreated:
         """Create a bearer token; the response carries its value this once.
 
-        The name must be unique among live tokens (409 otherwise) and not blank; `expires_at` (with a
+        A `search` token must name the `principals` it may search as (422 otherwise); other scopes
+        name none. The name must be unique among live tokens (409 otherwise) and not blank; `expires_at` (with a
         time zone, in the future) is optional, after it the token answers 401. Only its SHA-256 is stored.
         """
         with db.tx() as conn:
             try:
-                created = ts.create_token(conn, name=data.name, scope=data.scope, expires_at=data.expires_at)
+                created = ts.create_token(
+                    conn, name=data.name, scope=data.scope, expires_at=data.expires_at, principals=data.principals
+                )
             except ts.TokenNameTaken as exc:
                 raise ProblemError(409, "token-name-taken", str(exc), field="name") from None
         out = token_out(created.row)

@@ -445,17 +445,17 @@ def _searches(console: Console, url: str) -> None:
         for query in queries:
             hits_a = search(conn, embedder, query=query, principal=a, k=5)
             hits_b = search(conn, embedder, query=query, principal=b, k=5)
-            seen_b = {h.chunk_id for h in hits_b}
+            seen_b = {h.entity_id for h in hits_b}
             console.print(f"\n[bold]query:[/] {query[:90]!r}")
             for who, hits in (("A", hits_a), ("B", hits_b)):
                 for h in hits[:3]:
                     only = (
                         " [magenta](only A may see this)[/]"
-                        if who == "A" and h.chunk_id not in seen_b and not _visible(conn, h.entity_id, b)
+                        if who == "A" and h.entity_id not in seen_b and not _visible(conn, h.entity_id, b)
                         else ""
                     )
                     console.print(
-                        f"  {who}  {h.source_name:10} {h.source_type:8} {h.title[:60]!r} d={h.distance or 0:.3f}{only}"
+                        f"  {who}  {h.source_name:10} {h.source_type:8} {h.title[:60]!r} score={h.score:.3f}{only}"
                     )
                 if not hits:
                     console.print(f"  {who}  (nothing visible)")
@@ -476,7 +476,8 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
     token = new_token()
     with connect(url) as conn:
         tq.create_token(
-            conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token), expires_at=None
+            conn, name=f"demo-admin-{int(time.time())}", scope="admin", token_hash=token_hash(token), expires_at=None,
+            principals=None,
         )
         conn.commit()
     children.start(["-m", "app.cli", "worker", "--concurrency", "2"], env, name="serve-worker")

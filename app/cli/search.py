@@ -48,18 +48,20 @@ def _search(args: argparse.Namespace) -> int:
             json.dumps(
                 [
                     {
-                        "chunk_id": r.chunk_id,
                         "entity_id": r.entity_id,
+                        "chunk_id": r.chunk_id,
                         "title": r.title,
                         "url": r.url,
                         "key": r.natural_key,
                         "source": r.source_name,
                         "source_type": r.source_type,
                         "status": r.status,
-                        "distance": r.distance,
                         "score": r.score,
+                        "vector_distance": r.vector_distance,
+                        "text_rank": r.text_rank,
                         "matched_by": list(r.matched_by),
-                        "text": r.text,
+                        "snippet": r.snippet,
+                        "highlights": [[{"text": s.text, "mark": s.mark} for s in f] for f in r.highlights],
                     }
                     for r in results
                 ],
@@ -71,11 +73,10 @@ def _search(args: argparse.Namespace) -> int:
     if not results:
         print("no results visible to this principal")
     for n, r in enumerate(results, start=1):
-        distance = f"{r.distance:.3f}" if r.distance is not None else "  -  "
-        print(f"{n:>3}. {distance}  [{r.source_name}/{r.source_type}/{r.status}] {r.natural_key or ''} {r.title}")
+        print(f"{n:>3}. {r.score:.3f}  [{r.source_name}/{r.source_type}/{r.status}] {r.natural_key or ''} {r.title}")
         if r.url:
             print(f"      {r.url}")
-        snippet = " ".join(r.text.split())
+        snippet = " ".join(r.snippet.split())
         print(f"      {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
     return 0
 
@@ -111,11 +112,13 @@ def _timestamp(value: str) -> datetime:
 
 
 def register(sub: Subparsers) -> None:
-    s = sub.add_parser("search", help="semantic search as a given user/groups (only what they may see)")
+    s = sub.add_parser(
+        "search", help="semantic search as a given user/groups (only what they may see); one line per entity, by score"
+    )
     s.add_argument("query", help="query text")
     s.add_argument("--user", help="the searching user's id or email (ACL token user:<id>)")
     s.add_argument("--group", action="append", help="a group, e.g. jira:alpha-team (token group:<...>); repeatable")
-    s.add_argument("-k", type=int, default=10, help="results to return (default 10)")
+    s.add_argument("-k", type=int, default=10, help="entities to return (default 10)")
     s.add_argument("--source", action="append", help="only this source (name or id); repeatable")
     s.add_argument("--type", action="append", choices=["ticket", "page", "message"], help="only this source type")
     s.add_argument("--status", action="append", choices=["draft", "final", "archived"], help="only this status")

@@ -17,7 +17,9 @@ def _token_create(args: argparse.Namespace) -> int:
     expires_at = datetime.now(UTC) + ts.parse_lifetime(args.expires_in) if args.expires_in else None
     url, _ = ready_url_and_keyring()
     with connect(url) as conn:
-        created = ts.create_token(conn, name=args.name, scope=args.scope, expires_at=expires_at)
+        created = ts.create_token(
+            conn, name=args.name, scope=args.scope, expires_at=expires_at, principals=args.principal or ()
+        )
         conn.commit()
     row = created.row
     until = f", expires {row.expires_at.isoformat(timespec='seconds')}" if row.expires_at else ", never expires"
@@ -40,7 +42,8 @@ def _token_list(args: argparse.Namespace) -> int:
     for r in rows:
         used = r.last_used_at.isoformat(timespec="seconds") if r.last_used_at else "never"
         expires = r.expires_at.isoformat(timespec="seconds") if r.expires_at else "never"
-        print(f"{r.id:>4}  {r.name[:30]:30} {r.scope:6} {ts.state_of(r):8} expires {expires}  last used {used}")
+        bound = f"  as {','.join(r.principals)}" if r.principals else ""
+        print(f"{r.id:>4}  {r.name[:30]:30} {r.scope:6} {ts.state_of(r):8} expires {expires}  last used {used}{bound}")
     return 0
 
 
@@ -73,7 +76,18 @@ def register(sub: Subparsers) -> None:
     tsub = token.add_subparsers(dest="token_command", required=True)
     create = tsub.add_parser("create", help="create a token; prints it once (only its SHA-256 is stored)")
     create.add_argument("--name", required=True, help="who or what uses the token; unique among live tokens")
-    create.add_argument("--scope", choices=["admin", "read"], default="admin", help="admin (read/write) or read")
+    create.add_argument(
+        "--scope",
+        choices=["admin", "read", "search"],
+        default="admin",
+        help="admin (read/write, search as anyone), read (GET only) or search (search only, as --principal)",
+    )
+    create.add_argument(
+        "--principal",
+        action="append",
+        metavar="TOKEN",
+        help="search scope: whom it may search as, user:<id> (at most one) or group:<connector>:<id>; repeatable",
+    )
     create.add_argument(
         "--expires-in", metavar="DURATION", help="lifetime such as 12h, 30d or 2w (default: never expires)"
     )

@@ -12,6 +12,7 @@
 - lanes.sql
 - migrations.sql
 - notes.sql
+- principals.sql
 - rate_budgets.sql
 - roles.sql
 - runs.sql

@@ -14,7 +14,7 @@ from psycopg.rows import tuple_row
 
 AUTHENTICATE_TOKEN = """
 with t as (
-    select id, name, scope, last_used_at from api_tokens
+    select id, name, scope, principals, last_used_at from api_tokens
     where token_hash = %(token_hash)s::text and revoked_at is null
       and (expires_at is null or expires_at > now())
 ), touched as (
@@ -22,7 +22,7 @@ with t as (
     from t
     where a.id = t.id and (t.last_used_at is null or t.last_used_at < now() - interval '1 minute')
 )
-select t.id, t.name, t.scope from t
+select t.id, t.name, t.scope, t.principals from t
 """
 
 
@@ -33,6 +33,7 @@ class AuthenticateTokenRow:
     id: int
     name: str
     scope: str
+    principals: list[str] | None
 
 
 def authenticate_token(
@@ -54,10 +55,11 @@ def authenticate_token(
 
 
 CREATE_TOKEN = """
-insert into api_tokens (name, scope, token_hash, expires_at)
-values (%(name)s::text, %(scope)s::text, %(token_hash)s::text, %(expires_at)s::timestamptz)
+insert into api_tokens (name, scope, token_hash, expires_at, principals)
+values (%(name)s::text, %(scope)s::text, %(token_hash)s::text, %(expires_at)s::timestamptz,
+        %(principals)s::text[])
 on conflict (name) where revoked_at is null do nothing
-returning id, name, scope, created_at, expires_at, last_used_at, revoked_at
+returning id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at
 """
 
 
@@ -70,6 +72,7 @@ class ApiTokensRow:
     id: int
     name: str
     scope: str
+    principals: list[str] | None
     created_at: datetime.datetime
     expires_at: datetime.datetime | None
     last_used_at: datetime.datetime | None
@@ -83,10 +86,11 @@ def create_token(
     scope: str,
     token_hash: str,
     expires_at: datetime.datetime | None,
+    principals: list[str] | None,
 ) -> ApiTokensRow | None:
     """Admin API bearer tokens: only a SHA-256 of each token is stored; the token is
-    shown once. Stores a new token's hash with its name, scope and optional
-    expiry; no row when a live token has the name.
+    shown once. Stores a new token's hash with its name, scope, optional expiry
+    and (search scope) bound principals; no row when a live token has the name.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
@@ -96,6 +100,7 @@ def create_token(
                 "scope": scope,
                 "token_hash": token_hash,
                 "expires_at": expires_at,
+                "principals": principals,
             },
         ).fetchone()
     if row is None:
@@ -104,7 +109,7 @@ def create_token(
 
 
 GET_TOKEN = """
-select id, name, scope, created_at, expires_at, last_used_at, revoked_at from api_tokens
+select id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at from api_tokens
 where id = %(id)s::bigint
 """
 
@@ -126,7 +131,7 @@ def get_token(
 
 
 LIST_TOKENS = """
-select id, name, scope, created_at, expires_at, last_used_at, revoked_at from api_tokens order by id
+select id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at from api_tokens order by id
 """
 
 
@@ -145,7 +150,7 @@ def list_tokens(
 REVOKE_TOKEN_BY_ID = """
 update api_tokens set revoked_at = now()
 where id = %(id)s::bigint and revoked_at is null
-returning id, name, scope, created_at, expires_at, last_used_at, revoked_at
+returning id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at
 """
 
 
@@ -170,7 +175,7 @@ def revoke_token_by_id(
 REVOKE_TOKEN_BY_NAME = """
 update api_tokens set revoked_at = now()
 where name = %(name)s::text and revoked_at is null
-returning id, name, scope, created_at, expires_at, last_used_at, revoked_at
+returning id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at
 """
 
 

@@ -1,5 +1,9 @@
 """Admin API tokens (issue 14 item 5): create with a unique name and optional expiry, revoke by id or name.
 
+Scopes (issue 14 §4, docs/decisions.md): ``admin`` may do everything and search as anyone; ``read`` may
+GET (no search); ``search`` may only search, and only as the principals bound to it at creation
+(``principals``: its end user ``user:<id>`` and that user's ``group:<connector>:<id>`` tokens).
+
 Shared by ``harvester token`` and ``/api/v1/tokens``; no commits here (the entry point owns the
 transaction). Name uniqueness among live tokens is the database's (``api_tokens_live_name_key``, with
 ``CreateToken``'s ``ON CONFLICT`` repeating its predicate), never a check-then-insert in Python.
@@ -10,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -21,7 +26,8 @@ from app.queries import tokens as tq
 from app.redact import register_secret
 from app.services.sources import InvalidField
 
-SCOPES = ("admin", "read")
+SCOPES = ("admin", "read", "search")
+MAX_PRINCIPALS = 500  # as many groups as a search request may name
 TOKEN_PREFIX = "hv_"
 TokenState = Literal["active", "expired", "revoked"]
 MAX_NAME = 200
@@ -83,8 +89,37 @@ def parse_lifetime(text: str, field: str = "--expires-in") -> timedelta:
     return lifetime
 
 
-def create_token(conn: psycopg.Connection[Any], *, name: str, scope: str, expires_at: datetime | None) -> CreatedToken:
-    """A new token; :class:`InvalidField` for a blank name, bad scope or past expiry, :class:`TokenNameTaken`."""
+def bound_principals(scope: str, principals: Sequence[str]) -> list[str] | None:
+    """The principals a token of ``scope`` is bound to, checked: a search token needs ``user:<id>`` (at
+    most one) and/or ``group:<connector>:<id>`` tokens; other scopes take none (they are not limited)."""
+    clean = sorted({p.strip() for p in principals if p.strip()})
+    if scope != "search":
+        if clean:
+            raise InvalidField("principals", "only a search token is bound to principals; admin may search as anyone")
+        return None
+    if not clean:
+        raise InvalidField("principals", "a search token needs whom it may search as (user:<id>, group:<...>)")
+    if len(clean) > MAX_PRINCIPALS:
+        raise InvalidField("principals", f"at most {MAX_PRINCIPALS}")
+    for p in clean:
+        kind, _, rest = p.partition(":")
+        if kind not in ("user", "group") or not rest or len(p) > 330:
+            raise InvalidField("principals", f"{p[:60]!r} is not user:<id> or group:<connector>:<id>")
+    if sum(p.startswith("user:") for p in clean) > 1:
+        raise InvalidField("principals", "a search token searches as one user (and any groups)")
+    return clean
+
+
+def create_token(
+    conn: psycopg.Connection[Any],
+    *,
+    name: str,
+    scope: str,
+    expires_at: datetime | None,
+    principals: Sequence[str] = (),
+) -> CreatedToken:
+    """A new token; :class:`InvalidField` for a blank name, bad scope, past expiry or principals that do
+    not fit the scope, :class:`TokenNameTaken`."""
     clean = name.strip()
     if not clean:
         raise InvalidField("name", "a token needs a name (audit events name their actor by it)")
@@ -97,8 +132,11 @@ def create_token(conn: psycopg.Connection[Any], *, name: str, scope: str, expire
             raise InvalidField("expires_at", "needs a time zone (e.g. 2027-01-01T00:00:00Z)")
         if expires_at <= datetime.now(UTC):
             raise InvalidField("expires_at", "must be in the future")
+    bound = bound_principals(scope, principals)
     token = new_token()
-    row = tq.create_token(conn, name=clean, scope=scope, token_hash=token_hash(token), expires_at=expires_at)
+    row = tq.create_token(
+        conn, name=clean, scope=scope, token_hash=token_hash(token), expires_at=expires_at, principals=bound
+    )
     if row is None:
         raise TokenNameTaken(clean)
     return CreatedToken(row, token)

@@ -1,9 +1,11 @@
 """Permission-filtered semantic search and its hybrid (full-text + vector) variant (issue 5, items 3-4).
 
-``search`` is what ``POST /api/v1/search`` and ``harvester search`` call. The vector side is ONE SQL
-statement (``SearchChunks`` in sql/queries/search.sql) doing the similarity ordering and every
-visibility rule together; the HNSW settings it relies on are set first, transaction-locally, by
-``ConfigureVectorScan`` in the same transaction.
+``search`` is what ``POST /api/v1/search`` and ``harvester search`` call. Results are entities (issue 14
+§4): k results are k distinct entities, each shown by its best chunk (the snippet), so one long ticket
+cannot fill the top places. The vector side is ONE SQL statement (``SearchEntities`` in
+sql/queries/search.sql) doing the similarity ordering, the grouping and every visibility rule together;
+the HNSW settings it relies on are set first, transaction-locally, by ``ConfigureVectorScan`` in the
+same transaction.
 
 Visibility: a chunk is returned only when its (inherited) ACL shares a token with the principal's
 (``user:<email>``, ``group:<connector>:<id>``), its entity is not soft-deleted, it is not a draft
@@ -12,15 +14,22 @@ its vector was made by the query's model: distances between two models' vectors 
 during a re-embed each model's searches see that model's vectors (old ones keep serving processes
 still on the old model until replaced).
 
-Hybrid (``hybrid=True``): the top ``HYBRID_CANDIDATES`` of the vector and of the full-text query
-are fused by reciprocal rank fusion, score = sum of 1 / (RRF_K + rank); the same visibility rules
-hold in both queries.
+Hybrid (``hybrid=True``): the top ``HYBRID_CANDIDATES`` entities of the vector and of the full-text
+query are fused by reciprocal rank fusion, RRF = sum of 1 / (RRF_K + rank); the same visibility rules
+hold in both queries. Hybrid results carry ``highlights``: the query's words in the snippet, as plain
+text segments (``ts_headline`` through ``HighlightChunks``), so no markup from content reaches a UI.
+
+``score`` is one relevance in [0, 1], higher is better, in every mode: vector search
+``1 - cosine distance / 2``; hybrid the RRF divided by its maximum (rank 1 in both lists). Scores rank
+results within one response; they are not comparable between modes. The raw components are
+``vector_distance`` (cosine distance, 0..2) and ``text_rank`` (``ts_rank_cd``), None where a side did
+not find the entity.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -32,12 +41,15 @@ from app.vector.stage import vector_text
 
 # HNSW candidate list per scan step; recall/latency measured in bench/vector_search.py.
 EF_SEARCH = 100
-# Index tuples one iterative scan may visit before SearchChunks' exact branch takes over: at 1 %
+# Index tuples one iterative scan may visit before SearchEntities' exact branch takes over: at 1 %
 # visibility this still finds k = 10 visible chunks ~200 times over.
 MAX_SCAN_TUPLES = 20_000
 # A principal who sees less than this share of all chunks is served by an exact sort of just those
 # chunks (found through the ACL index): cheaper than an HNSW scan visiting ~k / share tuples.
 NARROW_SHARE = 0.02
+# Nearest chunks the HNSW branch gathers per wanted entity before grouping: an entity rarely has more
+# than a few chunks near one query; when those still hold fewer than k entities the exact branch fills.
+CHUNKS_PER_ENTITY = 3
 HYBRID_CANDIDATES = 50
 RRF_K = 60  # the constant of Cormack et al. (2009); damps the weight of the very first ranks
 MAX_K = 1000
@@ -63,6 +75,14 @@ class Principal:
                 out.append(group if group.startswith("group:") else f"group:{group}")
         return sorted(set(out))
 
+    @classmethod
+    def of_tokens(cls, tokens: Sequence[str]) -> Principal:
+        """The principal holding exactly these ACL tokens (at most one ``user:``), e.g. a search token's."""
+        users = [t for t in tokens if t.startswith("user:")]
+        if len(users) > 1:
+            raise ValueError("a principal is one user (and any groups)")
+        return cls(user=users[0] if users else None, groups=tuple(t for t in tokens if not t.startswith("user:")))
+
 
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
@@ -76,10 +96,23 @@ class SearchFilters:
 
 
 @dataclass(frozen=True, slots=True)
+class Segment:
+    """A run of a highlight fragment's plain text; ``mark`` is true for a run matching the query."""
+
+    text: str
+    mark: bool
+
+
+Fragment = tuple[Segment, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
-    chunk_id: int
+    """One entity found, shown by its best chunk."""
+
     entity_id: int
-    text: str  # the chunk as embedded: entity title, blank line, fragment
+    chunk_id: int  # the best chunk: nearest to the query (vector), best ranked (text)
+    snippet: str  # that chunk as embedded: entity title, blank line, fragment
     title: str
     url: str | None
     natural_key: str | None
@@ -88,9 +121,11 @@ class SearchResult:
     source_type: str
     status: str
     updated_at: datetime | None
-    distance: float | None  # cosine distance to the query; None when only full-text found it
-    score: float  # 1 - distance for vector search; the RRF score for hybrid
+    score: float  # relevance in [0, 1], higher is better (module docstring)
+    vector_distance: float | None = None  # cosine distance (0..2) of the best chunk; None: not found by vector
+    text_rank: float | None = None  # ts_rank_cd of the best text-matching chunk; None: not found by text
     matched_by: tuple[str, ...] = field(default=("vector",))
+    highlights: tuple[Fragment, ...] = ()
 
 
 def search(
@@ -103,7 +138,7 @@ def search(
     filters: SearchFilters | None = None,
     hybrid: bool = False,
 ) -> list[SearchResult]:
-    """The k best chunks ``principal`` may see for ``query``, best first."""
+    """The k best entities ``principal`` may see for ``query``, best first."""
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be between 1 and {MAX_K}")
     tokens = principal.tokens()
@@ -118,7 +153,8 @@ def search(
         if not hybrid:
             return vector
         text = text_search(conn, query, tokens, HYBRID_CANDIDATES, filters)
-    return reciprocal_rank_fusion([vector, text], ["vector", "text"], k)
+        fused = reciprocal_rank_fusion([vector, text], ["vector", "text"], k)
+        return with_highlights(conn, query, fused)
 
 
 def vector_search(
@@ -133,101 +169,132 @@ def vector_search(
     max_scan_tuples: int = MAX_SCAN_TUPLES,
     narrow_share: float = NARROW_SHARE,
 ) -> list[SearchResult]:
-    """SearchChunks after its transaction-local HNSW settings (call inside a transaction)."""
-    sq.configure_vector_scan(conn, ef_search=max(ef_search, k), max_scan_tuples=max_scan_tuples)
-    rows = sq.search_chunks(
+    """SearchEntities after its transaction-local HNSW settings (call inside a transaction)."""
+    candidates = k * CHUNKS_PER_ENTITY
+    sq.configure_vector_scan(conn, ef_search=max(ef_search, candidates), max_scan_tuples=max_scan_tuples)
+    rows = sq.search_entities(
         conn,
         query_embedding=embedding,
         principals=tokens,
         model=model,
         k=k,
+        candidates=candidates,
         narrow_share=narrow_share,
         **_filter_args(filters),
     )
-    return [
-        SearchResult(
-            chunk_id=r.chunk_id,
-            entity_id=r.entity_id,
-            text=r.body,
-            title=r.title,
-            url=r.url,
-            natural_key=r.natural_key,
-            source_id=r.source_id,
-            source_name=r.source_name,
-            source_type=r.source_type,
-            status=r.status,
-            updated_at=r.source_updated_at,
-            distance=r.distance,
-            score=1.0 - r.distance,
-        )
-        for r in rows
-    ]
+    return [_result(r, score=1.0 - r.distance / 2, vector_distance=r.distance) for r in rows]
 
 
 def text_search(
     conn: psycopg.Connection[Any], query: str, tokens: list[str], k: int, filters: SearchFilters
 ) -> list[SearchResult]:
-    """SearchChunksText: full-text candidates under the same visibility rules."""
-    rows = sq.search_chunks_text(conn, query_text=query, principals=tokens, k=k, **_filter_args(filters))
-    return [
-        SearchResult(
-            chunk_id=r.chunk_id,
-            entity_id=r.entity_id,
-            text=r.body,
-            title=r.title,
-            url=r.url,
-            natural_key=r.natural_key,
-            source_id=r.source_id,
-            source_name=r.source_name,
-            source_type=r.source_type,
-            status=r.status,
-            updated_at=r.source_updated_at,
-            distance=None,
-            score=r.rank,
-            matched_by=("text",),
-        )
-        for r in rows
-    ]
+    """SearchEntitiesText: full-text candidates under the same visibility rules, best-ranked first.
+
+    ``score`` is ``rank / (1 + rank)``: ts_rank_cd is unbounded above, this keeps it in [0, 1).
+    """
+    rows = sq.search_entities_text(conn, query_text=query, principals=tokens, k=k, **_filter_args(filters))
+    return [_result(r, score=r.rank / (1.0 + r.rank), text_rank=r.rank, matched_by=("text",)) for r in rows]
+
+
+def _result(
+    row: sq.SearchEntitiesRow | sq.SearchEntitiesTextRow,
+    *,
+    score: float,
+    vector_distance: float | None = None,
+    text_rank: float | None = None,
+    matched_by: tuple[str, ...] = ("vector",),
+) -> SearchResult:
+    """The one place a query row becomes a SearchResult."""
+    return SearchResult(
+        entity_id=row.entity_id,
+        chunk_id=row.chunk_id,
+        snippet=row.body,
+        title=row.title,
+        url=row.url,
+        natural_key=row.natural_key,
+        source_id=row.source_id,
+        source_name=row.source_name,
+        source_type=row.source_type,
+        status=row.status,
+        updated_at=row.source_updated_at,
+        score=score,
+        vector_distance=vector_distance,
+        text_rank=text_rank,
+        matched_by=matched_by,
+    )
 
 
 def reciprocal_rank_fusion(
     lists: Sequence[Sequence[SearchResult]], names: Sequence[str], k: int, rrf_k: int = RRF_K
 ) -> list[SearchResult]:
-    """Fuse ranked lists: score(d) = sum over lists of 1 / (rrf_k + rank of d), rank from 1."""
-    scores: dict[int, float] = {}
-    first: dict[int, SearchResult] = {}
+    """Fuse ranked lists of entities: RRF(d) = sum over lists of 1 / (rrf_k + rank of d), rank from 1.
+
+    ``score`` is RRF divided by its maximum, ``len(lists) / (rrf_k + 1)`` (first in every list), so it
+    lies in (0, 1]. The snippet is the best chunk of the first list that holds the entity after the
+    full-text list (its chunk holds the query's words, which the highlights show), else of the first.
+    """
+    best = len(lists) / (rrf_k + 1)
+    rrf: dict[int, float] = {}
+    shown: dict[int, SearchResult] = {}
     distance: dict[int, float] = {}
+    rank_of: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
     for results, name in zip(lists, names, strict=True):
         for rank, result in enumerate(results, start=1):
-            scores[result.chunk_id] = scores.get(result.chunk_id, 0.0) + 1.0 / (rrf_k + rank)
-            first.setdefault(result.chunk_id, result)
-            matched.setdefault(result.chunk_id, []).append(name)
-            if result.distance is not None:
-                distance[result.chunk_id] = result.distance
-    order = sorted(scores, key=lambda cid: (-scores[cid], cid))[:k]
-    fused: list[SearchResult] = []
-    for cid in order:
-        base = first[cid]
-        fused.append(
-            SearchResult(
-                chunk_id=cid,
-                entity_id=base.entity_id,
-                text=base.text,
-                title=base.title,
-                url=base.url,
-                natural_key=base.natural_key,
-                source_id=base.source_id,
-                source_name=base.source_name,
-                source_type=base.source_type,
-                status=base.status,
-                updated_at=base.updated_at,
-                distance=distance.get(cid),
-                score=scores[cid],
-                matched_by=tuple(matched[cid]),
-            )
+            eid = result.entity_id
+            rrf[eid] = rrf.get(eid, 0.0) + 1.0 / (rrf_k + rank)
+            if eid not in shown or result.text_rank is not None:
+                shown[eid] = result
+            matched.setdefault(eid, []).append(name)
+            if result.vector_distance is not None:
+                distance[eid] = result.vector_distance
+            if result.text_rank is not None:
+                rank_of[eid] = result.text_rank
+    order = sorted(rrf, key=lambda eid: (-rrf[eid], eid))[:k]
+    return [
+        replace(
+            shown[eid],
+            score=rrf[eid] / best,
+            vector_distance=distance.get(eid),
+            text_rank=rank_of.get(eid),
+            matched_by=tuple(matched[eid]),
         )
-    return fused
+        for eid in order
+    ]
+
+
+def with_highlights(conn: psycopg.Connection[Any], query: str, results: list[SearchResult]) -> list[SearchResult]:
+    """The results with the query's words marked in their snippets (HighlightChunks)."""
+    if not results:
+        return results
+    rows = sq.highlight_chunks(conn, query_text=query, chunk_ids=[r.chunk_id for r in results])
+    headlines = {r.chunk_id: r.headline for r in rows}
+    return [replace(r, highlights=parse_headline(headlines.get(r.chunk_id, ""))) for r in results]
+
+
+_START, _STOP, _FRAGMENT = "\x02", "\x03", "\x1e"
+
+
+def parse_headline(headline: str) -> tuple[Fragment, ...]:
+    """Split ts_headline's output (HighlightChunks' markers) into fragments of plain segments.
+
+    Only fragments holding a match are kept: without one, ts_headline returns the text's opening words,
+    which highlight nothing.
+    """
+    fragments: list[Fragment] = []
+    for raw in headline.split(_FRAGMENT):
+        segments: list[Segment] = []
+        for n, part in enumerate(raw.split(_START)):
+            text, stop, rest = part.partition(_STOP) if n else ("", "", part)
+            if text:
+                segments.append(Segment(text, True))
+            if rest:
+                segments.append(Segment(rest.replace(_STOP, ""), False))
+            if not stop and text:  # an unterminated mark (cannot happen with ts_headline) stays plain
+                segments[-1] = Segment(text, False)
+        if any(s.mark for s in segments):
+            fragments.append(tuple(segments))
+    return tuple(fragments)
 
 
 def _filter_args(filters: SearchFilters) -> dict[str, Any]:

@@ -1,30 +1,32 @@
--- Search over the vector projection (issue 5, item 3). Rights, soft delete and drafts are filtered in
--- the same statement as the similarity ordering: a chunk carries its entity's ACL (decision 12), so
--- the filter runs on the rows the HNSW scan yields, and pgvector 0.8's iterative scan keeps the
--- index producing rows until `k` of them pass (or hnsw.max_scan_tuples is spent).
+-- Search over the vector projection (issue 5, item 3; issue 14 §4). Rights, soft delete and drafts are
+-- filtered in the same statement as the similarity ordering: a chunk carries its entity's ACL (decision
+-- 12), so the filter runs on the rows the HNSW scan yields, and pgvector 0.8's iterative scan keeps the
+-- index producing rows until enough of them pass (or hnsw.max_scan_tuples is spent). Results are
+-- entities, not chunks: k results are k distinct entities, each with its best chunk as the snippet.
 
 -- name: ConfigureVectorScan :exec
--- Transaction-local settings for the next SearchChunks: HNSW iterative scans in relaxed order (the
+-- Transaction-local settings for the next SearchEntities: HNSW iterative scans in relaxed order (the
 -- query re-sorts), the candidate list size, the most index tuples one scan may visit; custom plans
 -- always, so each principal's tokens are planned for (ACL index or not), not one cached generic plan.
 select set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('hnsw.ef_search', sqlc.arg(ef_search)::integer::text, true),
        set_config('hnsw.max_scan_tuples', sqlc.arg(max_scan_tuples)::integer::text, true),
        set_config('plan_cache_mode', 'force_custom_plan', true),
-       -- SearchChunks' exact branch is planned on every call but runs rarely: launching parallel
+       -- SearchEntities' exact branch is planned on every call but runs rarely: launching parallel
        -- workers for it (a Gather costs ~9 ms at 100k chunks even when its branch is skipped) would
        -- triple the latency of every search.
        set_config('max_parallel_workers_per_gather', '0', true);
 
--- name: SearchChunks :many
--- The k chunks nearest to the query vector that the principal may see: ACL overlap, not soft-deleted,
--- drafts only when platform_settings.search_include_drafts or the statuses filter names 'draft', only vectors of the query's model, plus
--- the optional filters (NULL = no filter). A principal who sees few chunks (fewer than
--- `narrow_share` of the table, at least 20 k) is served exactly: `probe` counts them through the ACL
--- index (stopping at that bound), `ann` is skipped and `exact` sorts just those chunks by distance
--- (an HNSW scan would visit ~k / share index tuples to find k of them). Otherwise `ann` is the HNSW
--- iterative scan, and `exact` runs only if `ann` came back short. So k rows always come back when k
--- visible chunks exist.
+-- name: SearchEntities :many
+-- The k entities nearest to the query vector that the principal may see, each by its nearest chunk
+-- (the snippet): ACL overlap, not soft-deleted, drafts only when platform_settings.search_include_drafts
+-- or the statuses filter names 'draft', only vectors of the query's model, plus the optional filters
+-- (NULL = no filter). A principal who sees few chunks (fewer than `narrow_share` of the table, at least
+-- 20 k) is served exactly: `probe` counts them through the ACL index (stopping at that
+-- bound), `ann` is skipped and `exact` ranks just those chunks. Otherwise `ann` is the HNSW iterative
+-- scan over the `candidates` nearest visible chunks (k x a few, so an entity with several near chunks
+-- does not crowd the others out), grouped by entity; `exact` runs only if those held fewer than k
+-- entities. So k entities always come back when k visible entities exist.
 with settings as materialized (
     select coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'),
                     false) as include_drafts,
@@ -39,7 +41,7 @@ probe as materialized (
             and c.embedding_model = sqlc.arg(model)::text
           limit (select narrow_below from settings)) as seen
 ),
-ann as materialized (
+ann_chunks as materialized (
     select c.id, c.entity_id, c.body, c.embedding <=> sqlc.arg(query_embedding)::vector as distance
     from entity_chunks c
     where (select visible from probe) >= (select narrow_below from settings)
@@ -58,10 +60,16 @@ ann as materialized (
                         and (sqlc.narg(updated_from)::timestamptz is null or e.source_updated_at >= sqlc.narg(updated_from)::timestamptz)
                         and (sqlc.narg(updated_to)::timestamptz is null or e.source_updated_at < sqlc.narg(updated_to)::timestamptz)))
     order by c.embedding <=> sqlc.arg(query_embedding)::vector
-    limit sqlc.arg(k)::integer
+    limit sqlc.arg(candidates)::integer
+),
+ann as materialized (
+    select distinct on (a.entity_id) a.id, a.entity_id, a.body, a.distance
+    from ann_chunks a
+    order by a.entity_id, a.distance, a.id
 ),
 exact as materialized (
-    select c.id, c.entity_id, c.body, c.embedding <=> sqlc.arg(query_embedding)::vector as distance
+    select distinct on (c.entity_id) c.id, c.entity_id, c.body,
+           c.embedding <=> sqlc.arg(query_embedding)::vector as distance
     from entity_chunks c
     where (select count(*) from ann) < sqlc.arg(k)::integer
       and c.acl_principals && sqlc.arg(principals)::text[]
@@ -79,8 +87,7 @@ exact as materialized (
                         and (sqlc.narg(updated_from)::timestamptz is null or e.source_updated_at >= sqlc.narg(updated_from)::timestamptz)
                         and (sqlc.narg(updated_to)::timestamptz is null or e.source_updated_at < sqlc.narg(updated_to)::timestamptz)))
     -- "+ 0" is not the indexed expression: this ordering is computed for every row, never by HNSW.
-    order by (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0
-    limit sqlc.arg(k)::integer
+    order by c.entity_id, (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0, c.id
 ),
 hits as (
     select * from ann where (select count(*) from ann) >= sqlc.arg(k)::integer
@@ -92,45 +99,68 @@ select h.id as chunk_id, h.entity_id, h.body, e.title, e.url, e.natural_key, e.s
 from hits h
 join entities e on e.id = h.entity_id
 join sources s on s.id = e.source_id
-order by h.distance, h.id;
-
--- name: SearchChunksExact :many
--- SearchChunks' filters with an exact scan (no index): the ground truth for recall and the
--- baseline for latency in bench/vector_search.py.
-select c.id as chunk_id, (c.embedding <=> sqlc.arg(query_embedding)::vector)::float8 as distance
-from entity_chunks c
-where c.acl_principals && sqlc.arg(principals)::text[]
-  and not c.entity_deleted
-  and (c.entity_status <> 'draft'
-       or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false))
-  and c.embedding_model = sqlc.arg(model)::text
-order by (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0, c.id
+order by h.distance, h.entity_id
 limit sqlc.arg(k)::integer;
 
--- name: SearchChunksText :many
--- Full-text side of hybrid search: chunks matching any query lexeme under the `russian` configuration
--- (Russian stemming for Cyrillic, English for Latin words; index entity_chunks_body_fts_idx), ranked
--- by cover density, with exactly SearchChunks' visibility rules and filters.
-select c.id as chunk_id, c.entity_id, c.body, e.title, e.url, e.natural_key, e.source_id, s.name as source_name,
-       e.source_type, e.status, e.source_updated_at,
-       ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
-                  replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
-       )::float8 as rank
-from entity_chunks c
-join entities e on e.id = c.entity_id
+-- name: SearchEntitiesExact :many
+-- SearchEntities' visibility rules with an exact scan (no index): each visible entity's nearest chunk,
+-- the k nearest entities; the ground truth for recall and the baseline for latency in
+-- bench/vector_search.py.
+select best.chunk_id, best.entity_id, best.distance
+from (select distinct on (c.entity_id) c.id as chunk_id, c.entity_id,
+             (c.embedding <=> sqlc.arg(query_embedding)::vector)::float8 as distance
+      from entity_chunks c
+      where c.acl_principals && sqlc.arg(principals)::text[]
+        and not c.entity_deleted
+        and (c.entity_status <> 'draft'
+             or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false))
+        and c.embedding_model = sqlc.arg(model)::text
+      order by c.entity_id, (c.embedding <=> sqlc.arg(query_embedding)::vector) + 0, c.id) as best
+order by best.distance, best.entity_id
+limit sqlc.arg(k)::integer;
+
+-- name: SearchEntitiesText :many
+-- Full-text side of hybrid search: entities with a chunk matching any query lexeme under the `russian`
+-- configuration (Russian stemming for Cyrillic, English for Latin words; index
+-- entity_chunks_body_fts_idx), each by its best-ranked chunk (cover density), the k best entities, with
+-- exactly SearchEntities' visibility rules and filters.
+select best.chunk_id, best.entity_id, best.body, e.title, e.url, e.natural_key, e.source_id,
+       s.name as source_name, e.source_type, e.status, e.source_updated_at, best.rank
+from (select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
+             ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
+                        replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
+             )::float8 as rank
+      from entity_chunks c
+      join entities e on e.id = c.entity_id
+      where to_tsvector('russian'::regconfig, c.body)
+                -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
+                @@ replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
+        and c.acl_principals && sqlc.arg(principals)::text[]
+        and not c.entity_deleted
+        and (c.entity_status <> 'draft'
+             or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
+             or 'draft' = any(sqlc.narg(statuses)::text[]))
+        and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
+        and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
+        and (sqlc.narg(source_types)::text[] is null or e.source_type = any(sqlc.narg(source_types)::text[]))
+        and (sqlc.narg(updated_from)::timestamptz is null or e.source_updated_at >= sqlc.narg(updated_from)::timestamptz)
+        and (sqlc.narg(updated_to)::timestamptz is null or e.source_updated_at < sqlc.narg(updated_to)::timestamptz)
+      order by c.entity_id, 4 desc, c.id) as best
+join entities e on e.id = best.entity_id
 join sources s on s.id = e.source_id
-where to_tsvector('russian'::regconfig, c.body)
-          -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
-          @@ replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
-  and c.acl_principals && sqlc.arg(principals)::text[]
-  and not c.entity_deleted
-  and (c.entity_status <> 'draft'
-       or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
-       or 'draft' = any(sqlc.narg(statuses)::text[]))
-  and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
-  and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
-  and (sqlc.narg(source_types)::text[] is null or e.source_type = any(sqlc.narg(source_types)::text[]))
-  and (sqlc.narg(updated_from)::timestamptz is null or e.source_updated_at >= sqlc.narg(updated_from)::timestamptz)
-  and (sqlc.narg(updated_to)::timestamptz is null or e.source_updated_at < sqlc.narg(updated_to)::timestamptz)
-order by rank desc, c.id
+order by best.rank desc, best.entity_id
 limit sqlc.arg(k)::integer;
+
+-- name: HighlightChunks :many
+-- Up to three fragments of each given chunk around the query's lexemes (ts_headline, same `russian`
+-- configuration and OR-query as SearchEntitiesText), for the final page only: ts_headline re-parses the
+-- text. Matches are wrapped in U+0002 / U+0003 and fragments separated by U+001E, characters stripped
+-- from the text first, so app/vector/search.py can split them into plain segments (no markup reaches a UI).
+select c.id as chunk_id,
+       ts_headline('russian'::regconfig,
+                   translate(c.body, chr(2) || chr(3) || chr(30), ''),
+                   replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery,
+                   'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', FragmentDelimiter=' || chr(30)
+                       || ', MaxFragments=3, MaxWords=20, MinWords=6, HighlightAll=false')::text as headline
+from entity_chunks c
+where c.id = any(sqlc.arg(chunk_ids)::bigint[]);

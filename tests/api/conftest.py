@@ -57,6 +57,7 @@ class Server:
                     scope=scope,
                     token_hash=token_hash(token),
                     expires_at=None,
+                    principals=None,
                 )
             self.tokens[scope] = token
         return self.tokens[scope]

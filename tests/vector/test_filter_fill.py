@@ -8,7 +8,7 @@ import psycopg
 
 from app.queries import search as sq
 from app.secrets import Keyring
-from app.vector.search import Principal, SearchFilters, search, vector_search
+from app.vector.search import CHUNKS_PER_ENTITY, Principal, SearchFilters, search, vector_search
 from app.vector.stage import VectorStage, vector_text
 from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
@@ -42,7 +42,9 @@ def test_one_percent_visibility_still_fills_k(conn: psycopg.Connection[Any], key
         results = search(conn, embedder, query=f"query {n}", principal=Principal(None, (RARE,)), k=10)
         assert len(results) == 10
         assert {r.chunk_id for r in results} <= rare
-        assert [r.distance for r in results] == sorted(r.distance for r in results if r.distance is not None)
+        assert len({r.entity_id for r in results}) == 10
+        distances = [r.vector_distance for r in results]
+        assert None not in distances and distances == sorted(distances)  # type: ignore[type-var]
     # Fewer visible than k: all of them, not fewer.
     assert len(search(conn, embedder, query="x", principal=Principal(None, (RARE,)), k=60)) == len(rare)
 
@@ -61,14 +63,15 @@ def test_hnsw_iterative_scan_fills_k_where_a_plain_scan_would_not(
         sq.configure_vector_scan(conn, ef_search=40, max_scan_tuples=20_000)
         plan = "\n".join(
             r[0] for r in conn.execute(
-                "explain (analyze) " + sq.SEARCH_CHUNKS,
+                "explain (analyze) " + sq.SEARCH_ENTITIES,
                 {"query_embedding": query, "principals": [TENTH], "model": embedder.model_name, "k": 10,
+                 "candidates": 10 * CHUNKS_PER_ENTITY,
                  "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
                  "updated_from": None, "updated_to": None},
             )
         )
         hnsw = next(line for line in plan.splitlines() if "Index Scan using entity_chunks_embedding_hnsw_idx" in line)
-        assert "never executed" not in hnsw and "rows=10" in hnsw
+        assert "never executed" not in hnsw and f"rows={10 * CHUNKS_PER_ENTITY}" in hnsw
         assert "One-Time Filter" in plan  # the exact branch is gated off
         results = vector_search(conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), ef_search=40)
     assert len(results) == 10 and {r.chunk_id for r in results} <= tenth
@@ -81,7 +84,9 @@ def test_a_narrow_principal_is_served_by_an_exact_sort_of_its_visible_chunks(
     query = vector_text(embedder.embed(["a question"])[0])
     with conn.transaction():
         results = vector_search(conn, query, embedder.model_name, [RARE], 10, SearchFilters())
-        truth = sq.search_chunks_exact(conn, query_embedding=query, principals=[RARE], model=embedder.model_name, k=10)
+        truth = sq.search_entities_exact(
+            conn, query_embedding=query, principals=[RARE], model=embedder.model_name, k=10
+        )
     assert [r.chunk_id for r in results] == [t.chunk_id for t in truth] and {r.chunk_id for r in results} <= rare
 
 
@@ -94,5 +99,7 @@ def test_exact_branch_fills_k_when_the_index_scan_runs_out_of_budget(
         conn.execute("set local enable_seqscan = off")
         # 20 index tuples hold ~2 visible chunks: the HNSW branch comes back short, the exact one fills.
         results = vector_search(conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), max_scan_tuples=20)
-        truth = sq.search_chunks_exact(conn, query_embedding=query, principals=[TENTH], model=embedder.model_name, k=10)
+        truth = sq.search_entities_exact(
+            conn, query_embedding=query, principals=[TENTH], model=embedder.model_name, k=10
+        )
     assert [r.chunk_id for r in results] == [t.chunk_id for t in truth]

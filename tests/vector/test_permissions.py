@@ -1,10 +1,11 @@
 """Search never shows a chunk outside its entity's ACL, a soft-deleted or unknown-ACL entity (issue 5).
 
 Property test with a seeded generator: a few thousand entities with random ACLs (some unknown =
-NULL, some empty), drafts and soft deletions, then 10,000 random principals and queries through the
-real ``search`` (real database, real SQL); the model is the cheap deterministic HashEmbedder.
-Each answer must hold only visible chunks AND exactly min(k, visible) of them: a filter that
-returned nothing would pass the first half only.
+NULL, some empty), drafts and soft deletions, a fifth of them long enough for several chunks, then
+10,000 random principals and queries through the real ``search`` (real database, real SQL); the model
+is the cheap deterministic HashEmbedder. Results are entities (issue 14 §4): each answer must hold only
+visible entities, each once, shown by one of its own chunks, AND exactly min(k, visible entities) of
+them: a filter that returned nothing would pass the first half only.
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def test_random_principals_see_exactly_the_visible_chunks_and_nothing_else(
         acls[str(n)] = acl
         if status == "draft":
             drafts.add(str(n))
-        batch.append(entity(n, " ".join(rng.choices(WORDS, k=8)), acl, status=status))
+        # A fifth have 3-4 chunks: several near chunks of one entity must not take several places.
+        paragraphs = 8 if rng.random() < 0.2 else 1
+        text = "\n\n".join(" ".join(rng.choices(WORDS, k=40 if paragraphs > 1 else 8)) for _ in range(paragraphs))
+        batch.append(entity(n, text, acl, status=status))
     load_entities(conn, source_id, batch, VectorStage(embedder))
     deleted = {str(n) for n in rng.sample(range(ENTITIES), ENTITIES // 10)}
     q.soft_delete_items(
@@ -66,6 +70,9 @@ def test_random_principals_see_exactly_the_visible_chunks_and_nothing_else(
     )
     conn.commit()
     ids = dict(conn.execute("select id, source_entity_id from entities where source_id = %s", (source_id,)).fetchall())
+    chunk_owner = dict(conn.execute("select id, entity_id from entity_chunks").fetchall())
+    multi = conn.execute("select count(*) from (select from entity_chunks group by entity_id having count(*) > 2) m")
+    assert (multi.fetchone() or (0,))[0] > ENTITIES // 10
     conn.commit()
 
     def visible_set(tokens: set[str], include_drafts: bool) -> set[str]:
@@ -87,6 +94,9 @@ def test_random_principals_see_exactly_the_visible_chunks_and_nothing_else(
         k = rng.randrange(1, 21)
         results = search(conn, embedder, query=" ".join(rng.choices(WORDS, k=3)), principal=principal, k=k)
         got = [ids[r.entity_id] for r in results]
+        assert len(set(got)) == len(got), f"query {n}: an entity appears twice"
+        assert all(chunk_owner[r.chunk_id] == r.entity_id for r in results)
+        assert all(0 <= r.score <= 1 for r in results)
         outside = set(got) - visible
         assert not outside, f"query {n}: {principal} got chunks outside its ACL/visibility: {sorted(outside)}"
         assert all(acls[e] is not None and e not in deleted for e in got)
