@@ -42,7 +42,7 @@ def encode_cursor(last: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        return base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ProblemError(422, "invalid-field", "cursor: not a cursor from a previous page", field="cursor") from None
 

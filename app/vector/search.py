@@ -41,6 +41,7 @@ from app.vector.stage import vector_text
 
 # HNSW candidate list per scan step; recall/latency measured in bench/vector_search.py.
 EF_SEARCH = 100
+MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 # Index tuples one iterative scan may visit before SearchEntities' exact branch takes over: at 1 %
 # visibility this still finds k = 10 visible chunks ~200 times over.
 MAX_SCAN_TUPLES = 20_000
@@ -171,7 +172,10 @@ def vector_search(
 ) -> list[SearchResult]:
     """SearchEntities after its transaction-local HNSW settings (call inside a transaction)."""
     candidates = k * CHUNKS_PER_ENTITY
-    sq.configure_vector_scan(conn, ef_search=max(ef_search, candidates), max_scan_tuples=max_scan_tuples)
+    # pgvector caps hnsw.ef_search at 1000; the iterative scan goes on past it until `candidates` pass.
+    sq.configure_vector_scan(
+        conn, ef_search=min(MAX_EF_SEARCH, max(ef_search, candidates)), max_scan_tuples=max_scan_tuples
+    )
     rows = sq.search_entities(
         conn,
         query_embedding=embedding,

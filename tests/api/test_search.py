@@ -1,11 +1,14 @@
-"""POST /api/v1/search through a real server: results respect the principal's rights (issue 5 item 3)."""
+"""POST /api/v1/search through a real server: results respect the principal's rights (issue 5 item 3); they
+are entities with one score, and a search token searches only as its bound principals (issue 14 §4)."""
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -54,7 +57,7 @@ def searchable(server_url: str, template_url: str, tmp_path_factory: pytest.Temp
 
 
 def _search(
-    server: Server, principal: dict[str, object], scope: str = "read", **extra: object
+    server: Server, principal: dict[str, object], scope: str = "admin", **extra: object
 ) -> list[dict[str, object]]:
     with server.client(scope) as c:
         r = c.post(
@@ -96,7 +99,98 @@ def test_a_principal_with_no_rights_sees_nothing(searchable: Server) -> None:
 def test_search_needs_a_token_and_names_a_bad_field(searchable: Server) -> None:
     with searchable.client(None) as c:
         assert c.post("/api/v1/search", json={"query": "x", "principal": {}}).status_code == 401
-    with searchable.client("read") as c:
+    with searchable.client("admin") as c:
         r = c.post("/api/v1/search", json={"query": "x", "principal": {}, "k": 0})
+        nobody = c.post("/api/v1/search", json={"query": "x"})
     assert r.status_code == 422
     assert r.json().get("field") == "k" or "k" in r.json()["detail"]
+    assert nobody.status_code == 422 and nobody.json()["field"] == "principal"  # an admin names whom
+
+
+def test_results_are_distinct_entities_with_one_score_and_safe_highlights(searchable: Server) -> None:
+    groups = {"groups": ["jira:alpha-team", "jira:alpha-leads", "jira:beta-team"]}
+    vector = _search(searchable, groups)
+    hybrid = _search(searchable, groups, hybrid=True)
+
+    for results in (vector, hybrid):
+        assert results and len({h["entity_id"] for h in results}) == len(results)
+        scores = [h["score"] for h in results]
+        assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    assert all(h["highlights"] == [] and h["text_rank"] is None for h in vector)
+    assert all(abs(h["score"] - (1 - h["vector_distance"] / 2)) < 1e-9 for h in vector)  # type: ignore[operator]
+    texts = [h for h in hybrid if "text" in h["matched_by"]]  # type: ignore[operator]
+    assert texts and all(h["text_rank"] is not None for h in texts)
+    marked = [s for h in texts for f in h["highlights"] for s in f if s["mark"]]  # type: ignore[union-attr]
+    assert marked and all(set(s) == {"text", "mark"} for h in texts for f in h["highlights"] for s in f)  # type: ignore[union-attr]
+
+
+def _token(server: Server, **body: object) -> str:
+    with server.client("admin") as c:
+        r = c.post("/api/v1/tokens", json={"name": f"portal-{uuid.uuid4().hex[:6]}", **body})
+    assert r.status_code == 201, r.text
+    token: str = r.json()["token"]
+    return token
+
+
+def test_a_search_token_searches_only_as_its_bound_principals(searchable: Server) -> None:
+    token = _token(searchable, scope="search", principals=["group:jira:alpha-team"])
+    with httpx.Client(base_url=searchable.base_url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
+        own = c.post("/api/v1/search", json={"query": "login fails", "k": 50})
+        named = c.post("/api/v1/search", json={"query": "login fails", "principal": {"groups": ["jira:alpha-team"]}})
+        other = c.post(
+            "/api/v1/search",
+            json={"query": "login fails", "principal": {"groups": ["jira:alpha-team", "jira:alpha-leads"]}},
+        )
+        someone = c.post("/api/v1/search", json={"query": "login fails", "principal": {"user": "boss@example.com"}})
+        elsewhere = c.get("/api/v1/sources")
+    assert own.status_code == 200 and own.json()["results"]
+    assert all("group:jira:alpha-team" in _acl(searchable, h["entity_id"]) for h in own.json()["results"])
+    assert named.status_code == 200
+    for refused in (other, someone):
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["field"] == "principal" and "principals" in refused.json()["detail"]
+    assert "group:jira:alpha-leads" in other.json()["detail"]
+    assert elsewhere.status_code == 403  # a search token only searches
+
+    with searchable.client("read") as reader:
+        r = reader.post("/api/v1/search", json={"query": "x", "principal": {"groups": ["jira:alpha-team"]}})
+    assert r.status_code == 403 and "search" in r.json()["detail"]
+
+    with searchable.client("admin") as admin:
+        unbound = admin.post("/api/v1/tokens", json={"name": "portal-x", "scope": "search"})
+        bound_read = admin.post("/api/v1/tokens", json={"name": "x", "scope": "read", "principals": ["user:a"]})
+        two_users = admin.post(
+            "/api/v1/tokens", json={"name": "y", "scope": "search", "principals": ["user:a", "user:b"]}
+        )
+    for bad in (unbound, bound_read, two_users):
+        assert bad.status_code == 422 and bad.json()["field"] == "principals", bad.text
+
+
+def test_principals_lists_acl_users_and_groups_with_counts_paged(searchable: Server) -> None:
+    with psycopg.connect(searchable.db_url) as conn:
+        truth = dict(
+            conn.execute(
+                "select p, count(distinct e.id) from entities e, unnest(e.acl_principals) p"
+                " where e.deleted_at is null group by p"
+            ).fetchall()
+        )
+    seen: dict[str, int] = {}
+    cursor: str | None = None
+    with searchable.client("admin") as c:
+        for _ in range(1000):
+            r = c.get("/api/v1/principals", params={"limit": 2, **({"cursor": cursor} if cursor else {})})
+            assert r.status_code == 200, r.text
+            page = r.json()
+            assert len(page["items"]) <= 2
+            seen.update({i["principal"]: i["entities"] for i in page["items"]})
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        groups = c.get("/api/v1/principals", params={"kind": "group", "prefix": "group:jira:alpha"}).json()
+        bad = c.get("/api/v1/principals", params={"cursor": "%%%"})
+    assert seen == truth and len(truth) > 2
+    assert groups["items"] and all(i["principal"].startswith("group:jira:alpha") for i in groups["items"])
+    assert all(i["kind"] == "group" for i in groups["items"]) and groups["next_cursor"] is None
+    assert bad.status_code == 422 and bad.json()["field"] == "cursor"
+    with searchable.client("read") as reader:
+        assert reader.get("/api/v1/principals").status_code == 403

@@ -1,10 +1,10 @@
 -- Structure of api_tokens: hashed admin API tokens.
 begin;
-select plan(27);
+select plan(29);
 
 -- Test
 select has_table('public', 'api_tokens', 'Table api_tokens exists.');
-select columns_are('public', 'api_tokens', array['id', 'name', 'scope', 'token_hash', 'created_at', 'last_used_at', 'revoked_at', 'expires_at'],
+select columns_are('public', 'api_tokens', array['id', 'name', 'scope', 'token_hash', 'created_at', 'last_used_at', 'revoked_at', 'expires_at', 'principals'],
     'Table api_tokens has exactly the expected columns.');
 select col_type_is('public', 'api_tokens', 'id', 'bigint', 'Column api_tokens.id is bigint.');
 select col_not_null('public', 'api_tokens', 'id', 'Column api_tokens.id is NOT NULL.');
@@ -25,6 +25,8 @@ select col_type_is('public', 'api_tokens', 'revoked_at', 'timestamp with time zo
 select col_is_null('public', 'api_tokens', 'revoked_at', 'Column api_tokens.revoked_at is nullable.');
 select col_type_is('public', 'api_tokens', 'expires_at', 'timestamp with time zone', 'Column api_tokens.expires_at is timestamp with time zone.');
 select col_is_null('public', 'api_tokens', 'expires_at', 'Column api_tokens.expires_at is nullable (a token may never expire).');
+select col_type_is('public', 'api_tokens', 'principals', 'text[]', 'Column api_tokens.principals is text[].');
+select col_is_null('public', 'api_tokens', 'principals', 'Column api_tokens.principals is nullable (only search tokens are bound).');
 select has_pk('public', 'api_tokens', 'Table api_tokens has a primary key.');
 select col_is_pk('public', 'api_tokens', array['id'], 'The primary key of api_tokens is (id).');
 select set_eq(
@@ -32,6 +34,7 @@ select set_eq(
       where conrelid = 'public.api_tokens'::regclass and contype in ('p', 'u', 'f', 'c', 'x')$$,
     $$values ('api_tokens_scope_check', 'c'),
         ('api_tokens_name_present', 'c'),
+        ('api_tokens_search_principals', 'c'),
         ('api_tokens_pkey', 'p'),
         ('api_tokens_token_hash_key', 'u')$$,
     'Table api_tokens has exactly the expected named constraints.');
