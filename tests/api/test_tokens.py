@@ -203,3 +203,34 @@ def test_token_cli_expiry_unique_names_and_revoke_by_id_or_name(api: Server, tmp
     ]
     assert events[4]["target"] == f"token:{token_id}" and events[6]["target"] == f"token:{name}"
     assert token not in sink.read_text()
+
+
+def test_token_cli_binds_a_search_token_to_its_principals(api: Server, tmp_path: Path) -> None:
+    env = {
+        "HARVESTER_DATABASE_URL": api.db_url,
+        "HARVESTER_SECRET_KEY": api.secret_key,
+        "HARVESTER_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+    }
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app.cli", "token", *args],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        )
+
+    name = f"portal-{uuid.uuid4().hex[:6]}"
+    made = cli("create", "--name", name, "--scope", "search",
+               "--principal", "user:anna@example.com", "--principal", "group:jira:alpha-team")
+    unbound = cli("create", "--name", f"{name}-x", "--scope", "search")
+    odd = cli("create", "--name", f"{name}-y", "--scope", "search", "--principal", "anna")
+    assert made.returncode == 0, made.stderr
+    for refused in (unbound, odd):
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1 and "principals" in refused.stderr
+    line = next(ln for ln in cli("list").stdout.splitlines() if name in ln)
+    assert "search" in line and "as group:jira:alpha-team,user:anna@example.com" in line
+    with _bearer(api, made.stdout.splitlines()[0]) as portal:
+        assert portal.get("/api/v1/sources").status_code == 403  # a search token only searches
+    listed = {t["name"]: t for t in api.client().get("/api/v1/tokens").json()}
+    assert listed[name]["principals"] == ["group:jira:alpha-team", "user:anna@example.com"]
