@@ -47,7 +47,7 @@ from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
-from app.vector import search as vs
+from app.vector.search import CHUNKS_PER_ENTITY as SEARCH_CHUNKS_PER_ENTITY
 from app.vector.search import MAX_SCAN_TUPLES, NARROW_SHARE, SearchFilters, vector_search
 from app.vector.stage import vector_text
 
@@ -216,7 +216,7 @@ def main() -> None:
                     lines = [row[0] for row in conn.execute(
                         "explain (analyze) " + sq.SEARCH_ENTITIES,
                         {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
-                         "candidates": k * vs.CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE,
+                         "candidates": k * SEARCH_CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE,
                          "source_ids": None, "statuses": None, "source_types": None,
                          "updated_from": None, "updated_to": None},
                     )]
@@ -254,7 +254,7 @@ def main() -> None:
             size_half = index_size(conn, "bench_halfvec_hnsw_idx")
 
             def half_args(text: str, principal: str) -> dict[str, object]:
-                return {"q": text, "p": [principal], "m": MODEL, "k": k, "c": k * vs.CHUNKS_PER_ENTITY}
+                return {"q": text, "p": [principal], "m": MODEL, "k": k, "c": k * SEARCH_CHUNKS_PER_ENTITY}
 
             def half(text: str, principal: str) -> list[int]:
                 with conn.transaction():
