@@ -95,12 +95,13 @@ def execution_id(worker: str) -> str:
     return f"{worker}:{uuid.uuid4().hex[:12]}"
 
 
-def sibling_connection(conn: psycopg.Connection[Any]) -> ConnectionFactory:
-    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own)."""
+def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lease") -> ConnectionFactory:
+    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own, the
+    read-ahead's rate gate), named ``name`` in pg_stat_activity."""
     params: dict[str, Any] = dict(conn.info.get_parameters())
     if conn.info.password:
         params["password"] = conn.info.password
-    params["application_name"] = "harvester-lease"
+    params["application_name"] = name
     conninfo = make_conninfo("", **params)
 
     def open_connection() -> psycopg.Connection[Any]:
@@ -279,7 +280,10 @@ class _Run:
         try:
             spec = get_spec(source.connector_type)
             if self.prefetch:
-                self.gate_conn = sibling_connection(self.conn)()
+                try:
+                    self.gate_conn = sibling_connection(self.conn, "harvester-fetch")()
+                except psycopg.OperationalError as exc:
+                    raise ConnectionLost(self.lease) from exc
             config = with_rate_budget(
                 self.gate_conn or self.conn,
                 self._scoped(source_config(source, self.keyring)),
