@@ -11,7 +11,8 @@ Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRE
 (else ``OPENAI_API_KEY``), ``_BATCH_SIZE``, ``HARVESTER_EMBED_THREADS``, ``HARVESTER_METRICS_PUBLIC``,
 ``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``,
 ``HARVESTER_AUDIT_SINK``, ``HARVESTER_CORS_ORIGINS`` (comma-separated origins a browser Admin Panel may call
-the API from; unset: none).
+the API from; unset: none), ``HARVESTER_PIPELINE_PREFETCH`` (pages a run fetches ahead of the one it
+loads, 0-64, default 3; 0 is the sequential loop).
 """
 
 from __future__ import annotations
@@ -83,6 +84,8 @@ class Config:
     cors_origins: tuple[str, ...] = ()
     worker_heartbeat: int = 10  # seconds between worker heartbeats; silent for 3 = dead (issue 11 §3)
     stalled_jobs_cron: str = "* * * * *"  # when recover_stalled_jobs runs; a 6th field is seconds
+    # Pages a run fetches ahead of the page it loads (issue 15 §1); 0: fetch each page after the last commit.
+    pipeline_prefetch: int = 3
 
     @property
     def backups_dir(self) -> Path:
@@ -117,6 +120,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         cors_origins=env.origins("HARVESTER_CORS_ORIGINS"),
         worker_heartbeat=env.positive_int("HARVESTER_WORKER_HEARTBEAT") or 10,
         stalled_jobs_cron=env.cron("HARVESTER_STALLED_JOBS_CRON", DEFAULT_TICK_CRON),
+        pipeline_prefetch=env.bounded_int("HARVESTER_PIPELINE_PREFETCH", 0, 64, default=3),
     )
 
 
@@ -158,6 +162,18 @@ class _Env:
             raise ConfigError(f"{name}: not an integer") from None
         if number < 1:
             raise ConfigError(f"{name}: must be 1 or more")
+        return number
+
+    def bounded_int(self, name: str, low: int, high: int, *, default: int) -> int:
+        value = self.text(name)
+        if value is None:
+            return default
+        try:
+            number = int(value)
+        except ValueError:
+            raise ConfigError(f"{name}: not an integer") from None
+        if not low <= number <= high:
+            raise ConfigError(f"{name}: must be between {low} and {high}")
         return number
 
     def flag(self, name: str, *, default: bool) -> bool:

@@ -19,6 +19,7 @@ def test_defaults_from_an_empty_environment(tmp_path: Path) -> None:
         data_dir=tmp_path.resolve(), database_url=None, secret_key=None, embedder=EmbedderConfig(kind="local")
     )
     assert config.log_level == "INFO" and config.metrics_public is True and config.previous_secret_keys == ()
+    assert config.pipeline_prefetch == 3
 
 
 def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
@@ -40,8 +41,10 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             "HARVESTER_SOURCE_CREDENTIAL": "token",
             "HARVESTER_LOG_LEVEL": "debug",
             "HARVESTER_CORS_ORIGINS": " https://panel.example.com/ ,http://127.0.0.1:3000,, ",
+            "HARVESTER_PIPELINE_PREFETCH": "0",
         }
     )
+    assert config.pipeline_prefetch == 0  # the sequential loop
     assert config.cors_origins == ("https://panel.example.com", "http://127.0.0.1:3000")
     assert config.database_url == "postgresql://h/db" and config.previous_secret_keys == ("a", "b")
     assert config.embedder == EmbedderConfig("openai", "http://127.0.0.1:1", "m", 384, "sk-1", 8, 2)
@@ -66,6 +69,7 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             {"HARVESTER_CORS_ORIGINS": "https://ok.example,panel.example/app"},
             'HARVESTER_CORS_ORIGINS: "panel.example/app" is not an origin (scheme://host[:port], or *)',
         ),
+        ({"HARVESTER_PIPELINE_PREFETCH": "-1"}, "HARVESTER_PIPELINE_PREFETCH: must be between 0 and 64"),
         ({"HARVESTER_LOG_LEVEL": "loud"}, "HARVESTER_LOG_LEVEL: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
     ],
 )

@@ -40,7 +40,13 @@ def _sync(args: argparse.Namespace) -> int:
             try:
                 stage = process_stage(config.embedder)
                 outcome = execute_run(
-                    conn, run_id, worker_id=worker_id, keyring=keyring, chunks=stage, on_progress=bar.update
+                    conn,
+                    run_id,
+                    worker_id=worker_id,
+                    keyring=keyring,
+                    chunks=stage,
+                    on_progress=bar.update,
+                    prefetch=config.pipeline_prefetch,
                 )
             except LaneBusy:
                 raise HarvesterError(

@@ -68,7 +68,9 @@ def _run(run_id: int, me: str) -> str:
         return conn
 
     # A database restart mid-run: wait for it, then resume from the checkpoint (issue 11 §2).
-    outcome = execute_with_reconnect(open_connection, run_id, worker=me, keyring=keyring, chunks=stage)
+    outcome = execute_with_reconnect(
+        open_connection, run_id, worker=me, keyring=keyring, chunks=stage, prefetch=config.pipeline_prefetch
+    )
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state
 

@@ -20,7 +20,7 @@ import psycopg
 from app.errors import HarvesterError
 from app.pipeline.lease import RunLease
 from app.pipeline.load import ChunkStage
-from app.pipeline.run import ConnectionLost, RunOutcome, execute_run, execution_id
+from app.pipeline.run import DEFAULT_PREFETCH, ConnectionLost, RunOutcome, execute_run, execution_id
 from app.secrets import Keyring
 
 log = logging.getLogger(__name__)
@@ -37,6 +37,7 @@ def execute_with_reconnect(
     keyring: Keyring,
     chunks: ChunkStage | None = None,
     give_up_after: float = 600.0,
+    prefetch: int = DEFAULT_PREFETCH,
 ) -> RunOutcome:
     """Run ``run_id`` like :func:`execute_run` on connections from ``open_connection`` (autocommit), each
     execution under a new :func:`execution_id` of ``worker``, resuming after a lost connection."""
@@ -50,7 +51,9 @@ def execute_with_reconnect(
                     lost.release(conn)  # False: someone else already took it over; the claim will say so
                     log.info("run %s: database is back; resuming from the checkpoint", run_id)
                     lost = None
-                return execute_run(conn, run_id, worker_id=execution_id(worker), keyring=keyring, chunks=chunks)
+                return execute_run(
+                    conn, run_id, worker_id=execution_id(worker), keyring=keyring, chunks=chunks, prefetch=prefetch
+                )
         except ConnectionLost as exc:
             lost = exc.lease
             error: Exception = exc

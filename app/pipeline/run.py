@@ -25,6 +25,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,6 +38,7 @@ from app.pipeline import completeness
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, load_batch
+from app.pipeline.prefetch import Prefetch
 from app.pipeline.watermark import Watermark
 from app.queries import dead_letters as dq
 from app.queries import entities as eq
@@ -66,6 +68,9 @@ from connectors.http import HttpError
 log = logging.getLogger(__name__)
 
 ITEMS_PER_PAGE = 50  # identities fetched per committed page in an items-scoped run (DLQ retry, webhook)
+# Pages fetched ahead of the one being loaded (issue 15 §1): the source's latency hides behind our own
+# work. 0 fetches each page only after the previous one committed (the sequential loop).
+DEFAULT_PREFETCH = 3
 # Lane lock (seed 001 "Координация полос"): Knowledge Store takes pg_advisory_lock(LANE_LOCK_CLASS,
 # source_id) around destructive steps; a run holds the shared form for its whole duration.
 LANE_LOCK_CLASS = 0x48565354  # "HVST"
@@ -90,18 +95,32 @@ def execution_id(worker: str) -> str:
     return f"{worker}:{uuid.uuid4().hex[:12]}"
 
 
-def sibling_connection(conn: psycopg.Connection[Any]) -> ConnectionFactory:
-    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own)."""
+def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lease") -> ConnectionFactory:
+    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own, the
+    read-ahead's rate gate), named ``name`` in pg_stat_activity."""
     params: dict[str, Any] = dict(conn.info.get_parameters())
     if conn.info.password:
         params["password"] = conn.info.password
-    params["application_name"] = "harvester-lease"
+    params["application_name"] = name
     conninfo = make_conninfo("", **params)
 
     def open_connection() -> psycopg.Connection[Any]:
         return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
 
     return open_connection
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page to commit, with what the run knew once it was fetched (the producer may be pages ahead,
+    so the run's own fields advance only when the page commits)."""
+
+    items: list[RawItem | ItemError | ItemGone]
+    position: Mapping[str, Any] | None  # the connector position after it; None: the tail after the last one
+    total: int | None  # the source's item total as of this page, if it reports one
+    complete: bool  # the enumeration ended with this page
+    api_calls: int  # CallStats as of this page's end: a resumed run re-fetches what came after it
+    rate_limited: int
 
 
 @dataclass(slots=True)
@@ -147,12 +166,14 @@ def execute_run(
     chunks: ChunkStage | None = None,
     on_progress: ProgressCallback | None = None,
     heartbeat_connection: ConnectionFactory | None = None,
+    prefetch: int = DEFAULT_PREFETCH,
 ) -> RunOutcome:
     """Run ``run_id`` to a terminal state on ``conn``. Raises :class:`LaneBusy`, :class:`ConnectionLost`.
 
     ``worker_id`` must be unique per execution (:func:`execution_id`): the lease is fenced by it and by
     the claim's generation. ``heartbeat_connection`` opens the heartbeat thread's own connection (default:
-    one more connection to ``conn``'s database).
+    one more connection to ``conn``'s database). ``prefetch`` pages are fetched ahead of the page being
+    loaded, on a producer thread (0: fetch only after each commit).
 
     ``conn`` must be in autocommit mode: the run is many transactions (one per page), each declared
     here as a ``conn.transaction()`` block; on a connection with an implicit transaction open they
@@ -184,9 +205,10 @@ def execute_run(
         lease = RunLease(run_id, claim.deliveries, worker_id)
         beat_connection = heartbeat_connection or sibling_connection(conn)
         beats = Heartbeat(lease, beat_connection, beat_interval(settings.stale_run_after))
+        run = _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress, max(0, prefetch))
         try:
             with beats:
-                return _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress).execute()
+                return run.execute()
         except psycopg.OperationalError as exc:
             if conn.broken or conn.closed:
                 raise ConnectionLost(lease) from exc
@@ -207,8 +229,13 @@ class _Run:
         keyring: Keyring,
         chunks: ChunkStage | None,
         on_progress: ProgressCallback | None,
+        prefetch: int = 0,
     ) -> None:
         self.conn = conn
+        self.prefetch = prefetch
+        # The rate gate's connection when pages are fetched on the producer thread: the gate runs one
+        # statement per request and must not land inside the consumer's open page transaction.
+        self.gate_conn: psycopg.Connection[Any] | None = None
         self.claim = claim
         self.settings = settings
         self.lease = lease
@@ -252,8 +279,13 @@ class _Run:
             self.previous = Watermark.from_cursor(source.incremental_cursor)
         try:
             spec = get_spec(source.connector_type)
+            if self.prefetch:
+                try:
+                    self.gate_conn = sibling_connection(self.conn, "harvester-fetch")()
+                except psycopg.OperationalError as exc:
+                    raise ConnectionLost(self.lease) from exc
             config = with_rate_budget(
-                self.conn,
+                self.gate_conn or self.conn,
                 self._scoped(source_config(source, self.keyring)),
                 source.connector_type,
                 self.settings.rate_limit_patience,
@@ -261,10 +293,14 @@ class _Run:
             connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:
             # Unknown connector, source down at start, or a credential no configured key decrypts.
+            self._close_gate()
             return self._finish("failed", str(exc))
+        pages = self._pages(connector, source)
+        ahead = Prefetch(pages, self.prefetch, name=f"run-{self.claim.id}-fetch") if self.prefetch else None
         try:
-            for batch, position in self._pages(connector, source):
-                self._commit_page(batch, position, spec.map_item)
+            with ahead or nullcontext():
+                for page in ahead if ahead is not None else pages:
+                    self._commit_page(page, spec.map_item)
             if self.record_seen and self.complete and self.claim.mode == "reconciliation":
                 self.audit_counts = completeness.source_counts(self.conn, connector, self.claim.source_id)
             return self._resolve(source)
@@ -277,13 +313,24 @@ class _Run:
             # Retries ran out while enumerating: the source, not one item, is failing.
             return self._finish("failed", f"source kept failing: {exc.detail}"[:500])
         except Exception as exc:
-            if self.conn.broken or self.conn.closed:
+            if self.conn.broken or self.conn.closed or self._gate_lost(exc):
                 # The database went away: the unit in flight rolled back, the checkpoint is intact.
                 raise ConnectionLost(self.lease) from exc
             log.exception("run %s broke", self.claim.id)
             return self._finish("failed", f"internal error: {type(exc).__name__}: {exc}"[:500])
         finally:
             connector.close()
+            self._close_gate()
+
+    def _gate_lost(self, exc: Exception) -> bool:
+        """The producer's rate-gate connection broke (the database went away under the fetch)."""
+        gate = self.gate_conn
+        return isinstance(exc, psycopg.OperationalError) and gate is not None and (gate.broken or gate.closed)
+
+    def _close_gate(self) -> None:
+        if self.gate_conn is not None:
+            self.gate_conn.close()
+            self.gate_conn = None
 
     def _clear_seen(self) -> None:
         """A run that did not succeed leaves no seen-set behind (run_seen_items is per run). Only ever
@@ -313,56 +360,72 @@ class _Run:
         # a source whose search index lags its writes; repeats before the boundary are idempotent.
         return boundary - timedelta(seconds=self.settings.incremental_lookback)
 
-    def _pages(
-        self, connector: Connector, source: sq.GetSourceRow
-    ) -> Iterator[tuple[list[RawItem | ItemError | ItemGone], Mapping[str, Any] | None]]:
+    def _pages(self, connector: Connector, source: sq.GetSourceRow) -> Iterator[Page]:
         """Pages to commit, each with the connector position after it.
 
         Only a connector's own Checkpoint ends a page: the page is already in memory as one API response,
         and committing rows without a position would make a resumed run count them twice. The items after
         the last checkpoint are committed together with the "complete" mark.
+
+        Everything the generator needs is read here, before it starts: it may run on the producer thread
+        (:class:`Prefetch`) while the consumer advances the run's fields, and it changes none of them.
         """
         if self.complete:
-            return
+            return iter(())
         items = self._items()
         if items is not None:
             fetched = int((self.position or {}).get("fetched", 0))
             self.total = len(items)
-            for start in range(fetched, len(items), ITEMS_PER_PAGE):
-                chunk = items[start : start + ITEMS_PER_PAGE]
-                fetched += len(chunk)
-                self.complete = fetched == len(items)
-                yield list(connector.fetch(chunk)), {"fetched": fetched}
-            self.complete = True
-            return
+            if fetched >= len(items):
+                self.complete = True  # nothing (left) to fetch: no page, the resolution follows
+                return iter(())
+            return self._item_pages(connector, items, fetched)
+        return self._enumerated_pages(connector, self._since(source), self.position, self.total)
+
+    def _item_pages(self, connector: Connector, items: list[tuple[SourceType, str]], fetched: int) -> Iterator[Page]:
+        for start in range(fetched, len(items), ITEMS_PER_PAGE):
+            chunk = items[start : start + ITEMS_PER_PAGE]
+            fetched += len(chunk)
+            yield self._page(list(connector.fetch(chunk)), {"fetched": fetched}, len(items), fetched == len(items))
+
+    def _enumerated_pages(
+        self, connector: Connector, since: datetime | None, position: Mapping[str, Any] | None, total: int | None
+    ) -> Iterator[Page]:
         buf: list[RawItem | ItemError | ItemGone] = []
-        emitted: Iterator[Emitted] = connector.enumerate(self._since(source), self.position)
+        emitted: Iterator[Emitted] = connector.enumerate(since, position)
         for item in emitted:
             if isinstance(item, Checkpoint):
                 if item.total is not None:
-                    self.total = item.total
-                yield buf, dict(item.position)
+                    total = item.total
+                yield self._page(buf, dict(item.position), total, False)
                 buf = []
             else:
                 buf.append(item)
             self._check_lease()
-        self.complete = True
-        yield buf, None
+        yield self._page(buf, None, total, True)
+
+    def _page(
+        self,
+        items: list[RawItem | ItemError | ItemGone],
+        position: Mapping[str, Any] | None,
+        total: int | None,
+        complete: bool,
+    ) -> Page:
+        return Page(items, position, total, complete, self.stats.api_calls, self.stats.rate_limited)
 
     def _check_lease(self) -> None:
         """Stop fetching early once the heartbeat found the lease gone (the next unit would refuse anyway)."""
         if self.beats.lost.is_set():
             raise LeaseLost(f"run {self.claim.id} was taken over or cancelled")
 
-    def _commit_page(
-        self,
-        items: list[RawItem | ItemError | ItemGone],
-        position: Mapping[str, Any] | None,
-        map_item: Callable[[RawItem], Entity],
-    ) -> None:
+    def _commit_page(self, page: Page, map_item: Callable[[RawItem], Entity]) -> None:
         """Load one page with the checkpoint and counters in one transaction that first holds the lease.
         Raises :class:`LeaseLost` when the run is no longer ours; nothing of the page is kept then."""
         self._check_lease()
+        items, position = page.items, page.position
+        if page.total is not None:
+            self.total = page.total
+        self.complete = page.complete
         batch = Batch()
         # Taken by the previous run at exactly its boundary and unchanged since (watermark): not loaded.
         items = [
@@ -408,8 +471,8 @@ class _Run:
                 entities_done=self.done,
                 entities_total=max(self.total, self.done) if self.total is not None else None,
                 error_count=self.errors,
-                api_calls=self.stats.api_calls,
-                rate_limited=self.stats.rate_limited,
+                api_calls=page.api_calls,
+                rate_limited=page.rate_limited,
             )
             if saved == 0:  # cannot happen under the row lock; kept as the statement's own fence
                 raise LeaseLost(f"run {self.claim.id}: progress matched no row")

@@ -31,6 +31,7 @@ from connectors.atlassian import user_identity
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.storage import storage_to_text
+from connectors.payload import JSON_OBJECT
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
 from connectors.refs import dedup, extract_refs
@@ -125,7 +126,7 @@ def _map(p: Mapping[str, Any], ctx: ConfluenceItemContext, page_id: str, title: 
     refs += [Ref("mentions", "user", "@" + u, "confluence") for u in body.users]
 
     labels = [_str(lab.get("name")) for lab in _results(_get(p, "metadata", "labels")) if _str(lab.get("name"))]
-    ancestors = [a for a in (p.get("ancestors") or []) if isinstance(a, Mapping)]
+    ancestors = [a for a in (p.get("ancestors") or []) if isinstance(a, JSON_OBJECT)]
     status_raw = _str(p.get("status")) or "current"
     metadata: dict[str, Any] = {
         "space_key": space_key,
@@ -185,7 +186,7 @@ def _edges(
 ) -> tuple[list[Edge], list[Ref]]:
     edges: list[Edge] = []
     refs: list[Ref] = []
-    ancestors = [a for a in (p.get("ancestors") or []) if isinstance(a, Mapping)]
+    ancestors = [a for a in (p.get("ancestors") or []) if isinstance(a, JSON_OBJECT)]
     if ancestors and _str(ancestors[-1].get("id")):
         parent = ancestors[-1]
         edges.append(Edge("parent", "page", _str(parent.get("id")) or "", _str(parent.get("title")) or None))
@@ -220,7 +221,7 @@ def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
     space = ctx.space_read
     inherited = ctx.inherited_restrictions
     own = _own_restriction(p)
-    if not isinstance(space, Mapping) or inherited is None or own is None:
+    if not isinstance(space, JSON_OBJECT) or inherited is None or own is None:
         return Acl(None)
     members: Mapping[str, Iterable[str]] = ctx.group_members or {}
     levels: list[Level] = []
@@ -265,7 +266,7 @@ def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
 def _own_restriction(p: Mapping[str, Any]) -> dict[str, list[str]] | None:
     """The page's own read restriction from the payload; None when the payload lacks the expansion."""
     read = _get(p, "restrictions", "read", "restrictions")
-    if not isinstance(read, Mapping):
+    if not isinstance(read, JSON_OBJECT):
         return None
     return restriction_principals(read)
 

@@ -49,6 +49,7 @@ from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, R
 from connectors.jira.context import JiraItemContext
 from connectors.jira.permissions import Grants, for_issue, mention_token, narrow, user_tokens
 from connectors.jira.text import mention_targets, to_text
+from connectors.payload import JSON_OBJECT
 from connectors.payload import obj as _obj
 from connectors.refs import dedup, extract_refs
 from connectors.timeutil import iso_utc, parse_time
@@ -74,7 +75,7 @@ def map_item(raw: RawItem) -> Entity:
     fields = payload.get("fields")
     if not isinstance(issue_id, str | int) or not str(issue_id) or not isinstance(key, str) or not key:
         raise MalformedPayload("issue without id or key")
-    if not isinstance(fields, Mapping):
+    if not isinstance(fields, JSON_OBJECT):
         raise MalformedPayload(f"issue {key} without fields")
     issue_id = str(issue_id)
     fmap = _field_map(fields, ctx)
@@ -230,7 +231,7 @@ def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
     security = fields.get("security")
     if security is not None:
         level = ctx.security_principals
-        if not isinstance(security, Mapping) or not security.get("id"):
+        if not isinstance(security, JSON_OBJECT) or not security.get("id"):
             return Acl(None)
         if not isinstance(level, Sequence) or isinstance(level, str):
             return Acl(None)
@@ -241,7 +242,7 @@ def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
 
 def _field_map(fields: Mapping[str, Any], ctx: JiraItemContext) -> dict[str, str]:
     given = ctx.field_map
-    if isinstance(given, Mapping):
+    if isinstance(given, JSON_OBJECT):
         return {str(k): str(v) for k, v in given.items() if v}
     fmap = {k: v for k, v in _DEFAULT_FIELDS.items() if k != "planned_start" or _date(fields.get(v))}
     if not _KEY_RE.match(str(fields.get(fmap["epic_link"]) or "")):
@@ -257,7 +258,7 @@ def _find_sprint_field(fields: Mapping[str, Any]) -> Any:
         if not name.startswith("customfield_") or not isinstance(value, list) or not value:
             continue
         first = value[0]
-        if isinstance(first, Mapping) and "boardId" in first and "name" in first:
+        if isinstance(first, JSON_OBJECT) and "boardId" in first and "name" in first:
             return value
         if isinstance(first, str) and _SPRINT_STRING_RE.search(first):
             return value
@@ -267,7 +268,7 @@ def _find_sprint_field(fields: Mapping[str, Any]) -> Any:
 def _sprints(value: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in _list(value):
-        if isinstance(item, Mapping):
+        if isinstance(item, JSON_OBJECT):
             sprint = {"id": item.get("id"), "name": _s(item.get("name")), "state": _s(item.get("state"))}
             extra = {
                 "board_id": item.get("boardId") if isinstance(item.get("boardId"), int) else None,
@@ -303,7 +304,7 @@ def _epic_key(fields: Mapping[str, Any], fmap: Mapping[str, str], parent: Mappin
     link = fields.get(fmap["epic_link"]) if fmap.get("epic_link") else None
     if isinstance(link, str) and link:
         return link
-    if isinstance(link, Mapping) and link.get("key"):
+    if isinstance(link, JSON_OBJECT) and link.get("key"):
         return str(link["key"])
     # Team-managed (and newer company-managed) projects: the epic is the parent.
     ptype = _obj(_obj(parent.get("fields")).get("issuetype"))
@@ -318,7 +319,7 @@ def _edges(
     edges: list[Edge] = []
     keys: set[str] = set()
     for link in _list(links):
-        if not isinstance(link, Mapping):
+        if not isinstance(link, JSON_OBJECT):
             continue
         ltype = _obj(link.get("type"))
         for side in ("outwardIssue", "inwardIssue"):
@@ -335,7 +336,7 @@ def _edges(
             keys.add(str(parent["key"]))
     if epic_key:
         keys.add(epic_key)
-        epic_id = key_ids.get(epic_key) if isinstance(key_ids, Mapping) else None
+        epic_id = key_ids.get(epic_key) if isinstance(key_ids, JSON_OBJECT) else None
         if epic_key == parent.get("key") and parent.get("id"):
             epic_id = parent["id"]
         if epic_id:
@@ -357,8 +358,8 @@ def _refs(text: str, own_key: str, edge_keys: set[str]) -> tuple[Ref, ...]:
 
 def _comment_items(value: Any) -> list[Mapping[str, Any]]:
     # Search/get-issue give {"comments": [...], "total": n}; some docs examples give a bare list.
-    items = value.get("comments") if isinstance(value, Mapping) else value
-    return [c for c in items if isinstance(c, Mapping)] if isinstance(items, list) else []
+    items = value.get("comments") if isinstance(value, JSON_OBJECT) else value
+    return [c for c in items if isinstance(c, JSON_OBJECT)] if isinstance(items, list) else []
 
 
 def _directory(fields: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -369,7 +370,7 @@ def _directory(fields: Mapping[str, Any]) -> dict[str, list[str]]:
     people: dict[str, list[str]] = {}
     for user in users:
         tokens = user_tokens(user)
-        if not tokens or not isinstance(user, Mapping):
+        if not tokens or not isinstance(user, JSON_OBJECT):
             continue
         for ident in (user.get("accountId"), user.get("name")):
             if isinstance(ident, str) and ident:
@@ -409,10 +410,10 @@ def _comments(value: Any) -> list[dict[str, Any]]:
 
 def _worklogs(value: Any) -> list[dict[str, Any]]:
     # Search/get-issue give {"worklogs": [...], "total": n}; some docs examples give a bare list.
-    items = value.get("worklogs") if isinstance(value, Mapping) else value
+    items = value.get("worklogs") if isinstance(value, JSON_OBJECT) else value
     out = []
     for w in items if isinstance(items, list) else []:
-        if not isinstance(w, Mapping):
+        if not isinstance(w, JSON_OBJECT):
             continue
         author = _user(w.get("author"))
         entry = {
@@ -434,7 +435,7 @@ def _links(value: Any) -> list[dict[str, Any]]:
     """Issue links with Jira's type name (``Blocks``, ``Relates``) beside the direction verb."""
     out = []
     for link in value if isinstance(value, list) else []:
-        if not isinstance(link, Mapping):
+        if not isinstance(link, JSON_OBJECT):
             continue
         ltype = _obj(link.get("type"))
         for side, verb_key, direction in (("outwardIssue", "outward", "outward"), ("inwardIssue", "inward", "inward")):
@@ -458,9 +459,9 @@ _TEXT_MIME = re.compile(r"^(text/|application/(json|xml|x-yaml|yaml|csv))")
 def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str]]:
     meta: list[dict[str, Any]] = []
     sections: list[str] = []
-    texts = texts if isinstance(texts, Mapping) else {}
+    texts = texts if isinstance(texts, JSON_OBJECT) else {}
     for a in _list(value):
-        if not isinstance(a, Mapping):
+        if not isinstance(a, JSON_OBJECT):
             continue
         aid = str(a.get("id")) if a.get("id") is not None else None
         mime = _s(a.get("mimeType"))
@@ -519,12 +520,12 @@ def _simple(value: Any) -> Any:
         return value
     if isinstance(value, str):
         return value
-    if isinstance(value, Mapping):
+    if isinstance(value, JSON_OBJECT):
         for k in ("value", "name", "emailAddress", "displayName", "key"):
             if isinstance(value.get(k), str):
                 child = value.get("child")
                 text = str(value[k])
-                return f"{text} / {_simple(child)}" if isinstance(child, Mapping) else text
+                return f"{text} / {_simple(child)}" if isinstance(child, JSON_OBJECT) else text
         return None
     if isinstance(value, list):
         items = [_simple(v) for v in value]
@@ -564,7 +565,7 @@ def _user(value: Any) -> dict[str, str | None]:
 
 
 def _names(value: Any) -> list[str]:
-    return [str(v["name"]) for v in _list(value) if isinstance(v, Mapping) and v.get("name")]
+    return [str(v["name"]) for v in _list(value) if isinstance(v, JSON_OBJECT) and v.get("name")]
 
 
 def _list(value: Any) -> list[Any]:

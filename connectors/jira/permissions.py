@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connectors.payload import JSON_OBJECT
+
 PUBLIC = "group:jira:anyone"
 LICENSED = "group:jira:licensed"
 EVERYONE = frozenset({PUBLIC, LICENSED})
@@ -71,22 +73,22 @@ class Lookups:
 
 def browse_holders(scheme: Any) -> list[Mapping[str, Any]]:
     """The holders of every ``BROWSE_PROJECTS`` grant in a permission scheme payload."""
-    grants = scheme.get("permissions") if isinstance(scheme, Mapping) else None
+    grants = scheme.get("permissions") if isinstance(scheme, JSON_OBJECT) else None
     out: list[Mapping[str, Any]] = []
     for grant in grants if isinstance(grants, list) else []:
-        if isinstance(grant, Mapping) and grant.get("permission") == BROWSE:
+        if isinstance(grant, JSON_OBJECT) and grant.get("permission") == BROWSE:
             holder = grant.get("holder")
-            out.append(holder if isinstance(holder, Mapping) else {})
+            out.append(holder if isinstance(holder, JSON_OBJECT) else {})
     return out
 
 
 def level_holders(page: Any) -> list[Mapping[str, Any]]:
     """Holders of an issue security level (``/issuesecurityschemes/level/member`` page)."""
-    values = page.get("values") if isinstance(page, Mapping) else None
+    values = page.get("values") if isinstance(page, JSON_OBJECT) else None
     out: list[Mapping[str, Any]] = []
     for member in values if isinstance(values, list) else []:
-        holder = member.get("holder") if isinstance(member, Mapping) else None
-        out.append(holder if isinstance(holder, Mapping) else {})
+        holder = member.get("holder") if isinstance(member, JSON_OBJECT) else None
+        out.append(holder if isinstance(holder, JSON_OBJECT) else {})
     return out
 
 
@@ -167,7 +169,7 @@ def user_tokens(user: Any) -> list[str]:
     ``user:jira:name:<name>`` (Server/DC user name, what ``[~name]`` mentions). The display name is not an
     identity (two people may share one) and is never a token.
     """
-    if not isinstance(user, Mapping):
+    if not isinstance(user, JSON_OBJECT):
         return []
     out: list[str] = []
     email = _str(user.get("emailAddress"))
@@ -226,12 +228,12 @@ def _role(role_id: str | None, lookups: Lookups) -> tuple[list[str], list[str]]:
     if not role_id:
         return [], ["projectRole without a role id"]
     role = lookups.role(role_id)
-    if not isinstance(role, Mapping) or not isinstance(role.get("actors"), list):
+    if not isinstance(role, JSON_OBJECT) or not isinstance(role.get("actors"), list):
         return [], [f"projectRole {role_id} (its actors could not be read)"]
     tokens: list[str] = []
     missing: list[str] = []
     for actor in role["actors"]:
-        if not isinstance(actor, Mapping):
+        if not isinstance(actor, JSON_OBJECT):
             continue
         kind = str(actor.get("type") or "")
         if kind == "atlassian-user-role-actor":
@@ -261,13 +263,13 @@ def _application_role(key: str | None, lookups: Lookups) -> tuple[list[str], lis
         # The groups are unknown, but the role itself is a principal callers can hold.
         return tokens, []
     for role in roles:
-        if not isinstance(role, Mapping) or (key and role.get("key") != key):
+        if not isinstance(role, JSON_OBJECT) or (key and role.get("key") != key):
             continue
         for group in role.get("groups") or []:
             if isinstance(group, str) and group:
                 tokens.append(f"group:jira:{group}")
         for detail in role.get("groupDetails") or []:
-            if isinstance(detail, Mapping):
+            if isinstance(detail, JSON_OBJECT):
                 tokens.extend(group_tokens(_str(detail.get("name")), _str(detail.get("groupId"))))
     return tokens, []
 
@@ -277,7 +279,7 @@ def _field_tokens(value: Any) -> list[str]:
     items = value if isinstance(value, list) else [value]
     out: list[str] = []
     for item in items:
-        if not isinstance(item, Mapping):
+        if not isinstance(item, JSON_OBJECT):
             continue
         users = user_tokens(item)
         if users:
@@ -288,7 +290,7 @@ def _field_tokens(value: Any) -> list[str]:
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if isinstance(value, JSON_OBJECT) else {}
 
 
 def _str(value: Any) -> str | None:

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from connectors.payload import JSON_OBJECT
+
 _CONTAINERS = frozenset(
     {
         "doc",
@@ -32,7 +34,7 @@ def to_text(value: Any) -> str:
     """ADF document, wiki string or None -> clean text."""
     if value is None:
         return ""
-    if isinstance(value, Mapping):
+    if isinstance(value, JSON_OBJECT):
         return adf_to_text(value)
     if isinstance(value, str):
         return wiki_to_text(value)
@@ -53,26 +55,28 @@ def mention_targets(value: Any) -> list[str]:
     found: list[str] = []
     if isinstance(value, str):
         found = [m.group(1) for m in _WIKI_MENTION_RE.finditer(value)]
-    elif isinstance(value, Mapping):
+    elif isinstance(value, JSON_OBJECT):
+        # Depth-first in document order: children pushed reversed onto the end of the stack (popping
+        # the front of a list and splicing into it is quadratic in a long document).
         stack: list[Any] = [value]
         while stack:
-            node = stack.pop(0)
-            if not isinstance(node, Mapping):
+            node = stack.pop()
+            if not isinstance(node, JSON_OBJECT):
                 continue
             if node.get("type") == "mention" and _attrs(node).get("id"):
                 found.append(str(_attrs(node)["id"]))
-            stack[0:0] = _children(node)
+            stack.extend(reversed(_children(node)))
     return list(dict.fromkeys(f for f in found if f))
 
 
 def _children(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = node.get("content")
-    return [c for c in content if isinstance(c, Mapping)] if isinstance(content, list) else []
+    return [c for c in content if isinstance(c, JSON_OBJECT)] if isinstance(content, list) else []
 
 
 def _attrs(node: Mapping[str, Any]) -> Mapping[str, Any]:
     attrs = node.get("attrs")
-    return attrs if isinstance(attrs, Mapping) else {}
+    return attrs if isinstance(attrs, JSON_OBJECT) else {}
 
 
 def _adf_block(node: Mapping[str, Any], out: list[str]) -> None:
@@ -200,7 +204,7 @@ def _inline(node: Mapping[str, Any]) -> str:
         text = str(node.get("text") or "")
         marks = node.get("marks")
         for mark in marks if isinstance(marks, list) else []:
-            if isinstance(mark, Mapping) and mark.get("type") == "link":
+            if isinstance(mark, JSON_OBJECT) and mark.get("type") == "link":
                 href = str(_attrs(mark).get("href") or "")
                 if href and href != text:
                     text = f"{text} ({href})"
@@ -244,7 +248,7 @@ def _media(node: Mapping[str, Any]) -> str:
 
 def _dig_url(attrs: Mapping[str, Any]) -> str | None:
     data = attrs.get("data")
-    if isinstance(data, Mapping):
+    if isinstance(data, JSON_OBJECT):
         url = data.get("url") or data.get("@id")
         return str(url) if url else None
     return None

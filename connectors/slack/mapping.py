@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, MalformedPayload, RawItem, Ref
+from connectors.payload import JSON_OBJECT
 from connectors.payload import dig as _get
 from connectors.refs import dedup, extract_refs
 from connectors.slack.context import SlackItemContext
@@ -76,7 +77,7 @@ def _map(
     mentioned, links = rendered.users, rendered.links
     sections = [clean] if clean else []
     for att in m.get("attachments") or []:
-        if isinstance(att, Mapping):
+        if isinstance(att, JSON_OBJECT):
             part = "\n".join(
                 s for s in (_str(att.get("title")), _str(att.get("text")) or _str(att.get("fallback"))) if s
             )
@@ -119,7 +120,7 @@ def _map(
             "url": _str(f.get("permalink")) or _str(f.get("url_private")),
         }
         for f in m.get("files") or []
-        if isinstance(f, Mapping)
+        if isinstance(f, JSON_OBJECT)
     ]
     metadata: dict[str, Any] = {
         "channel_id": channel_id,
@@ -138,10 +139,14 @@ def _map(
         "edited_ts": _str(edited),
         "parent_user_id": _str(m.get("parent_user_id")),
         "reactions": [
-            {"name": r.get("name"), "count": r.get("count")} for r in m.get("reactions") or [] if isinstance(r, Mapping)
+            {"name": r.get("name"), "count": r.get("count")}
+            for r in m.get("reactions") or []
+            if isinstance(r, JSON_OBJECT)
         ],
         "reaction_count": sum(
-            r["count"] for r in m.get("reactions") or [] if isinstance(r, Mapping) and isinstance(r.get("count"), int)
+            r["count"]
+            for r in m.get("reactions") or []
+            if isinstance(r, JSON_OBJECT) and isinstance(r.get("count"), int)
         ),
         # A thread parent deleted while replies remain is kept by Slack as a tombstone.
         "deleted": True if m.get("subtype") in ("tombstone", "message_deleted") else None,

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from connectors.payload import JSON_OBJECT
+
 _ANGLE_RE = re.compile(r"<([^<>]+)>")
 _FENCE_RE = re.compile(r"```\n?(.*?)\n?```", re.DOTALL)
 _CODE_RE = re.compile(r"`([^`\n]+)`")
@@ -91,7 +93,7 @@ def render_blocks(
     out = out if out is not None else Rendered()
     parts: list[str] = []
     for block in blocks if isinstance(blocks, list) else []:
-        if isinstance(block, Mapping):
+        if isinstance(block, JSON_OBJECT):
             text = _block(block, users, channels or {}, out).strip()
             if text:
                 parts.append(text)
@@ -127,7 +129,7 @@ def _block(
 
 
 def _rich(node: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, str], out: Rendered) -> str:
-    if not isinstance(node, Mapping):
+    if not isinstance(node, JSON_OBJECT):
         return ""
     kind = node.get("type")
     elements = _list(node.get("elements"))
@@ -147,7 +149,7 @@ def _rich(node: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, st
 
 
 def _element(e: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, str], out: Rendered) -> str:
-    if not isinstance(e, Mapping):
+    if not isinstance(e, JSON_OBJECT):
         return ""
     kind = e.get("type")
     if kind in ("text", "plain_text", "mrkdwn"):
@@ -184,7 +186,7 @@ def _element(e: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, st
 
 
 def _cell(cell: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, str], out: Rendered) -> str:
-    if not isinstance(cell, Mapping):
+    if not isinstance(cell, JSON_OBJECT):
         return str(cell) if isinstance(cell, str | int | float) else ""
     if cell.get("type") == "raw_text":
         return str(cell.get("text") or "")
@@ -194,7 +196,7 @@ def _cell(cell: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, st
 
 
 def _text_obj(obj: Any, users: Mapping[str, Mapping[str, Any]], ch: Mapping[str, str], out: Rendered) -> str:
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj, JSON_OBJECT):
         return ""
     text = str(obj.get("text") or "")
     if obj.get("type") == "mrkdwn":
@@ -230,7 +232,7 @@ def _emoji(code: str) -> str:
 def _strings(value: Any) -> list[str]:
     """Every ``text`` string inside an unknown structure (graceful degradation)."""
     found: list[str] = []
-    if isinstance(value, Mapping):
+    if isinstance(value, JSON_OBJECT):
         for k, v in value.items():
             if k == "text" and isinstance(v, str) and v.strip():
                 found.append(v.strip())
@@ -243,7 +245,7 @@ def _strings(value: Any) -> list[str]:
 
 
 def _name(user: Any) -> str | None:
-    if not isinstance(user, Mapping):
+    if not isinstance(user, JSON_OBJECT):
         return None
     return _str(user.get("name")) or _str(user.get("real_name"))
 

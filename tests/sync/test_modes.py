@@ -167,12 +167,14 @@ def test_reconciliation_restores_a_returned_issue_with_its_old_status(
 def test_failed_incremental_run_leaves_the_cursor_where_it_was(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: Any
 ) -> None:
-    jira: Jira = jira_factory(250)
+    jira: Jira = jira_factory(1000)
     source_id = add_source(conn, keyring, jira)
     sync(conn, keyring, source_id, "full")
     cursor_before = scalar(probe, "select incremental_cursor from sources where id = %s", (source_id,))
     assert cursor_before and cursor_before["updated"]
-    for i in range(150):  # more than one page, so the run loads newer items before it breaks
+    # Nine or more pages of 100: more than the pipeline fetches ahead of the first commit (DEFAULT_PREFETCH queued, one
+    # being built), so the run loads newer items and still meets the fault before the end.
+    for i in range(900):
         jira.patch(jira.key(i), labels=["edited"])
 
     def break_after_first_page(progress: Any) -> None:

@@ -1,0 +1,230 @@
+"""Pipeline overlap (issue 15 §1-2): every goal's ratio against its baseline, measured in one run.
+
+Each emulator runs in its own process (a real source is a remote server: its rendering must not share
+our interpreter lock), fed the same data as bench/connector_sync.py. For each connector:
+
+(1) no injected latency — items/s of a full run through ``execute_run`` (mapping, hashing, upserts,
+    seen-set, resolve, cursor) against the bare ``enumerate()`` loop; goal >= 0.8;
+(2) ``latency_ms`` injected on every request (emulator fault) — full-run wall time against the bare
+    fetch loop's; goal <= 1.1;
+(3) the local embedder (Jira only, fewer items; MiniLM on ``--embed-threads``) — full-run wall time
+    against max(bare fetch loop, bare ``embed()`` of the same chunk texts); goal <= 1.15.
+
+Every pipeline figure is measured twice in the same run: ``before`` with ``prefetch=0`` (each page
+fetched only after the previous one committed) and ``after`` with ``prefetch=DEFAULT_PREFETCH``.
+Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept.
+
+    python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
+                            [--repeats 2] [--only jira,slack] [--skip latency,embed]
+
+The database: as bench/connector_sync.py (HARVESTER_DATABASE_URL's server, else an embedded one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx
+from psycopg import sql
+
+from app.db.connect import connect
+from app.db.migrate import migrate
+from app.pipeline.load import ChunkStage
+from app.pipeline.run import DEFAULT_PREFETCH, execute_run
+from app.registry import get_spec
+from app.secrets import Keyring
+from app.services.sources import NewSource, create_source, start_run
+from bench.connector_sync import TOKEN, admin, postgres, with_dbname
+from connectors.base import CallStats, RawItem, SourceConfig
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    module: str  # python -m connectors.emulators.<module>
+    count_args: tuple[str, float]  # the emulator's size flag and its share of --items
+    path: str  # appended to the base URL (Confluence Cloud lives under /wiki)
+
+
+# The same data as bench/connector_sync.py (Slack: ~0.56 replies per message, so 0.64 x items messages).
+CASES = (
+    Case("jira", "jira", ("--issues", 1.0), ""),
+    Case("confluence", "confluence", ("--pages", 1.0), "/wiki"),
+    Case("slack", "slack", ("--messages", 0.64), ""),
+)
+
+
+@contextmanager
+def emulator(case: Case, items: int) -> Iterator[str]:
+    flag, share = case.count_args
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"connectors.emulators.{case.module}", "--port", "0", "--seed", "1",
+         "--token", TOKEN, flag, str(int(items * share))],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        base_url = proc.stdout.readline().strip()
+        if not base_url.startswith("http"):
+            raise RuntimeError(f"{case.name} emulator did not start: {base_url!r}")
+        yield base_url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def set_latency(base_url: str, latency_ms: int) -> None:
+    with httpx.Client(base_url=base_url, timeout=30) as control:
+        control.delete("/_emulator/faults").raise_for_status()
+        if latency_ms:
+            control.post("/_emulator/faults", json={"latency_ms": latency_ms}).raise_for_status()
+
+
+def bare(case: Case, base_url: str) -> tuple[list[RawItem], float]:
+    connector = get_spec(case.name).create(SourceConfig(1, base_url + case.path, TOKEN, "all", (), {}), CallStats())
+    started = time.perf_counter()
+    items = [e for e in connector.enumerate(None, None) if isinstance(e, RawItem)]
+    elapsed = time.perf_counter() - started
+    connector.close()
+    return items, elapsed
+
+
+def pipeline(
+    case: Case, base_url: str, server_url: str, template: str, prefetch: int, chunks: ChunkStage | None = None
+) -> tuple[int, float]:
+    name = f"hv_bench_{uuid.uuid4().hex[:10]}"
+    admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
+    try:
+        keyring = Keyring(current=os.urandom(32))
+        with connect(with_dbname(server_url, name), autocommit=True) as conn:
+            source_id = create_source(
+                conn, keyring, NewSource(name=case.name, connector_type=case.name, base_url=base_url + case.path,
+                                         credential=TOKEN),
+            )  # fmt: skip
+            run_id = start_run(conn, source_id, mode="full", trigger="manual")
+            started = time.perf_counter()
+            outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring, chunks=chunks, prefetch=prefetch)
+            elapsed = time.perf_counter() - started
+        if outcome.state != "succeeded" or outcome.errors:
+            raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
+        return outcome.done, elapsed
+    finally:
+        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+@dataclass
+class Best:
+    bare: float = float("inf")
+    before: float = float("inf")
+    after: float = float("inf")
+    items: int = 0
+
+
+def measure(
+    case: Case, base_url: str, server_url: str, template: str, repeats: int, chunks: ChunkStage | None = None
+) -> tuple[Best, list[RawItem]]:
+    best = Best()
+    raw: list[RawItem] = []
+    for _ in range(repeats):
+        raw, t = bare(case, base_url)
+        best.bare = min(best.bare, t)
+        for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
+            n, u = pipeline(case, base_url, server_url, template, prefetch, chunks)
+            if n != len(raw):
+                raise SystemExit(f"{case.name}: bare loop saw {len(raw)} items, the run loaded {n}")
+            setattr(best, attr, min(getattr(best, attr), u))
+        best.items = len(raw)
+    return best, raw
+
+
+def load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--latency-items", type=int, default=600)
+    parser.add_argument("--latency-ms", type=int, default=100)
+    parser.add_argument("--embed-items", type=int, default=150)
+    parser.add_argument("--embed-threads", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--only", default="", help="comma-separated connector names")
+    parser.add_argument("--skip", default="", help="comma-separated sections to skip: plain, latency, embed")
+    args = parser.parse_args(argv)
+    wanted = [c for c in CASES if c.name in ({n for n in args.only.split(",") if n} or {c.name for c in CASES})]
+    skip = {s for s in args.skip.split(",") if s}
+    print(f"load average before: {load_average()}; prefetch after = {DEFAULT_PREFETCH} pages")
+    with postgres() as server_url:
+        template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
+        admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
+        try:
+            with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
+                migrate(with_dbname(server_url, template), Path(backups))
+            if "plain" not in skip:
+                print("\n(1) no injected latency: pipeline items/s / bare items/s (goal >= 0.80)")
+                print(f"{'connector':<11} {'items':>6} {'bare/s':>8} {'before/s':>9} {'after/s':>8} "
+                      f"{'before':>7} {'after':>7}")  # fmt: skip
+                for case in wanted:
+                    with emulator(case, args.items) as url:
+                        b, _ = measure(case, url, server_url, template, args.repeats)
+                    rate = [b.items / t for t in (b.bare, b.before, b.after)]
+                    print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
+                          f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f}   load {load_average()}")  # fmt: skip
+            if "latency" not in skip:
+                print(f"\n(2) {args.latency_ms} ms per request: full-run wall / bare fetch wall (goal <= 1.10)")
+                print(f"{'connector':<11} {'items':>6} {'bare s':>8} {'before s':>9} {'after s':>8} "
+                      f"{'before':>7} {'after':>7}")  # fmt: skip
+                for case in wanted:
+                    with emulator(case, args.latency_items) as url:
+                        set_latency(url, args.latency_ms)
+                        b, _ = measure(case, url, server_url, template, args.repeats)
+                    print(f"{case.name:<11} {b.items:>6} {b.bare:>8.2f} {b.before:>9.2f} {b.after:>8.2f} "
+                          f"{b.before / b.bare:>7.2f} {b.after / b.bare:>7.2f}   load {load_average()}")  # fmt: skip
+            if "embed" not in skip:
+                embed_section(args, server_url, template)
+        finally:
+            admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(template)))
+
+
+def embed_section(args: argparse.Namespace, server_url: str, template: str) -> None:
+    from app.embedding.local import LocalEmbedder
+    from app.vector.stage import VectorStage
+
+    case = CASES[0]
+    embedder = LocalEmbedder(threads=args.embed_threads)
+    stage = VectorStage(embedder)
+    embedder.embed(["warm-up: the session's arenas"] * 8)
+    print(f"\n(3) local embedder ({embedder.threads} threads), {args.latency_ms} ms per request: full-run wall / "
+          "max(bare fetch, bare embed) (goal <= 1.15)")  # fmt: skip
+    with emulator(case, args.embed_items) as url:
+        set_latency(url, args.latency_ms)
+        b, raw = measure(case, url, server_url, template, args.repeats, chunks=stage)
+    map_item = get_spec(case.name).map_item
+    texts = list({c.content_hash: c.text for item in raw for c in stage.chunks_of(map_item(item))}.values())
+    embed_s = float("inf")
+    for _ in range(args.repeats):
+        started = time.perf_counter()
+        embedder.embed(texts)
+        embed_s = min(embed_s, time.perf_counter() - started)
+    floor = max(b.bare, embed_s)
+    print(f"{'connector':<11} {'items':>6} {'chunks':>7} {'fetch s':>8} {'embed s':>8} {'before s':>9} {'after s':>8} "
+          f"{'before':>7} {'after':>7}")  # fmt: skip
+    print(f"{case.name:<11} {b.items:>6} {len(texts):>7} {b.bare:>8.2f} {embed_s:>8.2f} {b.before:>9.2f} "
+          f"{b.after:>8.2f} {b.before / floor:>7.2f} {b.after / floor:>7.2f}   load {load_average()}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

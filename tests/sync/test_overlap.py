@@ -1,0 +1,249 @@
+"""Fetching ahead of the load (issue 15 §1) under bad input: a source that slows down mid-run, a page that
+fails after later pages were fetched, an embedder that stalls.
+
+Each test checks the three promises: pages commit in the source's order (entity ids are a bigserial,
+so ``order by id`` is the commit order and must equal the order a bare ``enumerate()`` sees), no item is
+lost or loaded twice (``entities_done`` equals the source's count, one row each), and the read-ahead is
+bounded (after the k-th commit the emulator has served at most k + prefetch + 1 search pages).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.db.connect import connect
+from app.embedding import get_embedder
+from app.pipeline.run import DEFAULT_PREFETCH, ConnectionLost, Progress, execute_run
+from app.queries import runs as rq
+from app.registry import get_spec
+from app.secrets import Keyring
+from app.services.sources import start_run
+from app.vector.stage import SCHEMA_DIMENSION, VectorStage
+from connectors.base import CallStats, RawItem, SourceConfig
+from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, scalar
+
+ISSUES = 600  # six search pages of 100
+
+
+def source_order(jira: Jira) -> list[str]:
+    """The ids a bare enumerate() of the whole source yields, in order."""
+    connector = get_spec("jira").create(SourceConfig(1, jira.base_url, TOKEN, "all", (), {}), CallStats())
+    try:
+        return [e.source_entity_id for e in connector.enumerate(None, None) if isinstance(e, RawItem)]
+    finally:
+        connector.close()
+
+
+def search_pages(jira: Jira) -> int:
+    """Issue search pages the emulator has served (the approximate count is not a page)."""
+    routes: dict[str, int] = jira.stats()["by_route"]
+    return sum(n for route, n in routes.items() if "search" in route and "approximate" not in route)
+
+
+def committed_order(probe: psycopg.Connection[Any], source_id: int) -> list[str]:
+    rows = probe.execute("select source_entity_id from entities where source_id = %s order by id", (source_id,))
+    return [r[0] for r in rows.fetchall()]
+
+
+class ReadAhead:
+    """on_progress: after each commit, how many search pages the source had served by then."""
+
+    def __init__(self, jira: Jira, pages_before: int) -> None:
+        self.jira = jira
+        self.before = pages_before
+        self.seen: list[tuple[int, int]] = []  # (pages committed, search pages served)
+
+    def __call__(self, progress: Progress) -> None:
+        self.seen.append((len(self.seen) + 1, search_pages(self.jira) - self.before))
+
+    def assert_bounded(self) -> None:
+        assert self.seen, "no page was committed"
+        for committed, served in self.seen:
+            assert served <= committed + DEFAULT_PREFETCH + 1, (committed, served)
+
+
+def run_once(
+    conn: psycopg.Connection[Any], run_id: int, keyring: Keyring, on_progress: Any = None, **kwargs: Any
+) -> Any:
+    return execute_run(conn, run_id, worker_id="overlap-test", keyring=keyring, on_progress=on_progress, **kwargs)
+
+
+def test_a_source_that_slows_down_mid_run_commits_every_page_once_in_order(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    jira = jira_factory(ISSUES)
+    expected = source_order(jira)
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    ahead = ReadAhead(jira, search_pages(jira))
+
+    def slow_down(progress: Progress) -> None:
+        ahead(progress)
+        if len(ahead.seen) == 1:
+            jira.fault(latency_ms=150)  # every later request of the source takes 150 ms
+
+    outcome = run_once(conn, run_id, keyring, slow_down)
+
+    assert (outcome.state, outcome.done, outcome.errors) == ("succeeded", ISSUES, 0)
+    assert committed_order(probe, source_id) == expected
+    ahead.assert_bounded()
+    assert scalar(probe, "select entities_done from sync_runs where id = %s", (run_id,)) == ISSUES
+
+
+def test_a_page_that_fails_after_later_pages_were_fetched_resumes_exactly(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    fresh_db_url: str,
+) -> None:
+    jira = jira_factory(ISSUES)
+    expected = source_order(jira)
+    source_id = add_source(conn, keyring, jira)
+    # The second page's first row takes its time (the producer meanwhile fetches the pages after it) and
+    # then its own backend is terminated: a real database failure in the middle of that page's
+    # transaction. A sequence is not transactional, so the fault fires once, on the 101st row ever.
+    probe.execute("create sequence overlap_rows")
+    probe.execute(
+        """
+        create function overlap_fault() returns trigger language plpgsql as $$
+        begin
+          if nextval('overlap_rows') = 101 then
+            perform pg_sleep(1.5);
+            perform pg_terminate_backend(pg_backend_pid());
+            perform pg_sleep(10);
+          end if;
+          return new;
+        end $$
+        """
+    )
+    probe.execute(
+        "create trigger overlap_fault before insert on entities for each row execute function overlap_fault()"
+    )
+    try:
+        run_id = start_run(conn, source_id, mode="full", trigger="manual")
+        ahead = ReadAhead(jira, search_pages(jira))
+
+        with pytest.raises(ConnectionLost) as lost:
+            run_once(conn, run_id, keyring, ahead)
+
+        # Pages after the failed one had been fetched, none of them was committed, and the failed page
+        # left nothing: exactly the first page is in, and the checkpoint stands after it.
+        assert search_pages(jira) - ahead.before > 2
+        ahead.assert_bounded()
+        assert committed_order(probe, source_id) == expected[:100]
+        assert scalar(probe, "select entities_done from sync_runs where id = %s", (run_id,)) == 100
+
+        with connect(fresh_db_url, autocommit=True) as again:
+            assert lost.value.lease.release(again)
+            outcome = run_once(again, run_id, keyring)
+    finally:
+        probe.execute("drop trigger if exists overlap_fault on entities")
+        probe.execute("drop function if exists overlap_fault()")
+        probe.execute("drop sequence if exists overlap_rows")
+
+    assert (outcome.state, outcome.done) == ("succeeded", ISSUES)
+    assert committed_order(probe, source_id) == expected
+    run = rq.get_run(probe, id=run_id)
+    assert run is not None and (run.entities_done, run.deliveries) == (ISSUES, 2)
+
+
+# ---------------------------------------------------------------- an embedder that stalls
+
+
+class StallingEmbeddings(ThreadingHTTPServer):
+    """An OpenAI-compatible ``/v1/embeddings`` whose first answer waits ``stall`` seconds; while it
+    waits it records how many search pages the Jira emulator served (the read-ahead under a stalled
+    consumer). Production config names such a server through ``HARVESTER_EMBEDDER=openai``."""
+
+    daemon_threads = True
+
+    def __init__(self, jira: Jira, stall: float) -> None:
+        super().__init__(("127.0.0.1", 0), _EmbeddingsHandler)
+        self.jira = jira
+        self.stall = stall
+        self.requests = 0
+        self.pages_during_stall: int | None = None
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class _EmbeddingsHandler(BaseHTTPRequestHandler):
+    server: StallingEmbeddings
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with self.server.lock:
+            self.server.requests += 1
+            first = self.server.requests == 1
+        if first:
+            time.sleep(self.server.stall)
+            self.server.pages_during_stall = search_pages(self.server.jira)
+        data = [{"object": "embedding", "index": i, "embedding": _vector(t)} for i, t in enumerate(body["input"])]
+        raw = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _vector(text: str) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(digest[i % len(digest)] - 127.5) / 16.0 for i in range(SCHEMA_DIMENSION)]
+
+
+@pytest.fixture()
+def stalling(jira_factory: JiraFactory) -> Iterator[StallingEmbeddings]:
+    jira = jira_factory(ISSUES)
+    server = StallingEmbeddings(jira, stall=3.0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
+
+
+def test_an_embedder_that_stalls_holds_the_read_ahead_and_loses_nothing(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, stalling: StallingEmbeddings
+) -> None:
+    jira = stalling.jira
+    expected = source_order(jira)
+    source_id = add_source(conn, keyring, jira)
+    settings = {"embedder": "openai", "url": stalling.url, "model": "stall-test", "dimension": SCHEMA_DIMENSION}
+    stage = VectorStage(get_embedder(settings))
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    before = search_pages(jira)
+    ahead = ReadAhead(jira, before)
+
+    outcome = run_once(conn, run_id, keyring, ahead, chunks=stage)
+
+    assert (outcome.state, outcome.done, outcome.errors) == ("succeeded", ISSUES, 0)
+    # While the first page's embedding stalled, the producer filled the queue and stopped.
+    assert stalling.pages_during_stall is not None
+    assert 1 < stalling.pages_during_stall - before <= 1 + DEFAULT_PREFETCH + 1
+    ahead.assert_bounded()
+    assert committed_order(probe, source_id) == expected
+    without_chunks = scalar(
+        probe,
+        "select count(*) from entities e where e.source_id = %s"
+        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
+        (source_id,),
+    )
+    assert without_chunks == 0

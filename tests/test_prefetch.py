@@ -1,0 +1,66 @@
+"""The producer/consumer hand-over behind the pipeline's read-ahead (app/pipeline/prefetch.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from app.pipeline.prefetch import Prefetch
+
+
+def test_pages_arrive_in_order_and_the_producer_stays_at_most_depth_plus_one_ahead() -> None:
+    produced: list[int] = []
+
+    def pages() -> Iterator[int]:
+        for n in range(20):
+            produced.append(n)
+            yield n
+
+    consumed: list[int] = []
+    with Prefetch(pages(), 2) as ahead:
+        for page in ahead:
+            time.sleep(0.01)  # a slow consumer: the queue fills and the producer must wait
+            assert len(produced) <= page + 1 + 2 + 1  # this page, two queued, one in the producer's hand
+            consumed.append(page)
+    assert consumed == list(range(20))
+
+
+def test_a_producer_failure_is_raised_after_the_pages_before_it() -> None:
+    def pages() -> Iterator[int]:
+        yield 1
+        yield 2
+        raise ValueError("page 3 failed at the source")
+
+    consumed: list[int] = []
+    with pytest.raises(ValueError, match="page 3"), Prefetch(pages(), 4) as ahead:
+        for page in ahead:
+            consumed.append(page)
+    assert consumed == [1, 2]
+
+
+def test_closing_early_stops_a_producer_blocked_on_a_full_queue_and_closes_its_iterator() -> None:
+    closed = threading.Event()
+
+    def pages() -> Iterator[int]:
+        try:
+            n = 0
+            while True:
+                yield n
+                n += 1
+        finally:
+            closed.set()
+
+    ahead = Prefetch(pages(), 1)
+    with ahead:
+        for page in ahead:
+            if page == 3:
+                break
+    assert closed.wait(5) and ahead.stopped
+
+
+def test_depth_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        Prefetch(iter([1]), 0)
