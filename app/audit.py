@@ -23,7 +23,6 @@ A sink that cannot be written never fails the action: the failure is logged once
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import contextlib
 import fcntl
@@ -262,7 +261,7 @@ def emit(
 @dataclass(frozen=True, slots=True)
 class CliAction:
     action: str
-    target_arg: str | None  # the argparse attribute naming the target; "a|b": the first one given
+    target_arg: str | None  # the parsed option naming the target; "a|b": the first one given
     kind: str
 
 
@@ -275,8 +274,9 @@ CLI_ACTIONS: dict[tuple[str, ...], CliAction] = {
 }
 
 
-def command_path(args: argparse.Namespace) -> tuple[str, ...]:
-    path: list[str] = [str(args.command)] if getattr(args, "command", None) else []
+def command_path(args: object) -> tuple[str, ...]:
+    command = getattr(args, "command", None)
+    path: list[str] = [str(command)] if command else []
     if path:
         sub = getattr(args, f"{path[0]}_command", None)
         if sub:
@@ -311,7 +311,7 @@ def _use_cli_default() -> None:
 
 
 @contextlib.contextmanager
-def cli_action(args: argparse.Namespace) -> Iterator[Outcome]:
+def cli_action(args: object) -> Iterator[Outcome]:
     """Around a CLI command: one event when it is a mutating one, with its exit code as the result."""
     outcome = Outcome()
     spec = CLI_ACTIONS.get(command_path(args))

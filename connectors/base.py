@@ -310,6 +310,13 @@ class Connector(Protocol):
         None for a unit the source would not count. Called after a reconciliation enumerated everything."""
         ...
 
+    def unseen_scope(self) -> list[str]:
+        """The allow-listed scope units (``scope_mode = 'selected'``: projects, spaces, channels) that the
+        credential cannot see, because they do not exist or are hidden from it; [] otherwise. The connection
+        test (issue 14 §6) reports them before a source is saved. Raises :class:`SourceError` (or
+        ``HttpError``) when the source cannot answer."""
+        ...
+
     def close(self) -> None: ...
 
 

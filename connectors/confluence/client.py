@@ -192,6 +192,13 @@ class ConfluenceConnector:
             out[key] = total if isinstance(total, int) and not isinstance(total, bool) else None
         return out
 
+    def unseen_scope(self) -> list[str]:
+        """Allow-listed spaces missing from the spaces the credential can list."""
+        if self.config.scope_mode != "selected":
+            return []
+        visible = {s["key"] for s in self._spaces()}
+        return [k for k in dict.fromkeys(str(s) for s in self.config.scope_list) if k not in visible]
+
     def close(self) -> None:
         self.http.close()
 

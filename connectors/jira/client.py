@@ -252,6 +252,22 @@ class JiraConnector:
             out[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
         return out
 
+    def unseen_scope(self) -> list[str]:
+        """Allow-listed projects the credential cannot browse: Jira answers 404 for a project that does not
+        exist and for one hidden from the caller alike. JQL items are not looked up (nothing to name)."""
+        if self.config.scope_mode != "selected":
+            return []
+        projects, _ = _scope_items(self.config)
+        unseen: list[str] = []
+        for key in dict.fromkeys(projects):
+            try:
+                self.http.get_json(f"/rest/api/2/project/{key}")
+            except HttpError as exc:
+                if exc.status not in (403, 404):
+                    raise
+                unseen.append(key)
+        return unseen
+
     def close(self) -> None:
         self.http.close()
 

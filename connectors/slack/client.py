@@ -221,6 +221,15 @@ class SlackConnector:
         reads every channel whole); None for a channel it did not read whole in this process."""
         return {c: self._enumerated.get(c) for c in sorted({*containers, *self._enumerated})}
 
+    def unseen_scope(self) -> list[str]:
+        """Allow-listed channels (id or name, ``#`` optional) the token's conversations.list does not show."""
+        if self.config.scope_mode != "selected":
+            return []
+        seen: set[str] = set()
+        for c in self._scoped_channels():
+            seen |= {str(c["id"]), str(c.get("name") or "")}
+        return [s for s in dict.fromkeys(str(i) for i in self.config.scope_list) if s.lstrip("#") not in seen]
+
     def close(self) -> None:
         self.http.close()
 
