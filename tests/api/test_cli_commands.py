@@ -114,7 +114,7 @@ BAD = [
     (("settings", "get", "nope"), "KEY"),
     (("settings", "set", "sync_interval"), "VALUE"),
     (("settings", "set", "sync_interval", "{bad"), "VALUE"),
-    (("settings", "set", "sync_interval", "-5"), "sync_interval"),
+    (("settings", "set", "sync_interval", "0"), "sync_interval"),
     (("settings", "set", "nope", "1"), "nope"),
     (("settings", "set", "sync_interval", "60", "--version", "x"), "--version"),
     (("sync",), "SOURCE"),
