@@ -268,6 +268,11 @@ class CliAction:
 # The CLI's mutating commands, by command path (the same names the API's actions use).
 CLI_ACTIONS: dict[tuple[str, ...], CliAction] = {
     ("sources", "add"): CliAction("sources.create", "name", "source"),
+    ("sources", "update"): CliAction("sources.update", "source", "source"),
+    ("sources", "remove"): CliAction("sources.delete", "source", "source"),
+    ("runs", "cancel"): CliAction("runs.cancel", "run_id", "run"),
+    ("dlq", "retry"): CliAction("dead_letters.retry", "source", "source"),
+    ("settings", "set"): CliAction("settings.update", "key", "settings"),
     ("sync",): CliAction("runs.start", "source", "source"),
     ("token", "create"): CliAction("tokens.create", "name", "token"),
     ("token", "revoke"): CliAction("tokens.revoke", "token|id|name", "token"),

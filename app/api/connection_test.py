@@ -34,7 +34,6 @@ class ConnectionTestController(Controller):
     @post(
         "/",
         operation_id="testSourceConnection",
-        summary="Test a draft source's connection",
         sync_to_thread=True,
         status_code=200,
         responses=R(400, 401, 403, 413, 415, 422),
