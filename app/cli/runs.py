@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from app.cli.common import ID, POSITIVE, Args, add_command, add_group, connection_and_keyring, json_option, print_json
+from app.cli.common import ID, Args, add_command, add_group, connection_and_keyring, json_option, print_json
 from app.errors import HarvesterError
 
 
@@ -116,7 +116,7 @@ def register(cli: click.Group) -> None:
         json_option,
         help="run history of SOURCE (name or id), newest first: type, items, errors, API calls, 429s",
     )
-    run_id = click.argument("run_id", metavar="RUN_ID", type=POSITIVE)
+    run_id = click.argument("run_id", metavar="RUN_ID", type=ID)
     add_command(runs, "show", _runs_show, run_id, json_option, help="one run with progress, rate and ETA")
     add_command(
         runs,

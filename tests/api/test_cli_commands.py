@@ -18,8 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 
+from app.cli import build_cli, main
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 from tests.api.conftest import Server, free_port
@@ -96,6 +98,8 @@ BAD = [
     (("sources", "list", "--jsn"), "--jsn"),
     (("sources", "show"), "SOURCE"),
     (("sources", "show", "no-such-source"), "no-such-source"),
+    (("sources", "show", "99999999999999999999"), "99999999999999999999"),
+    (("runs", "show", "99999999999999999999"), "RUN_ID"),
     (("sources", "update", S), "nothing to change"),
     (("sources", "update", S, "--state", "gone"), "--state"),
     (("sources", "update", S, "--base-url", "ftp://x"), "--base-url"),
@@ -301,3 +305,26 @@ def test_the_api_tests_a_draft_source_without_saving_it(api: Server, jira: Runni
         assert r.post("/api/v1/sources/test", json=draft).status_code == 403
     assert TOKEN not in "".join(b.decode(errors="replace") for b in api.bodies)
     assert secret not in api.logs() and TOKEN not in api.logs()
+
+
+def _paths(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], bool]]:
+    for name, command in group.commands.items():
+        path = (*prefix, name)
+        is_group = isinstance(command, click.Group)
+        yield path, is_group
+        if is_group:
+            yield from _paths(command, path)
+
+
+def test_every_command_has_help_and_a_group_without_its_subcommand_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    paths = list(_paths(build_cli()))
+    assert len(paths) > 20
+    for path, is_group in paths:
+        assert main([*path, "--help"]) == 0, path
+        assert "Usage: harvester " + " ".join(path) in capsys.readouterr().out
+        if is_group:
+            assert main(list(path)) == 2
+            err = capsys.readouterr().err.strip().splitlines()
+            assert err == [f"harvester: error: Missing command. (see 'harvester {' '.join(path)} --help')"]
