@@ -79,7 +79,7 @@ def check_connection(draft: DraftSource) -> ConnectionResult:
         if status == "auth_failed":
             return ConnectionResult("auth_failed", f"{where} refused the credential")
         if status != "ok":
-            return ConnectionResult("unreachable", f"{where} did not answer as a {draft.connector_type} API")
+            return ConnectionResult("unreachable", f"{where} did not answer, or not as a {draft.connector_type} API")
         try:
             unseen = connector.unseen_scope()
         except (SourceError, HttpError):

@@ -22,8 +22,10 @@ import click
 import pytest
 
 from app.cli import build_cli, main
+from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
+from connectors.emulators.slack import SlackEmulator
 from tests.api.conftest import Server, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -328,3 +330,27 @@ def test_every_command_has_help_and_a_group_without_its_subcommand_is_a_usage_er
             assert main(list(path)) == 2
             err = capsys.readouterr().err.strip().splitlines()
             assert err == [f"harvester: error: Missing command. (see 'harvester {' '.join(path)} --help')"]
+
+
+@pytest.mark.parametrize(
+    ("connector", "visible", "hidden"),
+    [
+        ("confluence", ["ENG"], "NOPE"),
+        ("slack", ["#general", "C0RANDOM"], "#leadership"),  # private: the token's listing leaves it out by default
+    ],
+)
+def test_scope_visibility_is_checked_for_confluence_spaces_and_slack_channels(
+    api: Server, connector: str, visible: list[str], hidden: str
+) -> None:
+    app: ConfluenceEmulator | SlackEmulator
+    app = ConfluenceEmulator(pages=4, token=TOKEN) if connector == "confluence" else SlackEmulator(token=TOKEN)
+    with serve(app, "127.0.0.1", 0) as running, api.client() as c:
+        draft = {
+            "name": f"draft-{connector}", "connector_type": connector, "base_url": running.base_url,
+            "credential": TOKEN, "scope_mode": "selected", "scope_list": visible,
+        }  # fmt: skip
+        ok = c.post("/api/v1/sources/test", json=draft)
+        assert ok.status_code == 200 and ok.json()["reason"] == "ok", ok.text
+        hidden_too = c.post("/api/v1/sources/test", json={**draft, "scope_list": [*visible, hidden]})
+        assert hidden_too.json()["reason"] == "scope_not_visible", hidden_too.text
+        assert hidden in hidden_too.json()["detail"] and visible[0] not in hidden_too.json()["detail"]
