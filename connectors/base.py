@@ -253,6 +253,10 @@ class SourceConfig:
     # Platform runtime, not columns: how long "slow down" answers are retried, and the shared budget.
     rate_limit_patience: float = 600.0
     rate_gate: RateGate | None = None
+    # Attempts per request and seconds per attempt: a run keeps the defaults; a connection test, which a
+    # person or an API client waits for, asks for fewer and shorter ones.
+    max_attempts: int = 5
+    timeout: float = 30.0
 
 
 @dataclass(slots=True)

@@ -21,6 +21,8 @@ from connectors.http import HttpError
 
 Reason = Literal["ok", "auth_failed", "unreachable", "scope_not_visible"]
 
+TIMEOUT = 10.0  # seconds per request of a connection test
+
 # How each reason reads in a sentence (the CLI prints these; the API returns the codes).
 REASON_TEXT: dict[str, str] = {
     "ok": "ok",
@@ -68,6 +70,11 @@ def check_connection(draft: DraftSource) -> ConnectionResult:
         scope_mode="selected" if draft.scope_mode == "selected" else "all",
         scope_list=tuple(draft.scope_list),
         content_filters=dict(draft.content_filters),
+        # Someone waits for the answer: two attempts of at most TIMEOUT seconds, and a source that says
+        # "slow down" is not waited out for minutes.
+        rate_limit_patience=TIMEOUT,
+        max_attempts=2,
+        timeout=TIMEOUT,
     )
     where = draft.base_url
     try:

@@ -79,7 +79,9 @@ class ConfluenceConnector:
             headers=auth_headers(config.credential),
             stats=stats,
             errors=MANIFEST.errors,
+            max_attempts=config.max_attempts,
             max_wait=max_wait,
+            timeout=config.timeout,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
