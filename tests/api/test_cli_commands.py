@@ -336,7 +336,7 @@ def test_every_command_has_help_and_a_group_without_its_subcommand_is_a_usage_er
     ("connector", "visible", "hidden"),
     [
         ("confluence", ["ENG"], "NOPE"),
-        ("slack", ["#general", "C0RANDOM"], "#leadership"),  # private: the token's listing leaves it out by default
+        ("slack", ["#general", "C0RANDOM"], "#no-such-channel"),
     ],
 )
 def test_scope_visibility_is_checked_for_confluence_spaces_and_slack_channels(
