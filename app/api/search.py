@@ -19,7 +19,7 @@ from app.api.db import Database
 from app.api.problems import ProblemError, problem_responses
 from app.api.schemas import Input
 from app.vector.config import process_embedder
-from app.vector.search import Principal, SearchFilters, search
+from app.vector.search import Principal, SearchFilters, SearchResult, search
 
 R = problem_responses
 Status = Literal["draft", "final", "archived"]
@@ -68,6 +68,26 @@ class SearchOut(msgspec.Struct):
     results: list[SearchHitOut]
 
 
+def hit_out(h: SearchResult) -> SearchHitOut:
+    """One search hit as the API (and ``harvester search --json``) renders it."""
+    return SearchHitOut(
+        h.chunk_id,
+        h.entity_id,
+        h.text,
+        h.title,
+        h.url,
+        h.natural_key,
+        h.source_id,
+        h.source_name,
+        h.source_type,
+        h.status,
+        h.updated_at,
+        h.distance,
+        h.score,
+        list(h.matched_by),
+    )
+
+
 class SearchController(Controller):
     path = "/search"
     tags = ("search",)
@@ -98,24 +118,4 @@ class SearchController(Controller):
             hits = search(
                 conn, embedder, query=data.query, principal=principal, k=data.k, filters=filters, hybrid=data.hybrid
             )
-        return SearchOut(
-            [
-                SearchHitOut(
-                    h.chunk_id,
-                    h.entity_id,
-                    h.text,
-                    h.title,
-                    h.url,
-                    h.natural_key,
-                    h.source_id,
-                    h.source_name,
-                    h.source_type,
-                    h.status,
-                    h.updated_at,
-                    h.distance,
-                    h.score,
-                    list(h.matched_by),
-                )
-                for h in hits
-            ]
-        )
+        return SearchOut([hit_out(h) for h in hits])

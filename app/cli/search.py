@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from app.cli.common import POSITIVE, Args, Timestamp, add_command, json_option, ready_url
+from app.cli.common import POSITIVE, Args, Timestamp, add_command, json_option, print_json, ready_url
 from app.config import Config, load_config
 
 
@@ -44,29 +43,9 @@ def _search(args: Args) -> int:
             hybrid=args.hybrid,
         )
     if args.as_json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "chunk_id": r.chunk_id,
-                        "entity_id": r.entity_id,
-                        "title": r.title,
-                        "url": r.url,
-                        "key": r.natural_key,
-                        "source": r.source_name,
-                        "source_type": r.source_type,
-                        "status": r.status,
-                        "distance": r.distance,
-                        "score": r.score,
-                        "matched_by": list(r.matched_by),
-                        "text": r.text,
-                    }
-                    for r in results
-                ],
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+        from app.api.search import SearchOut, hit_out
+
+        print_json(SearchOut([hit_out(r) for r in results]))
         return 0
     if not results:
         print("no results visible to this principal")
