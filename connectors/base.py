@@ -255,8 +255,9 @@ class SourceConfig:
     rate_gate: RateGate | None = None
     # Attempts per request and seconds per attempt: a run keeps the defaults; a connection test, which a
     # person or an API client waits for, asks for fewer and shorter ones.
-    max_attempts: int = 5
-    timeout: float = 30.0
+    # None: the HTTP client's defaults (connectors/http.py).
+    max_attempts: int | None = None
+    timeout: float | None = None
 
 
 @dataclass(slots=True)

@@ -46,7 +46,7 @@ from connectors.base import (
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import restriction_principals
-from connectors.http import HttpError, SourceHttp
+from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
 from connectors.timeutil import parse_time, window_literal
@@ -79,9 +79,9 @@ class ConfluenceConnector:
             headers=auth_headers(config.credential),
             stats=stats,
             errors=MANIFEST.errors,
-            max_attempts=config.max_attempts,
+            max_attempts=config.max_attempts or DEFAULT_ATTEMPTS,
             max_wait=max_wait,
-            timeout=config.timeout,
+            timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )

@@ -55,7 +55,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.http import HttpError, SourceHttp
+from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
 from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, resolve
@@ -142,9 +142,9 @@ class JiraConnector:
             headers=auth_headers(config.credential),
             stats=stats,
             errors=MANIFEST.errors,
-            max_attempts=min(max_attempts, config.max_attempts),
+            max_attempts=min(max_attempts, config.max_attempts or max_attempts),
             max_wait=max_wait,
-            timeout=config.timeout,
+            timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )

@@ -44,7 +44,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.http import HttpError, SourceHttp
+from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.slack.context import SlackItemContext
 from connectors.slack.manifest import MANIFEST
 from connectors.slack.mapping import message_id, ts_to_datetime
@@ -109,9 +109,9 @@ class SlackConnector:
             headers=headers,
             stats=stats,
             errors=MANIFEST.errors,
-            max_attempts=config.max_attempts,
+            max_attempts=config.max_attempts or DEFAULT_ATTEMPTS,
             max_wait=max_wait,
-            timeout=config.timeout,
+            timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
