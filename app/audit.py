@@ -23,7 +23,6 @@ A sink that cannot be written never fails the action: the failure is logged once
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import contextlib
 import fcntl
@@ -262,21 +261,27 @@ def emit(
 @dataclass(frozen=True, slots=True)
 class CliAction:
     action: str
-    target_arg: str | None  # the argparse attribute naming the target; "a|b": the first one given
+    target_arg: str | None  # the parsed option naming the target; "a|b": the first one given
     kind: str
 
 
 # The CLI's mutating commands, by command path (the same names the API's actions use).
 CLI_ACTIONS: dict[tuple[str, ...], CliAction] = {
     ("sources", "add"): CliAction("sources.create", "name", "source"),
+    ("sources", "update"): CliAction("sources.update", "source", "source"),
+    ("sources", "remove"): CliAction("sources.delete", "source", "source"),
+    ("runs", "cancel"): CliAction("runs.cancel", "run_id", "run"),
+    ("dlq", "retry"): CliAction("dead_letters.retry", "source", "source"),
+    ("settings", "set"): CliAction("settings.update", "key", "settings"),
     ("sync",): CliAction("runs.start", "source", "source"),
     ("token", "create"): CliAction("tokens.create", "name", "token"),
     ("token", "revoke"): CliAction("tokens.revoke", "token|id|name", "token"),
 }
 
 
-def command_path(args: argparse.Namespace) -> tuple[str, ...]:
-    path: list[str] = [str(args.command)] if getattr(args, "command", None) else []
+def command_path(args: object) -> tuple[str, ...]:
+    command = getattr(args, "command", None)
+    path: list[str] = [str(command)] if command else []
     if path:
         sub = getattr(args, f"{path[0]}_command", None)
         if sub:
@@ -311,7 +316,7 @@ def _use_cli_default() -> None:
 
 
 @contextlib.contextmanager
-def cli_action(args: argparse.Namespace) -> Iterator[Outcome]:
+def cli_action(args: object) -> Iterator[Outcome]:
     """Around a CLI command: one event when it is a mutating one, with its exit code as the result."""
     outcome = Outcome()
     spec = CLI_ACTIONS.get(command_path(args))

@@ -9,7 +9,6 @@ the traceback and the fields alike.
 
 from __future__ import annotations
 
-import argparse
 import contextvars
 import logging
 import sys
@@ -137,41 +136,3 @@ def configure_logging(level: str, *, json: bool | None = None, stream: TextIO | 
     logging.getLogger("procrastinate").setLevel(max(numeric, logging.WARNING) if numeric > logging.DEBUG else numeric)
     # httpx logs every request at INFO: one line per source API call drowns what the run says.
     logging.getLogger("httpx").setLevel(max(numeric, logging.WARNING) if numeric > logging.DEBUG else numeric)
-
-
-def add_logging_options(parser: argparse.ArgumentParser) -> None:
-    """``-v`` and ``--log-level`` on ``parser`` and on every (sub)command below it, so both
-    ``harvester --log-level debug worker`` and ``harvester worker --log-level debug`` work."""
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at debug level (= --log-level debug)")
-    _add_level(parser, default=None)
-    _add_to_subcommands(parser)
-
-
-def _add_level(parser: argparse.ArgumentParser, *, default: Any) -> None:
-    parser.add_argument(
-        "--log-level",
-        dest="log_level_global",
-        choices=LEVELS,
-        default=default,
-        help=f"log level of this process (default: ${ENV_LEVEL} or info); JSON lines unless stderr is a terminal",
-    )
-
-
-def _add_to_subcommands(parser: argparse.ArgumentParser) -> None:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for child in action.choices.values():
-                # SUPPRESS: a subcommand without the option keeps what the main parser parsed.
-                _add_level(child, default=argparse.SUPPRESS)
-                _add_to_subcommands(child)
-
-
-def level_from(args: argparse.Namespace) -> str:
-    if getattr(args, "verbose", False):
-        return "debug"
-    chosen: str | None = getattr(args, "log_level_global", None)
-    if chosen:
-        return chosen
-    from app.config import load_config
-
-    return load_config().log_level.lower()  # HARVESTER_LOG_LEVEL, validated there

@@ -253,6 +253,11 @@ class SourceConfig:
     # Platform runtime, not columns: how long "slow down" answers are retried, and the shared budget.
     rate_limit_patience: float = 600.0
     rate_gate: RateGate | None = None
+    # Attempts per request and seconds per attempt: a run keeps the defaults; a connection test, which a
+    # person or an API client waits for, asks for fewer and shorter ones.
+    # None: the HTTP client's defaults (connectors/http.py).
+    max_attempts: int | None = None
+    timeout: float | None = None
 
 
 @dataclass(slots=True)
@@ -308,6 +313,13 @@ class Connector(Protocol):
         """Completeness audit (issue 12): how many in-scope items the source reports per scope unit
         (project, space, channel) for each of ``containers`` plus any unit the connector itself knows;
         None for a unit the source would not count. Called after a reconciliation enumerated everything."""
+        ...
+
+    def unseen_scope(self) -> list[str]:
+        """The allow-listed scope units (``scope_mode = 'selected'``: projects, spaces, channels) that the
+        credential cannot see, because they do not exist or are hidden from it; [] otherwise. The connection
+        test (issue 14 §6) reports them before a source is saved. Raises :class:`SourceError` (or
+        ``HttpError``) when the source cannot answer."""
         ...
 
     def close(self) -> None: ...

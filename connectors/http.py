@@ -78,6 +78,11 @@ def header_value_problem(value: str) -> str | None:
     return None
 
 
+# Attempts per request and seconds per attempt, unless a connector's SourceConfig says otherwise.
+DEFAULT_ATTEMPTS = 5
+DEFAULT_TIMEOUT = 30.0
+
+
 class HttpError(Exception):
     """A request that failed for good: a permanent status, retries exhausted, or a malformed body."""
 
@@ -136,9 +141,9 @@ class SourceHttp:
         headers: Mapping[str, str],
         stats: CallStats,
         errors: ErrorClassification,
-        max_attempts: int = 5,
+        max_attempts: int = DEFAULT_ATTEMPTS,
         max_wait: float = 30.0,
-        timeout: float = 30.0,
+        timeout: float = DEFAULT_TIMEOUT,
         rate_limit_patience: float = 600.0,
         gate: RateGate | None = None,
     ) -> None:

@@ -18,6 +18,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from app.api.audit import audit_middleware
 from app.api.auth import require_token
+from app.api.connection_test import ConnectionTestController
 from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
@@ -74,6 +75,7 @@ def create_app(
         route_handlers=[
             ConnectorsController,
             SourcesController,
+            ConnectionTestController,
             RunsController,
             SearchController,
             PrincipalsController,

@@ -110,6 +110,7 @@ class SearchOut(msgspec.Struct):
 
 
 def hit_out(h: SearchResult) -> SearchHitOut:
+    """One search hit as the API (and ``harvester search --json``) renders it."""
     return SearchHitOut(
         entity_id=h.entity_id,
         title=h.title,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from app.cli.common import Subparsers
+from app.cli.common import Args, add_command, add_group
 
 
-def _db_migrate(args: argparse.Namespace) -> int:
+def _db_migrate(args: Args) -> int:
     from app.config import load_config
     from app.db.connect import database_url
     from app.db.migrate import migrate
@@ -24,7 +24,7 @@ def _db_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _db_status(args: argparse.Namespace) -> int:
+def _db_status(args: Args) -> int:
     from app.config import load_config
     from app.db.connect import connect, database_url
     from app.db.migrate import status
@@ -44,7 +44,7 @@ def _db_status(args: argparse.Namespace) -> int:
     return 1 if changed else 0
 
 
-def _db_stop(args: argparse.Namespace) -> int:
+def _db_stop(args: Args) -> int:
     from app.config import load_config
     from app.db import embedded
 
@@ -61,11 +61,13 @@ def _db_stop(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    db = sub.add_parser("db", help="database schema: migrate, status, stop the embedded server")
-    db_sub = db.add_subparsers(dest="db_command", required=True)
-    db_sub.add_parser(
-        "migrate", help="apply pending migrations (advisory-locked; backs up a non-empty database first)"
-    ).set_defaults(handler=_db_migrate)
-    db_sub.add_parser("status", help="list migrations: applied, pending, changed").set_defaults(handler=_db_status)
-    db_sub.add_parser("stop", help="stop the embedded PostgreSQL server").set_defaults(handler=_db_stop)
+def register(cli: click.Group) -> None:
+    db = add_group(cli, "db", help="database schema: migrate, status, stop the embedded server")
+    add_command(
+        db,
+        "migrate",
+        _db_migrate,
+        help="apply pending migrations (advisory-locked; backs up a non-empty database first)",
+    )
+    add_command(db, "status", _db_status, help="list migrations: applied, pending, changed")
+    add_command(db, "stop", _db_stop, help="stop the embedded PostgreSQL server")

@@ -10,7 +10,6 @@ then keeps the API and the worker running until Ctrl-C. Everything it started is
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -22,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.cli.common import Subparsers
+import click
+
+from app.cli.common import Args, add_command
 from app.config import load_config
 from app.db import embedded
 from app.db.connect import connect
@@ -500,7 +501,7 @@ def _serve(console: Console, url: str, env: dict[str, str], children: Processes,
     return 1
 
 
-def _demo_command(args: argparse.Namespace) -> int:
+def _demo_command(args: Args) -> int:
     return run_demo(
         serve=args.serve,
         port=args.port,
@@ -509,15 +510,21 @@ def _demo_command(args: argparse.Namespace) -> int:
     )
 
 
-def register(sub: Subparsers) -> None:
-    d = sub.add_parser(
+def register(cli: click.Group) -> None:
+    count = click.IntRange(min=1)
+    add_command(
+        cli,
         "demo",
+        _demo_command,
+        click.option("--serve", is_flag=True, help="keep the API and the worker running until Ctrl-C"),
+        click.option(
+            "--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="API port with --serve"
+        ),
+        click.option("--issues", type=count, default=60, show_default=True, help="Jira issues"),
+        click.option("--pages", type=count, default=40, show_default=True, help="Confluence pages"),
+        click.option("--messages", type=count, default=150, show_default=True, help="Slack top-level messages"),
+        click.option(
+            "--database", default="harvester_demo", show_default=True, help="database created afresh for the demo"
+        ),
         help="embedded PostgreSQL + three emulated sources + full syncs through the worker + example searches",
     )
-    d.add_argument("--serve", action="store_true", help="keep the API and the worker running until Ctrl-C")
-    d.add_argument("--port", type=int, default=8080, help="API port with --serve (default 8080)")
-    d.add_argument("--issues", type=int, default=60, help="Jira issues (default 60)")
-    d.add_argument("--pages", type=int, default=40, help="Confluence pages (default 40)")
-    d.add_argument("--messages", type=int, default=150, help="Slack top-level messages (default 150)")
-    d.add_argument("--database", default="harvester_demo", help="database created afresh for the demo")
-    d.set_defaults(handler=_demo_command)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
-import json
-from datetime import datetime
 from typing import Any
 
-from app.cli.common import Subparsers, ready_url
+import click
+
+from app.cli.common import POSITIVE, Args, Timestamp, add_command, json_option, print_json, ready_url
 from app.config import Config, load_config
 
 
@@ -17,7 +16,7 @@ def _open(config: Config) -> Any:
     return connect(ready_url())
 
 
-def _search(args: argparse.Namespace) -> int:
+def _search(args: Args) -> int:
     from app.services.sources import resolve_source
     from app.vector.config import require_embedder
     from app.vector.search import Principal, SearchFilters, search
@@ -43,32 +42,10 @@ def _search(args: argparse.Namespace) -> int:
             filters=filters,
             hybrid=args.hybrid,
         )
-    if args.json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "entity_id": r.entity_id,
-                        "chunk_id": r.chunk_id,
-                        "title": r.title,
-                        "url": r.url,
-                        "key": r.natural_key,
-                        "source": r.source_name,
-                        "source_type": r.source_type,
-                        "status": r.status,
-                        "score": r.score,
-                        "vector_distance": r.vector_distance,
-                        "text_rank": r.text_rank,
-                        "matched_by": list(r.matched_by),
-                        "snippet": r.snippet,
-                        "highlights": [[{"text": s.text, "mark": s.mark} for s in f] for f in r.highlights],
-                    }
-                    for r in results
-                ],
-                ensure_ascii=False,
-                indent=2,
-            )
-        )
+    if args.as_json:
+        from app.api.search import SearchOut, hit_out
+
+        print_json(SearchOut([hit_out(r) for r in results]))
         return 0
     if not results:
         print("no results visible to this principal")
@@ -81,7 +58,7 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reembed(args: argparse.Namespace) -> int:
+def _reembed(args: Args) -> int:
     from app.vector.config import require_embedder
     from app.vector.reembed import models_in_use, reembed
 
@@ -107,28 +84,37 @@ def _reembed(args: argparse.Namespace) -> int:
     return 0
 
 
-def _timestamp(value: str) -> datetime:
-    return datetime.fromisoformat(value)
-
-
-def register(sub: Subparsers) -> None:
-    s = sub.add_parser(
-        "search", help="semantic search as a given user/groups (only what they may see); one line per entity, by score"
+def register(cli: click.Group) -> None:
+    add_command(
+        cli,
+        "search",
+        _search,
+        click.argument("query"),
+        click.option("--user", help="the searching user's id or email (ACL token user:<id>)"),
+        click.option("--group", multiple=True, help="a group, e.g. jira:alpha-team (token group:<...>); repeatable"),
+        click.option("-k", "k", type=POSITIVE, default=10, show_default=True, help="entities to return"),
+        click.option("--source", multiple=True, help="only this source (name or id); repeatable"),
+        click.option(
+            "--type",
+            "type",
+            multiple=True,
+            type=click.Choice(["ticket", "page", "message"]),
+            help="only this source type",
+        ),
+        click.option(
+            "--status", multiple=True, type=click.Choice(["draft", "final", "archived"]), help="only this status"
+        ),
+        click.option("--updated-from", type=Timestamp(), help="updated at the source at or after (ISO 8601)"),
+        click.option("--updated-to", type=Timestamp(), help="updated at the source before (ISO 8601)"),
+        click.option("--hybrid", is_flag=True, help="fuse full-text and vector rankings (RRF)"),
+        json_option,
+        help="semantic search as a given user/groups (only what they may see); one line per entity, by score",
     )
-    s.add_argument("query", help="query text")
-    s.add_argument("--user", help="the searching user's id or email (ACL token user:<id>)")
-    s.add_argument("--group", action="append", help="a group, e.g. jira:alpha-team (token group:<...>); repeatable")
-    s.add_argument("-k", type=int, default=10, help="entities to return (default 10)")
-    s.add_argument("--source", action="append", help="only this source (name or id); repeatable")
-    s.add_argument("--type", action="append", choices=["ticket", "page", "message"], help="only this source type")
-    s.add_argument("--status", action="append", choices=["draft", "final", "archived"], help="only this status")
-    s.add_argument("--updated-from", type=_timestamp, help="updated at the source at or after (ISO 8601)")
-    s.add_argument("--updated-to", type=_timestamp, help="updated at the source before (ISO 8601)")
-    s.add_argument("--hybrid", action="store_true", help="fuse full-text and vector rankings (RRF)")
-    s.add_argument("--json", action="store_true", help="print results as JSON")
-    s.set_defaults(handler=_search)
-
-    r = sub.add_parser("reembed", help="re-embed chunks made by another model than the configured embedder")
-    r.add_argument("--batch", type=int, default=256, help="chunks per transaction (default 256)")
-    r.add_argument("--check", action="store_true", help="only report; exit 1 when a re-embed is due")
-    r.set_defaults(handler=_reembed)
+    add_command(
+        cli,
+        "reembed",
+        _reembed,
+        click.option("--batch", type=POSITIVE, default=256, show_default=True, help="chunks per transaction"),
+        click.option("--check", is_flag=True, help="only report; exit 1 when a re-embed is due"),
+        help="re-embed chunks made by another model than the configured embedder",
+    )

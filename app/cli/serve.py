@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from app.cli.common import Subparsers, ready_url_and_keyring
+from app.cli.common import Args, add_command, ready_url_and_keyring
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: Args) -> int:
     import uvicorn
 
     from app.api import create_app
@@ -28,9 +28,13 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    serve = sub.add_parser("serve", help="run the admin HTTP API (the schema must be current: `harvester db migrate`)")
-    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
-    serve.add_argument("--access-log", action="store_true", help="log every request line")
-    serve.set_defaults(handler=_serve)
+def register(cli: click.Group) -> None:
+    add_command(
+        cli,
+        "serve",
+        _serve,
+        click.option("--host", default="127.0.0.1", show_default=True, help="bind address"),
+        click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="port"),
+        click.option("--access-log", is_flag=True, help="log every request line"),
+        help="run the admin HTTP API (the schema must be current: `harvester db migrate`)",
+    )

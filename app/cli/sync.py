@@ -8,11 +8,12 @@ a worker takes the run over. Killed mid-run, the run's heartbeat goes stale and 
 
 from __future__ import annotations
 
-import argparse
 import os
 import socket
 
-from app.cli.common import Subparsers, connection_and_keyring
+import click
+
+from app.cli.common import Args, add_command, connection_and_keyring
 from app.config import load_config
 from app.errors import HarvesterError
 
@@ -20,7 +21,7 @@ from app.errors import HarvesterError
 HANDOFF_AFTER = 60.0
 
 
-def _sync(args: argparse.Namespace) -> int:
+def _sync(args: Args) -> int:
     from app.pipeline.run import LaneBusy, execute_run, execution_id
     from app.progress import RunProgressBar
     from app.services.jobs import RUN_SYNC, defer_in
@@ -67,11 +68,22 @@ def _sync(args: argparse.Namespace) -> int:
     return 0 if run.state == "succeeded" else 1
 
 
-def register(sub: Subparsers) -> None:
-    sync = sub.add_parser("sync", help="run one sync in the foreground with live progress")
-    sync.add_argument("source", help="source name or id")
-    sync.add_argument("--mode", choices=["full", "incremental", "reconciliation"], default="incremental")
-    sync.add_argument(
-        "--confirm-mass-delete", action="store_true", help="let a reconciliation delete more than the guard share"
+def register(cli: click.Group) -> None:
+    add_command(
+        cli,
+        "sync",
+        _sync,
+        click.argument("source"),
+        click.option(
+            "--mode",
+            type=click.Choice(["full", "incremental", "reconciliation"]),
+            default="incremental",
+            show_default=True,
+            help="full (everything), incremental (changed since the cursor) or reconciliation (also soft-deletes "
+            "what is gone)",
+        ),
+        click.option(
+            "--confirm-mass-delete", is_flag=True, help="let a reconciliation delete more than the guard share"
+        ),
+        help="run one sync of SOURCE (name or id) in the foreground with live progress",
     )
-    sync.set_defaults(handler=_sync)

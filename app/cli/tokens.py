@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from app.cli.common import Subparsers, ready_url_and_keyring
+from app.cli.common import ID, Args, add_command, add_group, ready_url_and_keyring
 from app.errors import HarvesterError
 
 
-def _token_create(args: argparse.Namespace) -> int:
+def _token_create(args: Args) -> int:
     from datetime import UTC, datetime
 
     from app.db.connect import connect
@@ -31,7 +31,7 @@ def _token_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _token_list(args: argparse.Namespace) -> int:
+def _token_list(args: Args) -> int:
     from app.db.connect import connect
     from app.queries import tokens as tq
     from app.services import tokens as ts
@@ -47,7 +47,7 @@ def _token_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _token_revoke(args: argparse.Namespace) -> int:
+def _token_revoke(args: Args) -> int:
     from app.db.connect import connect
     from app.services import tokens as ts
 
@@ -71,32 +71,38 @@ def _token_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Subparsers) -> None:
-    token = sub.add_parser("token", help="admin API bearer tokens")
-    tsub = token.add_subparsers(dest="token_command", required=True)
-    create = tsub.add_parser("create", help="create a token; prints it once (only its SHA-256 is stored)")
-    create.add_argument("--name", required=True, help="who or what uses the token; unique among live tokens")
-    create.add_argument(
-        "--scope",
-        choices=["admin", "read", "search"],
-        default="admin",
-        help="admin (read/write, search as anyone), read (GET only) or search (search only, as --principal)",
+def register(cli: click.Group) -> None:
+    token = add_group(cli, "token", help="admin API bearer tokens")
+    add_command(
+        token,
+        "create",
+        _token_create,
+        click.option("--name", required=True, help="who or what uses the token; unique among live tokens"),
+        click.option(
+            "--scope",
+            type=click.Choice(["admin", "read", "search"]),
+            default="admin",
+            show_default=True,
+            help="admin (read/write, search as anyone), read (GET only) or search (search only, as --principal)",
+        ),
+        click.option(
+            "--principal",
+            multiple=True,
+            metavar="TOKEN",
+            help="search scope: whom it may search as, user:<id> (at most one) or group:<connector>:<id>; repeatable",
+        ),
+        click.option(
+            "--expires-in", metavar="DURATION", help="lifetime such as 12h, 30d or 2w (default: never expires)"
+        ),
+        help="create a token; prints it once (only its SHA-256 is stored)",
     )
-    create.add_argument(
-        "--principal",
-        action="append",
-        metavar="TOKEN",
-        help="search scope: whom it may search as, user:<id> (at most one) or group:<connector>:<id>; repeatable",
+    add_command(token, "list", _token_list, help="token ids, names, scopes, state, expiry and last use")
+    add_command(
+        token,
+        "revoke",
+        _token_revoke,
+        click.argument("token", required=False, metavar="ID|NAME"),
+        click.option("--id", "id", type=ID, help="the token's id (see `harvester token list`)"),
+        click.option("--name", help="the live token's name"),
+        help="revoke one live token by id or name (ID|NAME: the token's id (digits) or name)",
     )
-    create.add_argument(
-        "--expires-in", metavar="DURATION", help="lifetime such as 12h, 30d or 2w (default: never expires)"
-    )
-    create.set_defaults(handler=_token_create)
-    tsub.add_parser("list", help="token ids, names, scopes, state, expiry and last use").set_defaults(
-        handler=_token_list
-    )
-    revoke = tsub.add_parser("revoke", help="revoke one live token by id or name")
-    revoke.add_argument("token", nargs="?", metavar="ID|NAME", help="the token's id (digits) or name")
-    revoke.add_argument("--id", type=int, help="the token's id (see `harvester token list`)")
-    revoke.add_argument("--name", help="the live token's name")
-    revoke.set_defaults(handler=_token_revoke)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
+import click
 
-from app.cli.common import Subparsers, ready_url
+from app.cli.common import POSITIVE, Args, add_command, ready_url
 
 
 def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 300.0) -> int:
@@ -31,21 +31,26 @@ def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 
     )
 
 
-def _worker(args: argparse.Namespace) -> int:
+def _worker(args: Args) -> int:
     return run_worker(concurrency=args.concurrency, periodic=not args.no_periodic, db_wait=args.db_wait)
 
 
-def register(sub: Subparsers) -> None:
-    w = sub.add_parser("worker", help="run sync jobs and the schedule tick, watchdog and health probe")
-    w.add_argument("--concurrency", type=int, default=2, help="runs executed at once (default 2)")
-    w.add_argument(
-        "--no-periodic", action="store_true", help="run sync jobs only: no schedule tick, probe or watchdog here"
+def register(cli: click.Group) -> None:
+    add_command(
+        cli,
+        "worker",
+        _worker,
+        click.option("--concurrency", type=POSITIVE, default=2, show_default=True, help="runs executed at once"),
+        click.option(
+            "--no-periodic", is_flag=True, help="run sync jobs only: no schedule tick, probe or watchdog here"
+        ),
+        click.option(
+            "--db-wait",
+            type=click.FloatRange(min=0),
+            default=300.0,
+            show_default=True,
+            metavar="SECONDS",
+            help="how long to wait for an unreachable database before exiting with status 3",
+        ),
+        help="run sync jobs and the schedule tick, watchdog and health probe",
     )
-    w.add_argument(
-        "--db-wait",
-        type=float,
-        default=300.0,
-        metavar="SECONDS",
-        help="how long to wait for an unreachable database before exiting with status 3 (default 300)",
-    )
-    w.set_defaults(handler=_worker)

@@ -160,7 +160,8 @@ def resolve_source(conn: psycopg.Connection[Any], name_or_id: str) -> int:
     found = sq.get_source_id_by_name(conn, name=name_or_id)
     if found is not None:
         return found
-    if name_or_id.isdigit() and sq.get_source(conn, id=int(name_or_id)) is not None:
+    # Digits beyond bigint are no id (the query would fail on them): such a source does not exist.
+    if name_or_id.isdigit() and int(name_or_id) < 2**63 and sq.get_source(conn, id=int(name_or_id)) is not None:
         return int(name_or_id)
     raise HarvesterError(f"no source named or numbered {name_or_id!r}; see `harvester sources list`")
 

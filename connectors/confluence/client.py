@@ -46,7 +46,7 @@ from connectors.base import (
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import restriction_principals
-from connectors.http import HttpError, SourceHttp
+from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
 from connectors.timeutil import parse_time, window_literal
@@ -79,7 +79,9 @@ class ConfluenceConnector:
             headers=auth_headers(config.credential),
             stats=stats,
             errors=MANIFEST.errors,
+            max_attempts=config.max_attempts or DEFAULT_ATTEMPTS,
             max_wait=max_wait,
+            timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
@@ -191,6 +193,13 @@ class ConfluenceConnector:
             total = data.get("totalSize") if isinstance(data, Mapping) else None
             out[key] = total if isinstance(total, int) and not isinstance(total, bool) else None
         return out
+
+    def unseen_scope(self) -> list[str]:
+        """Allow-listed spaces missing from the spaces the credential can list."""
+        if self.config.scope_mode != "selected":
+            return []
+        visible = {s["key"] for s in self._spaces()}
+        return [k for k in dict.fromkeys(str(s) for s in self.config.scope_list) if k not in visible]
 
     def close(self) -> None:
         self.http.close()

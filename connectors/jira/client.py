@@ -55,7 +55,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.http import HttpError, SourceHttp
+from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
 from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, resolve
@@ -142,8 +142,9 @@ class JiraConnector:
             headers=auth_headers(config.credential),
             stats=stats,
             errors=MANIFEST.errors,
-            max_attempts=max_attempts,
+            max_attempts=min(max_attempts, config.max_attempts or max_attempts),
             max_wait=max_wait,
+            timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
@@ -251,6 +252,22 @@ class JiraConnector:
                 value = None
             out[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
         return out
+
+    def unseen_scope(self) -> list[str]:
+        """Allow-listed projects the credential cannot browse: Jira answers 404 for a project that does not
+        exist and for one hidden from the caller alike. JQL items are not looked up (nothing to name)."""
+        if self.config.scope_mode != "selected":
+            return []
+        projects, _ = _scope_items(self.config)
+        unseen: list[str] = []
+        for key in dict.fromkeys(projects):
+            try:
+                self.http.get_json(f"/rest/api/2/project/{key}")
+            except HttpError as exc:
+                if exc.status not in (403, 404):
+                    raise
+                unseen.append(key)
+        return unseen
 
     def close(self) -> None:
         self.http.close()

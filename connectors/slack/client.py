@@ -44,7 +44,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.http import HttpError, SourceHttp
+from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.slack.context import SlackItemContext
 from connectors.slack.manifest import MANIFEST
 from connectors.slack.mapping import message_id, ts_to_datetime
@@ -109,7 +109,9 @@ class SlackConnector:
             headers=headers,
             stats=stats,
             errors=MANIFEST.errors,
+            max_attempts=config.max_attempts or DEFAULT_ATTEMPTS,
             max_wait=max_wait,
+            timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
@@ -220,6 +222,15 @@ class SlackConnector:
         """Slack has no count API: the messages this run enumerated per channel (seed: reconciliation
         reads every channel whole); None for a channel it did not read whole in this process."""
         return {c: self._enumerated.get(c) for c in sorted({*containers, *self._enumerated})}
+
+    def unseen_scope(self) -> list[str]:
+        """Allow-listed channels (id or name, ``#`` optional) the token's conversations.list does not show."""
+        if self.config.scope_mode != "selected":
+            return []
+        seen: set[str] = set()
+        for c in self._scoped_channels():
+            seen |= {str(c["id"]), str(c.get("name") or "")}
+        return [s for s in dict.fromkeys(str(i) for i in self.config.scope_list) if s.lstrip("#") not in seen]
 
     def close(self) -> None:
         self.http.close()

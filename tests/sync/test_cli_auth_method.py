@@ -37,6 +37,6 @@ def test_cli_refuses_an_unsupported_auth_method_in_one_line(
 
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "harvester: error: auth_method: jira does not support 'oauth'; it supports ['static_token']"
+        "harvester: error: --auth-method: jira does not support 'oauth'; it supports ['static_token']"
     ]
     assert scalar(probe, "select count(*) from sources where name = 'oauth-jira'") == 0
