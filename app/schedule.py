@@ -158,7 +158,7 @@ def next_poll_at(
         at = last_poll + timedelta(seconds=interval) if last_poll is not None else now
         due = incremental_due(at, last_poll, interval)
     assert due, "next_poll_at disagrees with the tick's predicate"
-    return max(at, now)
+    return at  # in the past: overdue, started by the next tick
 
 
 def next_reconciliation_at(
@@ -172,9 +172,11 @@ def next_reconciliation_at(
     last_attempt: datetime | None,
     horizon: int = 800,
 ) -> datetime | None:
-    """The first instant from ``now`` at which :func:`reconciliation_due` holds; ``None`` beyond
-    ``horizon`` window slots. Due only changes at a window slot or when a failed attempt's retry
-    backoff ends, so those instants are the only candidates."""
+    """The first instant from ``now`` at which :func:`reconciliation_due` holds (when it already
+    holds: the slot it is overdue since); ``None`` beyond ``horizon`` window slots. Due only changes at
+    a window slot or when a failed attempt's retry backoff ends, so those instants are the only
+    candidates.
+    """
     if anchor is None:
         return None  # no full sync yet: the tick starts that first, and it anchors the first window
 
@@ -184,7 +186,7 @@ def next_reconciliation_at(
         )
 
     if due(now):
-        return now
+        return last_window(now, minute_of_week, reconcile_interval, tz)  # overdue since this slot
     candidates: list[datetime] = []
     if last_attempt is not None and last_attempt + RECONCILE_RETRY_AFTER > now:
         candidates.append(last_attempt + RECONCILE_RETRY_AFTER)

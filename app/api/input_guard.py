@@ -27,7 +27,7 @@ from typing import Any
 from litestar import Request
 from litestar.constants import RESERVED_KWARGS
 from litestar.handlers import HTTPRouteHandler
-from litestar.params import ParameterKwarg
+from litestar.params import CookieParameter, HeaderParameter, ParameterKwarg
 
 from app.api.problems import ProblemError
 
@@ -120,9 +120,9 @@ def query_names(handler: HTTPRouteHandler, path_params: set[str]) -> frozenset[s
             if name in skip:
                 continue
             if isinstance(kwarg, ParameterKwarg):
-                if kwarg.header or kwarg.cookie:
+                if kwarg.header or kwarg.cookie or isinstance(kwarg, (HeaderParameter, CookieParameter)):
                     continue
-                name = kwarg.query or name
+                name = kwarg.name or kwarg.query or name
             names.add(name)
         known = _QUERY_NAMES[id(handler)] = frozenset(names)
     return known

@@ -150,6 +150,18 @@ def _validation_field(extra: Any) -> tuple[str | None, str]:
     return None, "the request is invalid"
 
 
+def _public_name(request: Request[Any, Any, Any], field: str | None) -> str | None:
+    """The name a client sent for ``field``: a handler parameter read under an alias (``run_state`` is
+    the query parameter ``state``) is named as the client knows it."""
+    handler = request.scope.get("route_handler")
+    if field is None or not isinstance(handler, HTTPRouteHandler):
+        return field
+    definition = handler.parsed_fn_signature.parameters.get(field)
+    kwarg = getattr(definition, "kwarg_definition", None)
+    alias = getattr(kwarg, "name", None) or getattr(kwarg, "query", None)
+    return str(alias) if alias else field
+
+
 def handle_problem(request: Request[Any, Any, Any], exc: ProblemError) -> Response[Any]:
     return _render(request, exc.problem)
 
@@ -191,6 +203,7 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
                 ),
             )
         field, message = _validation_field(exc.extra)
+        field = _public_name(request, field)
         return _render(request, Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
     if isinstance(exc, NotAuthorizedException):
         return _render(

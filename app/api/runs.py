@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, cast
 import msgspec
 import psycopg
 from litestar import Controller, Response, get, post
-from litestar.params import Parameter
+from litestar.params import Parameter, QueryParameter
 
 from app.api import schemas as s
 from app.api.db import Database
@@ -33,7 +33,7 @@ _IDS = re.compile(r"^\d{1,19}(,\d{1,19}){0,999}$")
 RunState = Annotated[
     Literal["queued", "running", "succeeded", "failed", "cancelled"] | None,
     # ``state`` is a name Litestar reserves for app state: handlers read it as ``run_state``.
-    Parameter(query="state", description="only runs in this state"),
+    QueryParameter(name="state", description="only runs in this state"),
 ]
 RunMode = Annotated[Literal["full", "incremental", "reconciliation"] | None, Parameter(description="only this mode")]
 RunType = Annotated[

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Response, delete, get, patch, post
-from litestar.params import Parameter
+from litestar.params import Parameter, QueryParameter
 
 from app.api import schemas as s
 from app.api.db import Database
@@ -54,7 +54,7 @@ class SourcesController(Controller):
         # ``state`` is a name Litestar reserves for app state: the handler reads it under another.
         source_state: Annotated[
             Literal["active", "paused", "disconnected"] | None,
-            Parameter(query="state", description="only sources in this state"),
+            QueryParameter(name="state", description="only sources in this state"),
         ] = None,
         connector_type: ConnectorType = None,
         cursor: Cursor = None,

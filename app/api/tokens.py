@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from litestar import Controller, Response, delete, get, post
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 
 from app.api import schemas as s
 from app.api.db import Database
@@ -43,10 +43,13 @@ class TokensController(Controller):
     def list_tokens(
         self,
         db: Database,
-        scope: Annotated[Literal["admin", "read"] | None, Parameter(description="only tokens of this scope")] = None,
+        # ``scope`` and ``state`` are names Litestar reserves (ASGI scope, app state): read under others.
+        token_scope: Annotated[
+            Literal["admin", "read"] | None, QueryParameter(name="scope", description="only tokens of this scope")
+        ] = None,
         token_state: Annotated[
             Literal["active", "expired", "revoked"] | None,
-            Parameter(query="state", description="only tokens in this state"),
+            QueryParameter(name="state", description="only tokens in this state"),
         ] = None,
         cursor: Cursor = None,
         limit: Limit = DEFAULT_LIMIT,
@@ -58,7 +61,7 @@ class TokensController(Controller):
         """
         after_id = decode_cursor("tokens", cursor)
         with db.tx() as conn:
-            rows = tq.list_tokens_page(conn, after_id=after_id, scope=scope, state=token_state, lim=limit + 1)
+            rows = tq.list_tokens_page(conn, after_id=after_id, scope=token_scope, state=token_state, lim=limit + 1)
         return s.TokenPage(
             items=[token_out(r) for r in rows[:limit]], next_cursor=next_cursor("tokens", [r.id for r in rows], limit)
         )
