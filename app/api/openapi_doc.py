@@ -205,7 +205,27 @@ def _problem_response(status: int) -> dict[str, Any]:
     }
 
 
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """An optional query parameter's schema without its ``null`` branch: absent means "no filter", and
+    a query string cannot carry a null (generated clients otherwise grow a type per branch)."""
+    variants = schema.get("oneOf")
+    if isinstance(variants, list):
+        rest = [v for v in variants if v != {"type": "null"}]
+        if len(rest) == 1 and len(rest) < len(variants):
+            merged = {k: v for k, v in schema.items() if k != "oneOf"}
+            return {**rest[0], **merged}
+    kinds = schema.get("type")
+    if isinstance(kinds, list) and "null" in kinds:
+        schema = {**schema, "type": next(k for k in kinds if k != "null") if len(kinds) == 2 else kinds}
+        if isinstance(schema.get("enum"), list):
+            schema["enum"] = [v for v in schema["enum"] if v is not None]
+    return schema
+
+
 def _finish_operation(op: dict[str, Any]) -> None:
+    for parameter in op.get("parameters", []):
+        if parameter.get("in") == "query" and not parameter.get("required") and "schema" in parameter:
+            parameter["schema"] = _without_null(parameter["schema"])
     responses: dict[str, Any] = op.setdefault("responses", {})
     for code in list(responses):
         if int(code) >= 400 and op.get("operationId") != "health":
