@@ -61,7 +61,9 @@ def test_a_path_id_is_ascii_digits_only(client: httpx.Client, make_source: Sourc
         _problem(r, r.status_code)
     r = client.patch(f"/api/v1/sources/{spelling}", json={"name": "renamed-by-unicode"})
     assert r.status_code in (404, 422)
-    assert all(s["name"] != "renamed-by-unicode" for s in client.get("/api/v1/sources", params={"limit": 500}).json()["items"])
+    assert all(
+        s["name"] != "renamed-by-unicode" for s in client.get("/api/v1/sources", params={"limit": 500}).json()["items"]
+    )
 
 
 # ---------------------------------------------------------------- content type, size, empty

@@ -62,9 +62,7 @@ def test_history_progress_and_cancel(api: Server, make_source: SourceFactory) ->
         fresh = c.post(f"/api/v1/sources/{s['id']}/runs", json={"mode": "reconciliation"})
         c.post(f"/api/v1/runs/{fresh.json()['id']}/cancel")
         page1 = c.get(f"/api/v1/sources/{s['id']}/runs", params={"limit": 2}).json()
-        page2 = c.get(
-            f"/api/v1/sources/{s['id']}/runs", params={"limit": 2, "cursor": page1["next_cursor"]}
-        ).json()
+        page2 = c.get(f"/api/v1/sources/{s['id']}/runs", params={"limit": 2, "cursor": page1["next_cursor"]}).json()
         source = c.get(f"/api/v1/sources/{s['id']}").json()
     assert done["state"] == "succeeded" and done["run_type"] == "full"
     assert done["progress"]["done"] == 20 and done["progress"]["total"] == 20
