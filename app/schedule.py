@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
-
-if TYPE_CHECKING:
-    from app.settings import PlatformSettings
 
 WEEK = 7 * 24 * 3600
 DAY_MINUTES = 1440
@@ -112,6 +109,17 @@ def silent_too_long(now: datetime, last_success: datetime | None, silence: int) 
 # two cannot drift: a time is "next" when the predicate first turns true at it.
 
 
+class ScheduleDefaults(Protocol):
+    """The platform settings a source's NULL overrides inherit (app.settings.PlatformSettings)."""
+
+    @property
+    def sync_interval(self) -> int: ...
+    @property
+    def reconcile_interval(self) -> int: ...
+    @property
+    def reconcile_window(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Effective:
     """One schedule setting as a source sees it: its override, or the platform default it inherits."""
@@ -131,7 +139,7 @@ def effective_schedule(
     sync_interval: int | None,
     reconcile_interval: int | None,
     reconcile_window: int | None,
-    defaults: PlatformSettings,
+    defaults: ScheduleDefaults,
 ) -> EffectiveSchedule:
     """A source's overrides over the platform defaults: NULL inherits (seed 001 "Расписание")."""
 
