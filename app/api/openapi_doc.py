@@ -10,7 +10,7 @@ rely on it (issue 14 §2, STYLE habit 7):
   Schemathesis' stateful phase follows;
 - realistic examples on request and response schemas and on the problem schema;
 - the webhook operation secured by the source's signature, not a bearer token; ``sync-all``'s body
-  optional.
+  optional; ``connector_type`` of a new source an enum of the installed connectors.
 
 Litestar builds the document lazily and caches the dict it serves; this pass edits that dict once, when
 the app is created, so every render (JSON, YAML, Swagger UI) shows the same document.
@@ -24,6 +24,7 @@ from litestar import Litestar
 from litestar._openapi.plugin import OpenAPIPlugin
 
 from app.api.problems import _TITLES, PROBLEM_JSON
+from app.registry import known_types
 
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 
@@ -254,6 +255,10 @@ def finish_document(app: Litestar) -> None:
     components = doc.setdefault("components", {})
     components.setdefault("securitySchemes", {})["webhookSignature"] = SIGNATURE_SCHEME
     schemas = components.get("schemas", {})
+    # The installed connectors, as an enum: a form can offer them and a client can type them.
+    connector_type = schemas.get("SourceCreate", {}).get("properties", {}).get("connector_type")
+    if connector_type is not None:
+        connector_type["enum"] = sorted(known_types())
     for name, example in EXAMPLES.items():
         if name in schemas:
             schemas[name]["examples"] = [example]
