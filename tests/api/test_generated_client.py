@@ -58,7 +58,7 @@ def test_a_generated_client_creates_and_lists_sources(api: Server, tmp_path: Pat
         client = client_pkg.AuthenticatedClient(base_url=api.base_url, token=api.token("admin"))
         body = models.SourceCreate(
             name="generated-client-source",
-            connector_type="jira",
+            connector_type=models.SourceCreateConnectorType.JIRA,  # an enum: the installed connectors
             base_url="http://127.0.0.1:9",
             credential=JIRA_TOKEN,
             reconcile_window=models.WindowIn(day=models.WindowInDay.SATURDAY, time="22:30"),
