@@ -6,7 +6,9 @@ croniter expands it to instants in that zone (DST-aware), which are then compare
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
@@ -100,3 +102,109 @@ def probe_due(now: datetime, last_probe_at: datetime | None, interval: int) -> b
 
 def silent_too_long(now: datetime, last_success: datetime | None, silence: int) -> bool:
     return last_success is not None and (now - last_success).total_seconds() > silence
+
+
+# ---------------------------------------------------------------- what the API shows (issue 14 §2)
+# The API's "next due" times come from the predicates above, the ones the schedule tick calls, so the
+# two cannot drift: a time is "next" when the predicate first turns true at it.
+
+
+class ScheduleDefaults(Protocol):
+    """The platform settings a source's NULL overrides inherit (app.settings.PlatformSettings)."""
+
+    @property
+    def sync_interval(self) -> int: ...
+    @property
+    def reconcile_interval(self) -> int: ...
+    @property
+    def reconcile_window(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Effective:
+    """One schedule setting as a source sees it: its override, or the platform default it inherits."""
+
+    value: int
+    inherited: bool
+
+
+@dataclass(frozen=True)
+class EffectiveSchedule:
+    sync_interval: Effective
+    reconcile_interval: Effective
+    reconcile_window: Effective  # minute of week
+
+
+def effective_schedule(
+    sync_interval: int | None,
+    reconcile_interval: int | None,
+    reconcile_window: int | None,
+    defaults: ScheduleDefaults,
+) -> EffectiveSchedule:
+    """A source's overrides over the platform defaults: NULL inherits (seed 001 "Расписание")."""
+
+    def pick(own: int | None, default: int) -> Effective:
+        return Effective(default, True) if own is None else Effective(own, False)
+
+    return EffectiveSchedule(
+        pick(sync_interval, defaults.sync_interval),
+        pick(reconcile_interval, defaults.reconcile_interval),
+        pick(reconcile_window, defaults.reconcile_window),
+    )
+
+
+def next_poll_at(
+    now: datetime, created_at: datetime, first_full: datetime | None, last_poll: datetime | None, interval: int
+) -> datetime:
+    """When the tick next starts a whole-source poll: the first full sync while none ran
+    (:func:`first_full_due`), else the next incremental poll (:func:`incremental_due`)."""
+    if first_full is None:
+        since = max(created_at, last_poll) if last_poll is not None else created_at
+        at = since + timedelta(seconds=interval)
+        due = first_full_due(at, created_at, last_poll, interval)
+    else:
+        at = last_poll + timedelta(seconds=interval) if last_poll is not None else now
+        due = incremental_due(at, last_poll, interval)
+    assert due, "next_poll_at disagrees with the tick's predicate"
+    return at  # in the past: overdue, started by the next tick
+
+
+def next_reconciliation_at(
+    now: datetime,
+    last_done: datetime | None,
+    minute_of_week: int,
+    reconcile_interval: int,
+    tz: str,
+    *,
+    anchor: datetime | None,
+    last_attempt: datetime | None,
+    horizon: int = 800,
+) -> datetime | None:
+    """The first instant from ``now`` at which :func:`reconciliation_due` holds (when it already
+    holds: the slot it is overdue since); ``None`` beyond ``horizon`` window slots. Due only changes at
+    a window slot or when a failed attempt's retry backoff ends, so those instants are the only
+    candidates.
+    """
+    if anchor is None:
+        return None  # no full sync yet: the tick starts that first, and it anchors the first window
+
+    def due(at: datetime) -> bool:
+        return reconciliation_due(
+            at, last_done, minute_of_week, reconcile_interval, tz, anchor=anchor, last_attempt=last_attempt
+        )
+
+    if due(now):
+        return last_window(now, minute_of_week, reconcile_interval, tz)  # overdue since this slot
+    candidates: list[datetime] = []
+    if last_attempt is not None and last_attempt + RECONCILE_RETRY_AFTER > now:
+        candidates.append(last_attempt + RECONCILE_RETRY_AFTER)
+    slot = now
+    for _ in range(horizon):
+        slot = next_window(slot, minute_of_week, reconcile_interval, tz)
+        while candidates and candidates[0] < slot:
+            retry = candidates.pop(0)
+            if due(retry):
+                return retry
+        if due(slot):
+            return slot
+    return None

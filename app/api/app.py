@@ -26,6 +26,7 @@ from app.api.deps import DEPENDENCIES
 from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
 from app.api.input_guard import MAX_BODY_BYTES, check_request
 from app.api.notes import NotesController
+from app.api.openapi_doc import finish_document
 from app.api.ops import health, metrics_handler
 from app.api.principals import PrincipalsController
 from app.api.problems import EXCEPTION_HANDLERS
@@ -117,6 +118,7 @@ def create_app(
         debug=False,
     )
     document_operations(app)
+    finish_document(app)  # one problem schema, Location, links, examples (issue 14 §2)
     return app
 
 

@@ -3,6 +3,8 @@
 Runs as the app's ``before_request`` hook, so every answer is a problem document (app/api/problems.py):
 
 - a NUL character or an unpaired surrogate in a query parameter -> 422 naming it;
+- a query parameter the operation does not declare -> 422 naming it (a misspelt filter must not
+  silently list everything; issue 14 §2);
 - a path segment that ``int()`` would read but is not plain ASCII digits (``１``, ``1_0``, `` 1``, ``+1``)
   -> 404: an id is never "found" under another spelling;
 - operations that take a JSON body (a ``data`` parameter) insist on it:
@@ -23,6 +25,9 @@ import re
 from typing import Any
 
 from litestar import Request
+from litestar.constants import RESERVED_KWARGS
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import CookieParameter, HeaderParameter, ParameterKwarg
 
 from app.api.problems import ProblemError
 
@@ -101,6 +106,45 @@ def _find_bad_string(value: Any, path: str) -> tuple[str, str] | None:
     return None
 
 
+_QUERY_NAMES: dict[int, frozenset[str]] = {}
+
+
+def query_names(handler: HTTPRouteHandler, path_params: set[str]) -> frozenset[str]:
+    """The query parameters ``handler`` declares (their aliases), computed once per handler."""
+    known = _QUERY_NAMES.get(id(handler))
+    if known is None:
+        skip = set(RESERVED_KWARGS) | set(handler.resolve_dependencies()) | path_params
+        names = set()
+        for name, field in handler.parsed_fn_signature.parameters.items():
+            kwarg = field.kwarg_definition
+            if name in skip:
+                continue
+            if isinstance(kwarg, ParameterKwarg):
+                if kwarg.header or kwarg.cookie or isinstance(kwarg, (HeaderParameter, CookieParameter)):
+                    continue
+                name = kwarg.name or kwarg.query or name
+            names.add(name)
+        known = _QUERY_NAMES[id(handler)] = frozenset(names)
+    return known
+
+
+def check_query_names(request: Request[Any, Any, Any]) -> None:
+    """422 naming the first query parameter the operation does not declare."""
+    handler = request.route_handler
+    if not isinstance(handler, HTTPRouteHandler) or not handler.include_in_schema:
+        return  # the docs pages and static assets are not API operations
+    known = query_names(handler, set(request.path_params))
+    for name in request.query_params:
+        if name not in known:
+            expected = ", ".join(sorted(known)) or "none"
+            raise ProblemError(
+                422,
+                "unknown-parameter",
+                f"unknown query parameter (this operation takes: {expected})",
+                field=name.encode("utf-8", "replace").decode(),
+            )
+
+
 def _takes_json_body(request: Request[Any, Any, Any]) -> tuple[bool, bool]:
     """(the operation reads a JSON body, the body is required)."""
     parameters = request.route_handler.parsed_fn_signature.parameters
@@ -117,6 +161,7 @@ async def check_request(request: Request[Any, Any, Any]) -> None:
         why = _bad_text(value) or _bad_text(name)
         if why:
             raise ProblemError(422, "invalid-field", why, field=name.encode("utf-8", "replace").decode())
+    check_query_names(request)
     takes_json, required = _takes_json_body(request)
     if not takes_json:
         return

@@ -1,4 +1,5 @@
-"""Path and query parameters shared by controllers, bounded so no value can overflow a bigint."""
+"""Path parameters shared by controllers, bounded so no value can overflow a bigint (list parameters:
+app/api/pagination.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,4 @@ MAX_ID = 2**63 - 1
 SourceId = Annotated[int, Parameter(ge=1, le=MAX_ID, description="source id")]
 RunId = Annotated[int, Parameter(ge=1, le=MAX_ID, description="run id")]
 EntityId = Annotated[int, Parameter(ge=1, le=MAX_ID, description="entity id")]
-Limit = Annotated[int, Parameter(ge=1, le=500, description="page size")]
-Cursor = Annotated[int | None, Parameter(ge=1, le=MAX_ID, description="keyset cursor from the previous page")]
 TokenId = Annotated[int, Parameter(ge=1, le=MAX_ID, description="token id")]

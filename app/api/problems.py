@@ -28,7 +28,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from app.errors import HarvesterError
 from app.logs import request_id_var
-from app.services.sources import InvalidField, RunConflict
+from app.services.sources import InvalidField, NameTaken, RunConflict
 
 log = logging.getLogger("harvester.api")
 
@@ -75,6 +75,22 @@ class ProblemError(Exception):
             field=field,
             active_run_id=active_run_id,
         )
+
+
+API_PREFIX = "/api/v1"
+
+
+def located(content: Any, path: str, status: int = 201) -> Response[Any]:
+    """A 201/202 answer with ``Location`` naming what it created or started (``path`` under /api/v1)."""
+    return Response(content=content, status_code=status, headers={"Location": f"{API_PREFIX}{path}"})
+
+
+def created(content: Any, path: str) -> Response[Any]:
+    return located(content, path, 201)
+
+
+def accepted(content: Any, path: str) -> Response[Any]:
+    return located(content, path, 202)
 
 
 def not_found(what: str) -> ProblemError:
@@ -134,12 +150,28 @@ def _validation_field(extra: Any) -> tuple[str | None, str]:
     return None, "the request is invalid"
 
 
+def _public_name(request: Request[Any, Any, Any], field: str | None) -> str | None:
+    """The name a client sent for ``field``: a handler parameter read under an alias (``run_state`` is
+    the query parameter ``state``) is named as the client knows it."""
+    handler = request.scope.get("route_handler")
+    if field is None or not isinstance(handler, HTTPRouteHandler):
+        return field
+    definition = handler.parsed_fn_signature.parameters.get(field)
+    kwarg = getattr(definition, "kwarg_definition", None)
+    alias = getattr(kwarg, "name", None) or getattr(kwarg, "query", None)
+    return str(alias) if alias else field
+
+
 def handle_problem(request: Request[Any, Any, Any], exc: ProblemError) -> Response[Any]:
     return _render(request, exc.problem)
 
 
 def handle_invalid_field(request: Request[Any, Any, Any], exc: InvalidField) -> Response[Any]:
     return _render(request, Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, exc.message, exc.field))
+
+
+def handle_name_taken(request: Request[Any, Any, Any], exc: NameTaken) -> Response[Any]:
+    return _render(request, Problem("urn:harvester:problem:name-taken", _TITLES[409], 409, exc.message, exc.field))
 
 
 def handle_run_conflict(request: Request[Any, Any, Any], exc: RunConflict) -> Response[Any]:
@@ -171,6 +203,7 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
                 ),
             )
         field, message = _validation_field(exc.extra)
+        field = _public_name(request, field)
         return _render(request, Problem("urn:harvester:problem:invalid-field", _TITLES[422], 422, message, field))
     if isinstance(exc, NotAuthorizedException):
         return _render(
@@ -252,6 +285,7 @@ def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Respon
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     ProblemError: handle_problem,
+    NameTaken: handle_name_taken,  # before InvalidField, its base: a 409, not a 422
     InvalidField: handle_invalid_field,
     RunConflict: handle_run_conflict,
     HTTPException: handle_http,

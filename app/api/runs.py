@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, cast
+from datetime import datetime
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 import psycopg
-from litestar import Controller, get, post
-from litestar.params import Parameter
+from litestar import Controller, Response, get, post
+from litestar.params import Parameter, QueryParameter
 
 from app.api import schemas as s
 from app.api.db import Database
-from app.api.params import Cursor, Limit, RunId, SourceId
-from app.api.problems import ProblemError, not_found, problem_responses
+from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, next_cursor
+from app.api.params import MAX_ID, RunId, SourceId
+from app.api.problems import API_PREFIX, ProblemError, accepted, not_found, problem_responses
 from app.api.views import Scrub, run_out, scrubber
 from app.queries import completeness as cq
 from app.queries import runs as rq
@@ -26,6 +28,81 @@ from app.services.sources import InvalidField, RunConflict
 
 R = problem_responses
 _IDS = re.compile(r"^\d{1,19}(,\d{1,19}){0,999}$")
+
+# Filters shared by GET /runs and GET /sources/{id}/runs (documented in docs/api.md "Lists").
+RunState = Annotated[
+    Literal["queued", "running", "succeeded", "failed", "cancelled"] | None,
+    # ``state`` is a name Litestar reserves for app state: handlers read it as ``run_state``.
+    QueryParameter(name="state", description="only runs in this state"),
+]
+RunMode = Annotated[Literal["full", "incremental", "reconciliation"] | None, Parameter(description="only this mode")]
+RunType = Annotated[
+    Literal["full", "incremental", "partial_resync", "dlq_retry", "reconciliation"] | None,
+    Parameter(description="only this derived history type"),
+]
+RunTrigger = Annotated[
+    Literal["connect", "schedule", "webhook", "watchdog", "manual"] | None,
+    Parameter(description="only runs started by this trigger"),
+]
+StartedFrom = Annotated[
+    datetime | None,
+    Parameter(description="RFC 3339 with an offset: runs created (queued) at or after this instant"),
+]
+StartedTo = Annotated[
+    datetime | None, Parameter(description="RFC 3339 with an offset: runs created (queued) before this instant")
+]
+
+
+class RunFilters(msgspec.Struct, frozen=True):
+    state: str | None = None
+    mode: str | None = None
+    run_type: str | None = None
+    trigger: str | None = None
+    started_from: datetime | None = None
+    started_to: datetime | None = None
+
+    def given(self) -> list[str]:
+        return [f for f in self.__struct_fields__ if getattr(self, f) is not None]
+
+    def check(self) -> None:
+        for name in ("started_from", "started_to"):
+            value = getattr(self, name)
+            if value is not None and value.utcoffset() is None:
+                raise InvalidField(name, "must be an RFC 3339 time with an offset, e.g. 2026-11-30T12:00:00Z")
+        if self.started_from and self.started_to and self.started_from >= self.started_to:
+            raise InvalidField("started_to", "must be after started_from")
+
+
+def runs_page(
+    conn: psycopg.Connection[Any],
+    keyring: Keyring,
+    source_id: int | None,
+    filters: RunFilters,
+    cursor: str | None,
+    limit: int,
+) -> s.RunPage:
+    """One page of run history, newest first (ListRunsPage: keyset on id, never OFFSET)."""
+    filters.check()
+    before_id = decode_cursor("runs", cursor)
+    rows = rq.list_runs_page(
+        conn,
+        source_id=source_id,
+        state=filters.state,
+        mode=filters.mode,
+        run_type=filters.run_type,
+        trigger=filters.trigger,
+        started_from=filters.started_from,
+        started_to=filters.started_to,
+        before_id=before_id,
+        lim=limit + 1,
+    )
+    scrubs: dict[int, Scrub] = {}
+    items = []
+    for r in rows[:limit]:
+        if r.source_id not in scrubs:
+            scrubs[r.source_id] = scrubber(conn, keyring, r.source_id)
+        items.append(run_out(r, scrubs[r.source_id]))
+    return s.RunPage(items=items, next_cursor=next_cursor("runs", [r.id for r in rows], limit))
 
 
 def active_source(conn: psycopg.Connection[Any], source_id: int) -> sq.GetSourceRow:
@@ -74,6 +151,33 @@ def _one_run(conn: psycopg.Connection[Any], keyring: Keyring, run_id: int) -> s.
     return msgspec.structs.replace(out, completeness=audit)
 
 
+def _group(db: Database, keyring: Keyring, ids: str) -> s.RunGroupOut:
+    if not _IDS.match(ids):
+        raise InvalidField("ids", "must be 1 to 1000 comma-separated run ids")
+    wanted = sorted({int(i) for i in ids.split(",")})
+    if any(i < 1 or i > 2**63 - 1 for i in wanted):
+        raise InvalidField("ids", "run ids are positive 64-bit integers")
+    with db.tx() as conn:
+        rows = rq.list_runs_by_ids(conn, ids=wanted)
+        scrubs: dict[int, Scrub] = {}
+        runs = []
+        for r in rows:
+            if r.source_id not in scrubs:
+                scrubs[r.source_id] = scrubber(conn, keyring, r.source_id)
+            runs.append(run_out(r, scrubs[r.source_id]))
+    if not rows:
+        raise not_found(f"runs {ids}" if len(wanted) > 1 else f"run {wanted[0]}")
+    status, counts = group_status(r.state for r in rows)
+    found = {r.id for r in rows}
+    return s.RunGroupOut(
+        status=cast(s.GroupStatus, status),
+        counts=counts,
+        succeeded_with_errors=sum(1 for r in rows if r.state == "succeeded" and (r.error_count or 0) > 0),
+        missing=[i for i in wanted if i not in found],
+        runs=runs,
+    )
+
+
 class RunsController(Controller):
     path = "/"
     tags = ("runs",)
@@ -85,74 +189,82 @@ class RunsController(Controller):
         status_code=202,
         responses=R(400, 401, 403, 404, 409, 413, 415, 422),
     )
-    def start_run(
-        self, source_id: SourceId, data: s.RunCreate, db: Database, keyring: Keyring
-    ) -> s.RunOut:
-        """Queue a run (full, incremental or reconciliation; optional scope). 409 names the active run."""
+    def start_run(self, source_id: SourceId, data: s.RunCreate, db: Database, keyring: Keyring) -> Response[s.RunOut]:
+        """Queue a run (full, incremental or reconciliation; optional scope). 409 names the active run.
+
+        ``Location`` names the new run (``GET /api/v1/runs/{id}`` follows its progress).
+        """
         with db.tx() as conn:
             source = active_source(conn, source_id)
             scope = _scope(data, source.connector_type)
             options = {"confirm_mass_delete": True} if data.confirm_mass_delete else None
-            run_id = start_and_defer(
-                conn, source_id, mode=data.mode, trigger="manual", scope=scope, options=options
-            )
+            run_id = start_and_defer(conn, source_id, mode=data.mode, trigger="manual", scope=scope, options=options)
             conn.commit()
-            return _one_run(conn, keyring, run_id)
+            return accepted(_one_run(conn, keyring, run_id), f"/runs/{run_id}")
 
     @get("/sources/{source_id:int}/runs", operation_id="listRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def list_runs(
-        self, source_id: SourceId, db: Database, keyring: Keyring, before_id: Cursor = None, limit: Limit = 50
+        self,
+        source_id: SourceId,
+        db: Database,
+        keyring: Keyring,
+        run_state: RunState = None,
+        mode: RunMode = None,
+        run_type: RunType = None,
+        trigger: RunTrigger = None,
+        started_from: StartedFrom = None,
+        started_to: StartedTo = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
     ) -> s.RunPage:
-        """Run history, newest first, with the derived type, duration, N of M, errors, API calls and 429s."""
+        """A source's run history, newest first, with the derived type, duration, N of M, errors, API calls
+        and 429s; the same filters as ``GET /runs``."""
+        filters = RunFilters(run_state, mode, run_type, trigger, started_from, started_to)
         with db.tx() as conn:
             if sq.get_source(conn, id=source_id) is None:
                 raise not_found(f"source {source_id}")
-            rows = rq.list_runs(conn, source_id=source_id, before_id=before_id, lim=limit + 1)
-            scrub = scrubber(conn, keyring, source_id)
-        page = rows[:limit]
-        return s.RunPage(
-            items=[run_out(r, scrub) for r in page], next_before_id=page[-1].id if len(rows) > limit else None
-        )
+            return runs_page(conn, keyring, source_id, filters, cursor, limit)
 
-    @get("/runs", operation_id="getRunGroup", sync_to_thread=True, responses=R(400, 401, 404, 422))
-    def run_group(
+    @get("/runs", operation_id="listAllRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    def all_runs(
         self,
         db: Database,
         keyring: Keyring,
-        ids: Annotated[str, Parameter(description="comma-separated run ids, e.g. 1,2,3", max_length=20_000)],
-    ) -> s.RunGroupOut:
-        """Status of a group of runs (e.g. one "sync all"), computed from the runs now, never stored.
+        ids: Annotated[
+            str | None,
+            Parameter(
+                description="comma-separated run ids, e.g. 1,2,3: answers the group's status instead of a page",
+                max_length=20_000,
+            ),
+        ] = None,
+        source_id: Annotated[int | None, Parameter(ge=1, le=MAX_ID, description="only this source's runs")] = None,
+        run_state: RunState = None,
+        mode: RunMode = None,
+        run_type: RunType = None,
+        trigger: RunTrigger = None,
+        started_from: StartedFrom = None,
+        started_to: StartedTo = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> s.RunPage | s.RunGroupOut:
+        """Runs across sources, newest first, filtered by source, state, mode, derived type, trigger and
+        creation time; or, with ``ids``, the status of that group of runs (e.g. one "sync all").
 
-        ``status`` is ``queued`` (none started), ``running`` (some still live), ``succeeded`` (all),
-        ``partially_failed`` (some succeeded, others failed or were cancelled), ``failed`` (none succeeded,
-        some failed) or ``cancelled`` (all cancelled); ``counts`` has every run state,
-        ``succeeded_with_errors`` the succeeded runs that left dead letters, ``missing`` the ids that are
-        not runs. 404 when none of the ids is a run.
+        Without ``ids``: a page ``{items, next_cursor}``. With ``ids`` (no other parameter): the group's
+        status, computed from the runs now, never stored: ``status`` is ``queued`` (none started),
+        ``running`` (some still live), ``succeeded`` (all), ``partially_failed`` (some succeeded, others
+        failed or were cancelled), ``failed`` (none succeeded, some failed) or ``cancelled`` (all
+        cancelled); ``counts`` has every run state, ``succeeded_with_errors`` the succeeded runs that left
+        dead letters, ``missing`` the ids that are not runs. 404 when none of the ids is a run.
         """
-        if not _IDS.match(ids):
-            raise InvalidField("ids", "must be 1 to 1000 comma-separated run ids")
-        wanted = sorted({int(i) for i in ids.split(",")})
-        if any(i < 1 or i > 2**63 - 1 for i in wanted):
-            raise InvalidField("ids", "run ids are positive 64-bit integers")
-        with db.tx() as conn:
-            rows = rq.list_runs_by_ids(conn, ids=wanted)
-            scrubs: dict[int, Scrub] = {}
-            runs = []
-            for r in rows:
-                if r.source_id not in scrubs:
-                    scrubs[r.source_id] = scrubber(conn, keyring, r.source_id)
-                runs.append(run_out(r, scrubs[r.source_id]))
-        if not rows:
-            raise not_found(f"runs {ids}" if len(wanted) > 1 else f"run {wanted[0]}")
-        status, counts = group_status(r.state for r in rows)
-        found = {r.id for r in rows}
-        return s.RunGroupOut(
-            status=cast(s.GroupStatus, status),
-            counts=counts,
-            succeeded_with_errors=sum(1 for r in rows if r.state == "succeeded" and (r.error_count or 0) > 0),
-            missing=[i for i in wanted if i not in found],
-            runs=runs,
-        )
+        filters = RunFilters(run_state, mode, run_type, trigger, started_from, started_to)
+        if ids is None:
+            with db.tx() as conn:
+                return runs_page(conn, keyring, source_id, filters, cursor, limit)
+        extra = filters.given() + [n for n, v in (("source_id", source_id), ("cursor", cursor)) if v is not None]
+        if extra:
+            raise InvalidField(extra[0], "cannot be combined with ids (a group's status is not a page)")
+        return _group(db, keyring, ids)
 
     @get("/runs/{run_id:int}", operation_id="getRun", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def get_run(self, run_id: RunId, db: Database, keyring: Keyring) -> s.RunOut:
@@ -185,12 +297,12 @@ class RunsController(Controller):
         status_code=202,
         responses=R(400, 401, 403, 413, 415, 422),
     )
-    def sync_all(
-        self, db: Database, keyring: Keyring, data: s.SyncAllCreate | None = None
-    ) -> s.SyncAllOut:
+    def sync_all(self, db: Database, keyring: Keyring, data: s.SyncAllCreate | None = None) -> Response[s.SyncAllOut]:
         """One run per active source (no global run). Sources with an active run are skipped and listed.
 
-        The group's status is ``GET /api/v1/runs?ids=...`` with the returned ids (``status_url``).
+        The body is optional (default mode ``incremental``). The group's status is
+        ``GET /api/v1/runs?ids=...`` with the returned ids: ``status_url``, also the ``Location`` header
+        when at least one run started.
         """
         mode = data.mode if data is not None else "incremental"
         run_ids: list[int] = []
@@ -204,5 +316,7 @@ class RunsController(Controller):
                     skipped.append(s.SkippedSource(source_id, exc.active_run_id))
             conn.commit()
             runs = [_one_run(conn, keyring, run_id) for run_id in run_ids]
-        status_url = f"/api/v1/runs?ids={','.join(map(str, run_ids))}" if run_ids else None
-        return s.SyncAllOut(run_ids=run_ids, status_url=status_url, runs=runs, skipped=skipped)
+        group = f"/runs?ids={','.join(map(str, run_ids))}" if run_ids else None
+        status_url = f"{API_PREFIX}{group}" if group else None
+        out = s.SyncAllOut(run_ids=run_ids, status_url=status_url, runs=runs, skipped=skipped)
+        return accepted(out, group) if group else Response(out, status_code=202)

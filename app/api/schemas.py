@@ -15,7 +15,6 @@ from msgspec import UNSET, Meta, UnsetType
 from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_SECONDS
 
 Seconds = Annotated[int, Meta(ge=1, le=MAX_SECONDS, description="seconds")]
-MinuteOfWeek = Annotated[int, Meta(ge=0, le=10079, description="minutes after Monday 00:00, org time zone")]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
 Url = Annotated[str, Meta(max_length=2000, pattern=r"^https?://")]
 SecretText = Annotated[str, Meta(min_length=1, max_length=10_000)]
@@ -65,7 +64,54 @@ class ConnectorOut(msgspec.Struct):
     webhook: WebhookSpecOut | None
 
 
+class ConnectorPage(msgspec.Struct):
+    items: list[ConnectorOut]
+    next_cursor: str | None
+
+
 # ---------------------------------------------------------------- sources
+
+
+class WindowIn(Input):
+    """The reconciliation window: a weekday and a time in the organisation's time zone (settings and
+    sources alike)."""
+
+    day: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    time: Annotated[str, Meta(pattern=r"^\d{2}:\d{2}$", description="HH:MM, 00:00 .. 23:59")]
+
+
+class WindowOut(msgspec.Struct):
+    day: str
+    time: str
+
+
+class EffectiveSeconds(msgspec.Struct):
+    """A schedule setting as the source sees it: ``inherited`` true when it is the platform default."""
+
+    value: int
+    inherited: bool
+
+
+class EffectiveWindow(msgspec.Struct):
+    value: WindowOut
+    inherited: bool
+
+
+class ScheduleOut(msgspec.Struct):
+    """The source's effective schedule and when the scheduler tick will next start its runs.
+
+    Times come from the predicates the tick itself evaluates (app/schedule.py); ``null`` when the source
+    is not active (nothing is scheduled) or, for ``next_reconciliation_at``, before its first full sync.
+    A time in the past or now means due at the next tick.
+    """
+
+    sync_interval: EffectiveSeconds
+    reconcile_interval: EffectiveSeconds
+    reconcile_window: EffectiveWindow
+    timezone: str
+    next_poll_at: datetime | None
+    next_poll_mode: Literal["full", "incremental"] | None
+    next_reconciliation_at: datetime | None
 
 
 class SecretMask(msgspec.Struct):
@@ -93,9 +139,10 @@ class SourceOut(msgspec.Struct):
     scope_mode: str
     scope_list: list[Any]
     content_filters: dict[str, bool]
+    # The source's own overrides (null: inherits the platform setting); ``schedule`` has the effective ones.
     sync_interval: int | None
     reconcile_interval: int | None
-    reconcile_window: int | None
+    reconcile_window: WindowOut | None
     # Resolved: the stored tier, or the connector manifest's default_authority when the column is NULL
     # (seed 000); authority_tier_inherited says which.
     authority_tier: str | None
@@ -110,6 +157,12 @@ class SourceOut(msgspec.Struct):
     entity_count: int
     dlq_depth: int
     last_run: LastRunOut | None
+    schedule: ScheduleOut
+
+
+class SourcePage(msgspec.Struct):
+    items: list[SourceOut]
+    next_cursor: str | None
 
 
 class SourceCreate(Input):
@@ -126,7 +179,7 @@ class SourceCreate(Input):
     content_filters: dict[str, bool] = msgspec.field(default_factory=dict)
     sync_interval: Seconds | None = None
     reconcile_interval: Seconds | None = None
-    reconcile_window: MinuteOfWeek | None = None
+    reconcile_window: WindowIn | None = None
     authority_tier: Tier | None = None
     webhook_enabled: bool = False
 
@@ -146,7 +199,7 @@ class SourcePatch(Input):
     content_filters: dict[str, bool] | UnsetType = UNSET
     sync_interval: Seconds | UnsetType | None = UNSET
     reconcile_interval: Seconds | UnsetType | None = UNSET
-    reconcile_window: MinuteOfWeek | UnsetType | None = UNSET
+    reconcile_window: WindowIn | UnsetType | None = UNSET
     authority_tier: Tier | UnsetType | None = UNSET
     webhook_enabled: bool | UnsetType = UNSET
 
@@ -222,7 +275,7 @@ class RunOut(msgspec.Struct):
 
 class RunPage(msgspec.Struct):
     items: list[RunOut]
-    next_before_id: int | None
+    next_cursor: str | None
 
 
 GroupStatus = Literal["queued", "running", "succeeded", "partially_failed", "failed", "cancelled"]
@@ -279,7 +332,7 @@ class DeadLetterOut(msgspec.Struct):
 
 class DeadLetterPage(msgspec.Struct):
     items: list[DeadLetterOut]
-    next_after_id: int | None
+    next_cursor: str | None
 
 
 class DeadLetterSummaryOut(msgspec.Struct):
@@ -289,16 +342,6 @@ class DeadLetterSummaryOut(msgspec.Struct):
 
 
 # ---------------------------------------------------------------- settings
-
-
-class WindowIn(Input):
-    day: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-    time: Annotated[str, Meta(pattern=r"^\d{2}:\d{2}$", description="HH:MM, 00:00 .. 23:59")]
-
-
-class WindowOut(msgspec.Struct):
-    day: str
-    time: str
 
 
 AlertEvent = Literal[
@@ -480,6 +523,11 @@ class TokenOut(msgspec.Struct):
     last_used_at: datetime | None
     revoked_at: datetime | None
     principals: Annotated[list[str] | None, Meta(description="whom a search token may search as; null otherwise")]
+
+
+class TokenPage(msgspec.Struct):
+    items: list[TokenOut]
+    next_cursor: str | None
 
 
 class TokenCreated(TokenOut):

@@ -2,54 +2,89 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, delete, get, patch, post
+from litestar import Controller, Response, delete, get, patch, post
+from litestar.params import Parameter, QueryParameter
 
 from app.api import schemas as s
 from app.api.db import Database
+from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, next_cursor
 from app.api.params import SourceId
-from app.api.problems import ProblemError, not_found, problem_responses
-from app.api.views import source_out
+from app.api.problems import ProblemError, created, not_found, problem_responses
+from app.api.views import schedules, source_out
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.secrets import Keyring
 from app.services.connectors import probe
 from app.services.jobs import start_and_defer
+from app.services.settings import window_to_minutes
 from app.services.sources import NewSource, RunConflict, create_source, update_source
 
 R = problem_responses
+ConnectorType = Annotated[
+    str | None, Parameter(min_length=1, max_length=50, description="only sources of this connector")
+]
 
 
 def read_source(db: Database, keyring: Keyring, source_id: int) -> s.SourceOut:
     with db.tx() as conn:
         rows = sq.list_source_details(conn, id=source_id)
+        schedule_of = schedules(conn)
     if not rows:
         raise not_found(f"source {source_id}")
-    return source_out(keyring, rows[0])
+    return source_out(keyring, rows[0], schedule_of)
+
+
+def window_minutes(window: s.WindowIn | None) -> int | None:
+    """The API's ``{day, time}`` as the minute of week ``sources.reconcile_window`` stores."""
+    return None if window is None else window_to_minutes({"day": window.day, "time": window.time})
 
 
 class SourcesController(Controller):
     path = "/sources"
     tags = ("sources",)
 
-    @get("/", operation_id="listSources", sync_to_thread=True, responses=R(401))
-    def list_sources(self, db: Database, keyring: Keyring) -> list[s.SourceOut]:
-        """Every source with its state, computed health, entity count, DLQ depth and last run."""
+    @get("/", operation_id="listSources", sync_to_thread=True, responses=R(401, 422))
+    def list_sources(
+        self,
+        db: Database,
+        keyring: Keyring,
+        # ``state`` is a name Litestar reserves for app state: the handler reads it under another.
+        source_state: Annotated[
+            Literal["active", "paused", "disconnected"] | None,
+            QueryParameter(name="state", description="only sources in this state"),
+        ] = None,
+        connector_type: ConnectorType = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> s.SourcePage:
+        """Sources by id, a page at a time, each with its state, computed health, entity count, DLQ depth,
+        last run and effective schedule; optionally of one ``state`` or ``connector_type``."""
+        after_id = decode_cursor("sources", cursor)
         with db.tx() as conn:
-            rows = sq.list_source_details(conn, id=None)
-        return [source_out(keyring, r) for r in rows]
+            rows = sq.list_sources_page(
+                conn, after_id=after_id, state=source_state, connector_type=connector_type, lim=limit + 1
+            )
+            schedule_of = schedules(conn)
+        return s.SourcePage(
+            items=[source_out(keyring, r, schedule_of) for r in rows[:limit]],
+            next_cursor=next_cursor("sources", [r.id for r in rows], limit),
+        )
 
     @post(
         "/",
         operation_id="createSource",
         sync_to_thread=True,
         status_code=201,
-        responses=R(400, 401, 403, 413, 415, 422),
+        responses=R(400, 401, 403, 409, 413, 415, 422),
     )
-    def create_source(self, data: s.SourceCreate, db: Database, keyring: Keyring) -> s.SourceOut:
-        """Register a source. ``credential`` and ``webhook_secret`` are encrypted and never returned."""
+    def create_source(self, data: s.SourceCreate, db: Database, keyring: Keyring) -> Response[s.SourceOut]:
+        """Register a source. ``credential`` and ``webhook_secret`` are encrypted and never returned.
+
+        ``Location`` names the new source; a name already taken is a 409 naming ``name``.
+        """
         new = NewSource(
             name=data.name,
             connector_type=data.connector_type,
@@ -64,7 +99,7 @@ class SourcesController(Controller):
             state=data.state,
             sync_interval=data.sync_interval,
             reconcile_interval=data.reconcile_interval,
-            reconcile_window=data.reconcile_window,
+            reconcile_window=window_minutes(data.reconcile_window),
             authority_tier=data.authority_tier,
             webhook_enabled=data.webhook_enabled,
         )
@@ -72,7 +107,7 @@ class SourcesController(Controller):
             raise ProblemError(422, "invalid-field", "a disconnected source holds no credential", field="credential")
         with db.tx() as conn:
             source_id = create_source(conn, keyring, new)
-        return read_source(db, keyring, source_id)
+        return created(read_source(db, keyring, source_id), f"/sources/{source_id}")
 
     @get("/{source_id:int}", operation_id="getSource", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def get_source(self, source_id: SourceId, db: Database, keyring: Keyring) -> s.SourceOut:
@@ -83,13 +118,18 @@ class SourcesController(Controller):
         "/{source_id:int}",
         operation_id="updateSource",
         sync_to_thread=True,
-        responses=R(400, 401, 403, 404, 413, 415, 422),
+        responses=R(400, 401, 403, 404, 409, 413, 415, 422),
     )
     def update_source(self, source_id: SourceId, data: s.SourcePatch, db: Database, keyring: Keyring) -> s.SourceOut:
-        """Change some fields. ``state: disconnected`` clears the credential; ``null`` clears an override."""
+        """Change some fields. ``state: disconnected`` clears the credential; ``null`` clears an override.
+
+        A name another source has is a 409 naming ``name``.
+        """
         changes: dict[str, Any] = {k: v for k, v in msgspec.structs.asdict(data).items() if v is not msgspec.UNSET}
         if "scope_list" in changes:
             changes["scope_list"] = list(changes["scope_list"])
+        if "reconcile_window" in changes:
+            changes["reconcile_window"] = window_minutes(changes["reconcile_window"])
         with db.tx() as conn:
             if not update_source(conn, keyring, source_id, changes):
                 raise not_found(f"source {source_id}")

@@ -5,12 +5,16 @@ Admin scope only, reads included: a token list names every automation that can r
 
 from __future__ import annotations
 
-from litestar import Controller, delete, get, post
+from typing import Annotated, Literal
+
+from litestar import Controller, Response, delete, get, post
+from litestar.params import QueryParameter
 
 from app.api import schemas as s
 from app.api.db import Database
+from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, next_cursor
 from app.api.params import TokenId
-from app.api.problems import ProblemError, not_found, problem_responses
+from app.api.problems import ProblemError, created, not_found, problem_responses
 from app.queries import tokens as tq
 from app.services import tokens as ts
 
@@ -36,15 +40,47 @@ class TokensController(Controller):
     path = "/tokens"
     tags = ("tokens",)
 
-    @get("/", operation_id="listTokens", sync_to_thread=True, opt=ADMIN_ONLY, responses=R(401, 403))
-    def list_tokens(self, db: Database) -> list[s.TokenOut]:
-        """List every token, oldest first.
+    @get("/", operation_id="listTokens", sync_to_thread=True, opt=ADMIN_ONLY, responses=R(401, 403, 422))
+    def list_tokens(
+        self,
+        db: Database,
+        # ``scope`` and ``state`` are names Litestar reserves (ASGI scope, app state): read under others.
+        token_scope: Annotated[
+            Literal["admin", "read", "search"] | None, QueryParameter(name="scope", description="only tokens of this scope")
+        ] = None,
+        token_state: Annotated[
+            Literal["active", "expired", "revoked"] | None,
+            QueryParameter(name="state", description="only tokens in this state"),
+        ] = None,
+        cursor: Cursor = None,
+        limit: Limit = DEFAULT_LIMIT,
+    ) -> s.TokenPage:
+        """List tokens, oldest first, optionally of one scope or state.
 
         Each with its scope, `state` (active, expired or revoked), expiry and last use (to the minute);
         never the token value or its hash. Needs an admin token.
         """
+        after_id = decode_cursor("tokens", cursor)
         with db.tx() as conn:
-            return [token_out(r) for r in tq.list_tokens(conn)]
+            rows = tq.list_tokens_page(conn, after_id=after_id, scope=token_scope, state=token_state, lim=limit + 1)
+        return s.TokenPage(
+            items=[token_out(r) for r in rows[:limit]], next_cursor=next_cursor("tokens", [r.id for r in rows], limit)
+        )
+
+    @get(
+        "/{token_id:int}",
+        operation_id="getToken",
+        sync_to_thread=True,
+        opt=ADMIN_ONLY,
+        responses=R(400, 401, 403, 404, 422),
+    )
+    def get_token(self, token_id: TokenId, db: Database) -> s.TokenOut:
+        """One token by id (never its value or hash). Needs an admin token."""
+        with db.tx() as conn:
+            row = tq.get_token(conn, id=token_id)
+        if row is None:
+            raise not_found(f"token {token_id}")
+        return token_out(row)
 
     @post(
         "/",
@@ -54,22 +90,24 @@ class TokensController(Controller):
         opt=ADMIN_ONLY,
         responses=R(400, 401, 403, 409, 413, 415, 422),
     )
-    def create_token(self, data: s.TokenCreate, db: Database) -> s.TokenCreated:
+    def create_token(self, data: s.TokenCreate, db: Database) -> Response[s.TokenCreated]:
         """Create a bearer token; the response carries its value this once.
 
         A `search` token must name the `principals` it may search as (422 otherwise); other scopes
         name none. The name must be unique among live tokens (409 otherwise) and not blank; `expires_at` (with a
         time zone, in the future) is optional, after it the token answers 401. Only its SHA-256 is stored.
+        ``Location`` names the token (``GET /api/v1/tokens/{id}``).
         """
         with db.tx() as conn:
             try:
-                created = ts.create_token(
+                created_token = ts.create_token(
                     conn, name=data.name, scope=data.scope, expires_at=data.expires_at, principals=data.principals
                 )
             except ts.TokenNameTaken as exc:
                 raise ProblemError(409, "token-name-taken", str(exc), field="name") from None
-        out = token_out(created.row)
-        return s.TokenCreated(**{f: getattr(out, f) for f in out.__struct_fields__}, token=created.token)
+        out = token_out(created_token.row)
+        body = s.TokenCreated(**{f: getattr(out, f) for f in out.__struct_fields__}, token=created_token.token)
+        return created(body, f"/tokens/{out.id}")
 
     @delete(
         "/{token_id:int}",

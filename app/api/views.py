@@ -4,7 +4,7 @@ scrubbed of the source's own secrets in case a connector ever echoed one."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -14,8 +14,11 @@ from app.errors import HarvesterError
 from app.queries import runs as rq
 from app.queries import sources as sq
 from app.registry import get_spec
+from app.schedule import effective_schedule, next_poll_at, next_reconciliation_at
 from app.secrets import Keyring, mask
 from app.services.run_status import progress
+from app.services.settings import minutes_to_window
+from app.settings import load_settings
 from connectors.redaction import Redactor
 
 Scrub = Callable[[str | None], str | None]
@@ -56,7 +59,52 @@ def scrubber(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int) ->
     return scrub
 
 
-def source_out(keyring: Keyring, r: Any) -> s.SourceOut:
+ScheduleOf = Callable[[Any], s.ScheduleOut]
+
+
+def window_out(minute_of_week: int) -> s.WindowOut:
+    """The one place a stored minute of week becomes the API's ``{day, time}`` (settings and sources)."""
+    return s.WindowOut(**minutes_to_window(minute_of_week))
+
+
+def schedules(conn: psycopg.Connection[Any], now: datetime | None = None) -> ScheduleOf:
+    """Builds each source's effective schedule and next due times from the platform settings and the
+    history the schedule tick reads (ListScheduleState), with the tick's own functions (app/schedule.py)."""
+    settings = load_settings(conn)
+    states = {row.id: row for row in sq.list_schedule_state(conn)}
+    at = now or datetime.now(UTC)
+
+    def build(r: Any) -> s.ScheduleOut:
+        plan = effective_schedule(r.sync_interval, r.reconcile_interval, r.reconcile_window, settings)
+        state = states.get(r.id)  # only active sources are scheduled
+        poll = reconcile = None
+        if state is not None:
+            poll = next_poll_at(at, state.created_at, state.first_full, state.last_poll, plan.sync_interval.value)
+            reconcile = next_reconciliation_at(
+                at,
+                state.last_reconciliation,
+                plan.reconcile_window.value,
+                plan.reconcile_interval.value,
+                settings.timezone,
+                anchor=state.first_full,
+                last_attempt=state.last_reconciliation_attempt,
+            )
+        return s.ScheduleOut(
+            sync_interval=s.EffectiveSeconds(plan.sync_interval.value, plan.sync_interval.inherited),
+            reconcile_interval=s.EffectiveSeconds(plan.reconcile_interval.value, plan.reconcile_interval.inherited),
+            reconcile_window=s.EffectiveWindow(
+                window_out(plan.reconcile_window.value), plan.reconcile_window.inherited
+            ),
+            timezone=settings.timezone,
+            next_poll_at=poll,
+            next_poll_mode=None if state is None else ("incremental" if state.first_full else "full"),
+            next_reconciliation_at=reconcile,
+        )
+
+    return build
+
+
+def source_out(keyring: Keyring, r: Any, schedule_of: ScheduleOf) -> s.SourceOut:
     last = (
         s.LastRunOut(r.last_run_id, r.last_run_state, r.last_run_finished_at, r.last_run_error_count)
         if r.last_run_id is not None
@@ -77,7 +125,7 @@ def source_out(keyring: Keyring, r: Any) -> s.SourceOut:
         content_filters=dict(r.content_filters or {}),
         sync_interval=r.sync_interval,
         reconcile_interval=r.reconcile_interval,
-        reconcile_window=r.reconcile_window,
+        reconcile_window=window_out(r.reconcile_window) if r.reconcile_window is not None else None,
         authority_tier=r.authority_tier or default_authority(r.connector_type),
         authority_tier_inherited=r.authority_tier is None,
         webhook_enabled=r.webhook_enabled,
@@ -90,6 +138,7 @@ def source_out(keyring: Keyring, r: Any) -> s.SourceOut:
         entity_count=int(r.entity_count or 0),
         dlq_depth=int(r.dlq_depth or 0),
         last_run=last,
+        schedule=schedule_of(r),
     )
 
 

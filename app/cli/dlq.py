@@ -14,38 +14,14 @@ REASONS = ("permission", "not_found", "malformed", "rate_limited", "unknown")
 
 
 def _dlq_list(args: Args) -> int:
-    from app.api import schemas as s
-    from app.api.views import scrubber
+    from app.api.dead_letters import dead_letters_page
     from app.cli.common import print_table
-    from app.queries import dead_letters as dq
     from app.services.sources import resolve_source
 
     conn, keyring = connection_and_keyring()
     with conn:
         source_id = resolve_source(conn, args.source)
-        rows = dq.list_dead_letters(
-            conn, source_id=source_id, reason=args.reason, after_id=args.after_id, lim=args.limit + 1
-        )
-        scrub = scrubber(conn, keyring, source_id)
-    page = rows[: args.limit]
-    out = s.DeadLetterPage(
-        items=[
-            s.DeadLetterOut(
-                r.id,
-                r.source_id,
-                r.run_id,
-                r.source_type,
-                r.source_entity_id,
-                r.reason,
-                scrub(r.error_detail),
-                r.attempts,
-                r.created_at,
-                r.updated_at,
-            )
-            for r in page
-        ],
-        next_after_id=page[-1].id if len(rows) > args.limit else None,
-    )
+        out = dead_letters_page(conn, keyring, source_id, args.reason, None, args.cursor, args.limit)
     if args.as_json:
         print_json(out)
         return 0
@@ -64,8 +40,8 @@ def _dlq_list(args: Args) -> int:
             for d in out.items
         ),
     )
-    if out.next_after_id is not None:
-        print(f"(more: --after-id {out.next_after_id})")
+    if out.next_cursor is not None:
+        print(f"(more: --cursor {out.next_cursor})")
     return 0
 
 
@@ -111,7 +87,7 @@ def register(cli: click.Group) -> None:
         source,
         click.option("--reason", type=click.Choice(REASONS), help="only this reason"),
         click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True, help="items per page"),
-        click.option("--after-id", type=ID, help="the page after this dead letter id (oldest first)"),
+        click.option("--cursor", help="the next_cursor a previous page printed (oldest first)"),
         json_option,
         help="unresolved failed items of SOURCE (name or id), oldest first",
     )

@@ -45,27 +45,21 @@ _HEAD = ("id", "type", "trigger", "state", "items", "errors", "calls", "429s", "
 
 
 def _runs_list(args: Args) -> int:
-    from app.api import schemas as s
-    from app.api.views import run_out, scrubber
+    from app.api.runs import RunFilters, runs_page
     from app.cli.common import print_table
-    from app.queries import runs as rq
     from app.services.sources import resolve_source
 
     conn, keyring = connection_and_keyring()
     with conn:
-        source_id = resolve_source(conn, args.source)
-        rows = rq.list_runs(conn, source_id=source_id, before_id=args.before_id, lim=args.limit + 1)
-        scrub = scrubber(conn, keyring, source_id)
-    page = rows[: args.limit]
-    out = s.RunPage(
-        items=[run_out(r, scrub) for r in page], next_before_id=page[-1].id if len(rows) > args.limit else None
-    )
+        source_id = resolve_source(conn, args.source) if args.source is not None else None
+        filters = RunFilters(state=args.state, trigger=args.trigger)
+        out = runs_page(conn, keyring, source_id, filters, args.cursor, args.limit)
     if args.as_json:
         print_json(out)
         return 0
     print_table(_HEAD, (_line(r) for r in out.items))
-    if out.next_before_id is not None:
-        print(f"(more: --before-id {out.next_before_id})")
+    if out.next_cursor is not None:
+        print(f"(more: --cursor {out.next_cursor})")
     return 0
 
 
@@ -110,11 +104,21 @@ def register(cli: click.Group) -> None:
         runs,
         "list",
         _runs_list,
-        click.argument("source", metavar="SOURCE"),
+        click.argument("source", metavar="[SOURCE]", required=False),
         click.option("--limit", type=click.IntRange(1, 500), default=50, show_default=True, help="runs per page"),
-        click.option("--before-id", type=ID, help="the page after this run id (newest first)"),
+        click.option("--cursor", help="the next_cursor a previous page printed (newest first)"),
+        click.option(
+            "--state",
+            type=click.Choice(["queued", "running", "succeeded", "failed", "cancelled"]),
+            help="only runs in this state",
+        ),
+        click.option(
+            "--trigger",
+            type=click.Choice(["connect", "schedule", "webhook", "watchdog", "manual"]),
+            help="only runs started by this trigger",
+        ),
         json_option,
-        help="run history of SOURCE (name or id), newest first: type, items, errors, API calls, 429s",
+        help="run history of SOURCE (name or id), or of every source; newest first: type, items, errors, 429s",
     )
     run_id = click.argument("run_id", metavar="RUN_ID", type=ID)
     add_command(runs, "show", _runs_show, run_id, json_option, help="one run with progress, rate and ETA")

@@ -18,7 +18,14 @@ from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, db_url
 from app.queries import runs as rq
 from app.queries import sources as sq
-from app.schedule import first_full_due, incremental_due, probe_due, reconciliation_due, silent_too_long
+from app.schedule import (
+    effective_schedule,
+    first_full_due,
+    incremental_due,
+    probe_due,
+    reconciliation_due,
+    silent_too_long,
+)
 from app.secrets import Keyring, load_keyring
 from app.services.alerts import evaluate_alerts
 from app.services.connectors import has_delta, probe
@@ -118,9 +125,11 @@ def _schedule_source(
         conn.commit()
         return True
 
-    interval = s.reconcile_interval or settings.reconcile_interval
-    window = s.reconcile_window if s.reconcile_window is not None else settings.reconcile_window
-    poll_every = s.sync_interval or settings.sync_interval
+    # The same resolution the API shows as a source's effective schedule (app/api/views.py).
+    plan = effective_schedule(s.sync_interval, s.reconcile_interval, s.reconcile_window, settings)
+    interval = plan.reconcile_interval.value
+    window = plan.reconcile_window.value
+    poll_every = plan.sync_interval.value
     if s.first_full is None:
         # Seed 001: the first run is the full sync on connect; the tick starts it only when nobody did.
         if first_full_due(now, s.created_at, s.last_poll, poll_every):

@@ -100,6 +100,7 @@ select id, source_id, run_id, source_type, source_entity_id, reason, error_detai
 from dead_letters
 where source_id = %(source_id)s::bigint
   and (%(reason)s::text is null or reason = %(reason)s::text)
+  and (%(source_type)s::text is null or source_type = %(source_type)s::text)
   and (%(after_id)s::bigint is null or id > %(after_id)s::bigint)
 order by id
 limit %(lim)s::integer
@@ -127,16 +128,20 @@ def list_dead_letters(
     *,
     source_id: int,
     reason: str | None,
+    source_type: str | None,
     after_id: int | None,
     lim: int,
 ) -> list[ListDeadLettersRow]:
-    """Failed-items review, optionally by reason, paginated by id."""
+    """Failed-items review, oldest first: one keyset page (ids above the cursor's),
+    optionally of one reason or source type.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             LIST_DEAD_LETTERS,
             {
                 "source_id": source_id,
                 "reason": reason,
+                "source_type": source_type,
                 "after_id": after_id,
                 "lim": lim,
             },

@@ -556,21 +556,19 @@ def list_run_progress(
     return [ListRunProgressRow(*row) for row in rows]
 
 
-LIST_RUNS = """
+LIST_RUNS_BY_IDS = """
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
        started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
        duration::interval as duration
 from sync_run_history
-where source_id = %(source_id)s::bigint
-  and (%(before_id)s::bigint is null or id < %(before_id)s::bigint)
-order by id desc
-limit %(lim)s::integer
+where id = any(%(ids)s::bigint[])
+order by id
 """
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SyncRunHistoryRow:
-    """One row of ListRuns, ListRunsByIds."""
+    """One row of ListRunsByIds, ListRunsPage."""
 
     id: int
     source_id: int
@@ -593,38 +591,6 @@ class SyncRunHistoryRow:
     duration: datetime.timedelta | None
 
 
-def list_runs(
-    conn: psycopg.Connection[Any],
-    *,
-    source_id: int,
-    before_id: int | None,
-    lim: int,
-) -> list[SyncRunHistoryRow]:
-    """Run history of a source, newest first, with the derived type and duration
-    (paginated by id).
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        rows = cur.execute(
-            LIST_RUNS,
-            {
-                "source_id": source_id,
-                "before_id": before_id,
-                "lim": lim,
-            },
-        ).fetchall()
-    return [SyncRunHistoryRow(*row) for row in rows]
-
-
-LIST_RUNS_BY_IDS = """
-select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
-       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
-       duration::interval as duration
-from sync_run_history
-where id = any(%(ids)s::bigint[])
-order by id
-"""
-
-
 def list_runs_by_ids(
     conn: psycopg.Connection[Any],
     *,
@@ -637,6 +603,59 @@ def list_runs_by_ids(
         rows = cur.execute(
             LIST_RUNS_BY_IDS,
             {"ids": ids},
+        ).fetchall()
+    return [SyncRunHistoryRow(*row) for row in rows]
+
+
+LIST_RUNS_PAGE = """
+select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
+       started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
+       duration::interval as duration
+from sync_run_history
+where (%(source_id)s::bigint is null or source_id = %(source_id)s::bigint)
+  and (%(state)s::text is null or state = %(state)s::text)
+  and (%(mode)s::text is null or mode = %(mode)s::text)
+  and (%(run_type)s::text is null or run_type = %(run_type)s::text)
+  and (%(trigger)s::text is null or trigger = %(trigger)s::text)
+  and (%(started_from)s::timestamptz is null or created_at >= %(started_from)s::timestamptz)
+  and (%(started_to)s::timestamptz is null or created_at < %(started_to)s::timestamptz)
+  and (%(before_id)s::bigint is null or id < %(before_id)s::bigint)
+order by id desc
+limit %(lim)s::integer
+"""
+
+
+def list_runs_page(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int | None,
+    state: str | None,
+    mode: str | None,
+    run_type: str | None,
+    trigger: str | None,
+    started_from: datetime.datetime | None,
+    started_to: datetime.datetime | None,
+    before_id: int | None,
+    lim: int,
+) -> list[SyncRunHistoryRow]:
+    """Run history, newest first: one keyset page (ids below the cursor's), of one
+    source or all, filtered by state, mode, derived type, trigger and creation
+    time [started_from, started_to).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_RUNS_PAGE,
+            {
+                "source_id": source_id,
+                "state": state,
+                "mode": mode,
+                "run_type": run_type,
+                "trigger": trigger,
+                "started_from": started_from,
+                "started_to": started_to,
+                "before_id": before_id,
+                "lim": lim,
+            },
         ).fetchall()
     return [SyncRunHistoryRow(*row) for row in rows]
 

@@ -273,7 +273,7 @@ order by s.id
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ListSourceDetailsRow:
-    """One row of ListSourceDetails."""
+    """One row of ListSourceDetails, ListSourcesPage."""
 
     id: int
     name: str
@@ -392,6 +392,48 @@ def list_sources_overview(
             {},
         ).fetchall()
     return [ListSourcesOverviewRow(*row) for row in rows]
+
+
+LIST_SOURCES_PAGE = """
+select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method, s.credential_enc, s.state,
+       s.scope_mode, s.scope_list, s.content_filters, s.sync_interval, s.reconcile_interval, s.reconcile_window,
+       s.authority_tier, s.webhook_enabled, s.webhook_secret_enc, s.incremental_cursor, s.last_probe_at,
+       s.last_probe_status, s.created_at, s.updated_at,
+       h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
+       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
+       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+from sources s join source_health h on h.source_id = s.id
+where (%(after_id)s::bigint is null or s.id > %(after_id)s::bigint)
+  and (%(state)s::text is null or s.state = %(state)s::text)
+  and (%(connector_type)s::text is null or s.connector_type = %(connector_type)s::text)
+order by s.id
+limit %(lim)s::integer
+"""
+
+
+def list_sources_page(
+    conn: psycopg.Connection[Any],
+    *,
+    after_id: int | None,
+    state: str | None,
+    connector_type: str | None,
+    lim: int,
+) -> list[ListSourceDetailsRow]:
+    """GET /sources: one keyset page (id ascending, after the cursor's id),
+    optionally of one state or connector type, with the same computed columns as
+    ListSourceDetails.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_SOURCES_PAGE,
+            {
+                "after_id": after_id,
+                "state": state,
+                "connector_type": connector_type,
+                "lim": lim,
+            },
+        ).fetchall()
+    return [ListSourceDetailsRow(*row) for row in rows]
 
 
 LOCK_SOURCE = """

@@ -65,7 +65,7 @@ returning id, name, scope, principals, created_at, expires_at, last_used_at, rev
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ApiTokensRow:
-    """One row of CreateToken, GetToken, ListTokens, RevokeTokenById,
+    """One row of CreateToken, GetToken, ListTokens, ListTokensPage, RevokeTokenById,
     RevokeTokenByName.
     """
 
@@ -143,6 +143,44 @@ def list_tokens(
         rows = cur.execute(
             LIST_TOKENS,
             {},
+        ).fetchall()
+    return [ApiTokensRow(*row) for row in rows]
+
+
+LIST_TOKENS_PAGE = """
+select id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at from api_tokens
+where (%(after_id)s::bigint is null or id > %(after_id)s::bigint)
+  and (%(scope)s::text is null or scope = %(scope)s::text)
+  and (%(state)s::text is null or %(state)s::text = case
+         when revoked_at is not null then 'revoked'
+         when expires_at is not null and expires_at <= now() then 'expired'
+         else 'active' end)
+order by id
+limit %(lim)s::integer
+"""
+
+
+def list_tokens_page(
+    conn: psycopg.Connection[Any],
+    *,
+    after_id: int | None,
+    scope: str | None,
+    state: str | None,
+    lim: int,
+) -> list[ApiTokensRow]:
+    """GET /tokens: one keyset page (id ascending, after the cursor's id), optionally
+    of one scope or state (active / expired / revoked, as app/services/tokens.py
+    state_of derives it).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_TOKENS_PAGE,
+            {
+                "after_id": after_id,
+                "scope": scope,
+                "state": state,
+                "lim": lim,
+            },
         ).fetchall()
     return [ApiTokensRow(*row) for row in rows]
 

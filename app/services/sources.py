@@ -25,6 +25,10 @@ class InvalidField(HarvesterError):
         self.message = message
 
 
+class NameTaken(InvalidField):
+    """The name belongs to another source (its unique index said so); the API answers 409."""
+
+
 class RunConflict(HarvesterError):
     """The source already has a queued or running run (the partial unique index said so)."""
 
@@ -137,7 +141,7 @@ def create_source(conn: psycopg.Connection[Any], keyring: Keyring, new: NewSourc
                 webhook_secret_enc=None,
             )
         except psycopg.errors.UniqueViolation:
-            raise InvalidField("name", f"a source named {new.name!r} already exists") from None
+            raise NameTaken("name", f"a source named {new.name!r} already exists") from None
         except psycopg.errors.CheckViolation as exc:
             raise _check_failed(exc) from None
         assert source_id is not None
@@ -268,7 +272,7 @@ def update_source(conn: psycopg.Connection[Any], keyring: Keyring, source_id: in
                 webhook_secret_enc=webhook_secret_enc,
             )
     except psycopg.errors.UniqueViolation:
-        raise InvalidField("name", f"a source named {patch.get('name')!r} already exists") from None
+        raise NameTaken("name", f"a source named {patch.get('name')!r} already exists") from None
     except psycopg.errors.CheckViolation as exc:
         raise _check_failed(exc) from None
     return True

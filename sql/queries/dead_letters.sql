@@ -25,11 +25,13 @@ select source_type, source_entity_id from dead_letters
 where source_id = sqlc.arg(source_id)::bigint order by id;
 
 -- name: ListDeadLetters :many
--- Failed-items review, optionally by reason, paginated by id.
+-- Failed-items review, oldest first: one keyset page (ids above the cursor's), optionally of one reason
+-- or source type.
 select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
 from dead_letters
 where source_id = sqlc.arg(source_id)::bigint
   and (sqlc.narg(reason)::text is null or reason = sqlc.narg(reason)::text)
+  and (sqlc.narg(source_type)::text is null or source_type = sqlc.narg(source_type)::text)
   and (sqlc.narg(after_id)::bigint is null or id > sqlc.narg(after_id)::bigint)
 order by id
 limit sqlc.arg(lim)::integer;

@@ -122,14 +122,21 @@ from sync_runs
 where state = 'running' and heartbeat_at < now() - make_interval(secs => sqlc.arg(stale_after)::integer)
 order by id;
 
--- name: ListRuns :many
--- Run history of a source, newest first, with the derived type and duration (paginated by id).
+-- name: ListRunsPage :many
+-- Run history, newest first: one keyset page (ids below the cursor's), of one source or all, filtered by
+-- state, mode, derived type, trigger and creation time [started_from, started_to).
 -- nullable: duration
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
        started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
        duration::interval as duration
 from sync_run_history
-where source_id = sqlc.arg(source_id)::bigint
+where (sqlc.narg(source_id)::bigint is null or source_id = sqlc.narg(source_id)::bigint)
+  and (sqlc.narg(state)::text is null or state = sqlc.narg(state)::text)
+  and (sqlc.narg(mode)::text is null or mode = sqlc.narg(mode)::text)
+  and (sqlc.narg(run_type)::text is null or run_type = sqlc.narg(run_type)::text)
+  and (sqlc.narg(trigger)::text is null or trigger = sqlc.narg(trigger)::text)
+  and (sqlc.narg(started_from)::timestamptz is null or created_at >= sqlc.narg(started_from)::timestamptz)
+  and (sqlc.narg(started_to)::timestamptz is null or created_at < sqlc.narg(started_to)::timestamptz)
   and (sqlc.narg(before_id)::bigint is null or id < sqlc.narg(before_id)::bigint)
 order by id desc
 limit sqlc.arg(lim)::integer;

@@ -89,6 +89,23 @@ from sources s join source_health h on h.source_id = s.id
 where sqlc.narg(id)::bigint is null or s.id = sqlc.narg(id)::bigint
 order by s.id;
 
+-- name: ListSourcesPage :many
+-- GET /sources: one keyset page (id ascending, after the cursor's id), optionally of one state or
+-- connector type, with the same computed columns as ListSourceDetails.
+select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method, s.credential_enc, s.state,
+       s.scope_mode, s.scope_list, s.content_filters, s.sync_interval, s.reconcile_interval, s.reconcile_window,
+       s.authority_tier, s.webhook_enabled, s.webhook_secret_enc, s.incremental_cursor, s.last_probe_at,
+       s.last_probe_status, s.created_at, s.updated_at,
+       h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
+       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
+       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+from sources s join source_health h on h.source_id = s.id
+where (sqlc.narg(after_id)::bigint is null or s.id > sqlc.narg(after_id)::bigint)
+  and (sqlc.narg(state)::text is null or s.state = sqlc.narg(state)::text)
+  and (sqlc.narg(connector_type)::text is null or s.connector_type = sqlc.narg(connector_type)::text)
+order by s.id
+limit sqlc.arg(lim)::integer;
+
 -- name: LockSource :one
 -- The row a PATCH rewrites, locked so two concurrent edits cannot lose one another.
 select id, name, connector_type, base_url, auth_account, auth_method, credential_enc, state, scope_mode,

@@ -26,6 +26,19 @@ select t.id, t.name, t.scope, t.principals from t;
 -- Every token's name, scope, expiry and use (never the hash), oldest first.
 select id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at from api_tokens order by id;
 
+-- name: ListTokensPage :many
+-- GET /tokens: one keyset page (id ascending, after the cursor's id), optionally of one scope or state
+-- (active / expired / revoked, as app/services/tokens.py state_of derives it).
+select id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at from api_tokens
+where (sqlc.narg(after_id)::bigint is null or id > sqlc.narg(after_id)::bigint)
+  and (sqlc.narg(scope)::text is null or scope = sqlc.narg(scope)::text)
+  and (sqlc.narg(state)::text is null or sqlc.narg(state)::text = case
+         when revoked_at is not null then 'revoked'
+         when expires_at is not null and expires_at <= now() then 'expired'
+         else 'active' end)
+order by id
+limit sqlc.arg(lim)::integer;
+
 -- name: GetToken :one
 -- One token by id (never the hash).
 select id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at from api_tokens

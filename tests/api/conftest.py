@@ -175,6 +175,7 @@ def make_source(api: Server, jira: RunningEmulator) -> SourceFactory:
             r = c.post("/api/v1/sources", json=body)
         assert r.status_code == 201, r.text
         created: dict[str, Any] = r.json()
+        assert r.headers["location"] == f"/api/v1/sources/{created['id']}"
         return created
 
     return make

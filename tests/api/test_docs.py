@@ -59,10 +59,45 @@ def test_every_operation_has_a_summary_and_a_description_and_the_right_security(
     assert all((s and " " in s) or s in ("Search", "Health", "Metrics") for s in summaries), summaries
     assert max(summaries.values()) == 1  # no two operations share a summary ("Retry", "Summary")
     webhook = doc["paths"]["/api/v1/webhooks/{source_id}"]["post"]
-    assert not webhook.get("security") and "signature" in webhook["description"].lower()
+    # Signed by the source, never a bearer token (issue 14 §2).
+    assert webhook.get("security") == [{"webhookSignature": []}] and "signature" in webhook["description"].lower()
+    assert doc["components"]["securitySchemes"]["webhookSignature"]["type"] == "apiKey"
     for method, path, op in operations:
         if path.startswith("/api/v1/") and "webhooks" not in path:
             assert op.get("security") == [{"bearer": []}], (method, path)
+
+
+def test_one_problem_schema_location_links_and_examples(api: Server) -> None:
+    with httpx.Client(base_url=api.base_url, timeout=30) as anonymous:
+        doc = anonymous.get("/schema/openapi.json").json()
+    operations = {op["operationId"]: op for item in doc["paths"].values() for m, op in item.items() if m in METHODS}
+    for op_id, op in operations.items():
+        errors = {code: r for code, r in op["responses"].items() if int(code) >= 400}
+        assert "422" in errors, op_id  # unknown query parameters are refused on every operation
+        for code, response in errors.items():
+            if op_id == "health" and code == "503":
+                continue  # the health report itself, read by load balancers
+            assert response["content"] == {
+                "application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}
+            }, (op_id, code)
+        for code in ("201", "202"):
+            if code in op["responses"] and op_id != "receiveWebhook":
+                assert "Location" in op["responses"][code]["headers"], op_id
+    assert operations["getConnector"]["responses"]["400"]["content"]["application/problem+json"]
+    assert operations["syncAll"]["requestBody"]["required"] is False
+    links = operations["createSource"]["responses"]["201"]["links"]
+    assert links["GetSource"] == {"operationId": "getSource", "parameters": {"source_id": "$response.body#/id"}}
+    assert links["ListSourceRuns"]["operationId"] == "listRuns"
+    assert operations["startRun"]["responses"]["202"]["links"]["GetRun"]["operationId"] == "getRun"
+    schemas = doc["components"]["schemas"]
+    assert schemas["Problem"]["examples"][0]["field"] == "name"
+    assert schemas["SourceCreate"]["examples"][0]["reconcile_window"] == {"day": "sunday", "time": "03:00"}
+    for name in ("SourceOut", "SourcePage", "RunOut", "RunPage", "TokenCreate", "TokenOut", "RunCreate"):
+        assert schemas[name]["examples"], name
+    for op_id in ("listSources", "listRuns", "listAllRuns", "listDeadLetters", "listTokens", "listConnectors"):
+        names = {p["name"] for p in operations[op_id]["parameters"] if p["in"] == "query"}
+        assert {"cursor", "limit"} <= names, op_id
+        assert not names & {"before_id", "after_id"}, op_id
 
 
 def _chromium() -> str | None:

@@ -62,9 +62,7 @@ def test_history_progress_and_cancel(api: Server, make_source: SourceFactory) ->
         fresh = c.post(f"/api/v1/sources/{s['id']}/runs", json={"mode": "reconciliation"})
         c.post(f"/api/v1/runs/{fresh.json()['id']}/cancel")
         page1 = c.get(f"/api/v1/sources/{s['id']}/runs", params={"limit": 2}).json()
-        page2 = c.get(
-            f"/api/v1/sources/{s['id']}/runs", params={"limit": 2, "before_id": page1["next_before_id"]}
-        ).json()
+        page2 = c.get(f"/api/v1/sources/{s['id']}/runs", params={"limit": 2, "cursor": page1["next_cursor"]}).json()
         source = c.get(f"/api/v1/sources/{s['id']}").json()
     assert done["state"] == "succeeded" and done["run_type"] == "full"
     assert done["progress"]["done"] == 20 and done["progress"]["total"] == 20
@@ -80,7 +78,7 @@ def test_history_progress_and_cancel(api: Server, make_source: SourceFactory) ->
     assert twice.status_code == 409
     assert fresh.status_code == 202  # the next run starts fresh after a cancel
     assert [r["id"] for r in page1["items"]] == [fresh.json()["id"], queued["id"]]
-    assert [r["id"] for r in page2["items"]] == [full["id"]] and page2["next_before_id"] is None
+    assert [r["id"] for r in page2["items"]] == [full["id"]] and page2["next_cursor"] is None
     assert source["entity_count"] == 20 and source["last_run"]["state"] == "cancelled"
 
 
@@ -98,7 +96,7 @@ def test_sync_all_starts_one_run_per_active_source_and_reports_skips(api: Server
             c.post(f"/api/v1/runs/{run_id}/cancel")
         cancelled = c.get(body["status_url"]).json()
         bad = c.get("/api/v1/runs", params={"ids": "1,two"})
-    assert r.status_code == 202
+    assert r.status_code == 202 and r.headers["location"] == body["status_url"]
     assert idle["id"] in started_for and busy["id"] not in started_for
     assert {"source_id": busy["id"], "active_run_id": active["id"]} in body["skipped"]
     assert all(run["trigger"] == "manual" and run["mode"] == "incremental" for run in body["runs"])
@@ -147,7 +145,7 @@ def test_dead_letters_review_summary_and_retry(api: Server, make_source: SourceF
     with api.client() as c:
         page = c.get(f"/api/v1/sources/{s['id']}/dead-letters", params={"limit": 2}).json()
         rest = c.get(
-            f"/api/v1/sources/{s['id']}/dead-letters", params={"limit": 2, "after_id": page["next_after_id"]}
+            f"/api/v1/sources/{s['id']}/dead-letters", params={"limit": 2, "cursor": page["next_cursor"]}
         ).json()
         only = c.get(f"/api/v1/sources/{s['id']}/dead-letters", params={"reason": "not_found"}).json()
         bad_reason = c.get(f"/api/v1/sources/{s['id']}/dead-letters", params={"reason": "sad"})
@@ -157,11 +155,11 @@ def test_dead_letters_review_summary_and_retry(api: Server, make_source: SourceF
         after = c.get(f"/api/v1/sources/{s['id']}/dead-letters/summary").json()
         empty = c.post(f"/api/v1/sources/{s['id']}/dead-letters/retry")
         missing = c.get("/api/v1/sources/987654/dead-letters")
-    assert len(page["items"]) == 2 and len(rest["items"]) == 1 and rest["next_after_id"] is None
+    assert len(page["items"]) == 2 and len(rest["items"]) == 1 and rest["next_cursor"] is None
     assert [d["reason"] for d in only["items"]] == ["not_found"]
     assert bad_reason.status_code == 422 and bad_reason.json()["field"] == "reason"
     assert summary == {"source_id": s["id"], "total": 3, "by_reason": {"not_found": 1, "permission": 2}}
-    assert retry.status_code == 202
+    assert retry.status_code == 202 and retry.headers["location"] == f"/api/v1/runs/{retry.json()['id']}"
     run = retry.json()
     assert run["run_type"] == "dlq_retry" and run["trigger"] == "manual"
     assert [i["source_entity_id"] for i in run["scope"]["items"]] == ["10000", "10001", "10002"]

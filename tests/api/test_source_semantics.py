@@ -17,7 +17,7 @@ def test_an_auth_method_the_manifest_does_not_support_is_refused_on_create_and_p
     with api.client() as c:
         created = c.post("/api/v1/sources", json=base)
         patched = c.patch(f"/api/v1/sources/{existing['id']}", json={"auth_method": "oauth"})
-        names = [s["name"] for s in c.get("/api/v1/sources").json()]
+        names = [s["name"] for s in c.get("/api/v1/sources", params={"limit": 500}).json()["items"]]
         stored = c.get(f"/api/v1/sources/{existing['id']}").json()
 
     assert created.status_code == 422 and created.json()["field"] == "auth_method"

@@ -16,7 +16,7 @@ from tests.conftest import REPO
 
 def test_connectors_list_every_manifest(api: Server) -> None:
     with api.client("read") as c:
-        body = c.get("/api/v1/connectors").json()
+        body = c.get("/api/v1/connectors").json()["items"]
         one = c.get("/api/v1/connectors/jira")
         missing = c.get("/api/v1/connectors/gitlab")
     assert {m["connector_type"] for m in body} == {"jira", "confluence", "slack"}
@@ -59,7 +59,7 @@ def test_create_list_get_shows_every_column_and_masks_secrets(api: Server, make_
     assert created["last_run"] is None and created["sync_interval"] == 600
     assert created["content_filters"]["comments"] is True  # manifest default filled in
     with api.client("read") as c:
-        listed = c.get("/api/v1/sources").json()
+        listed = c.get("/api/v1/sources").json()["items"]
         got = c.get(f"/api/v1/sources/{created['id']}").json()
     assert created["id"] in [s["id"] for s in listed]
     assert got == created
@@ -75,6 +75,8 @@ def test_manifest_validation_names_the_field(api: Server, jira: object) -> None:
         ({"surprise": 1}, "surprise"),
         ({"sync_interval": -5}, "sync_interval"),
         ({"reconcile_window": 10080}, "reconcile_window"),
+        ({"reconcile_window": {"day": "funday", "time": "03:00"}}, "reconcile_window.day"),
+        ({"reconcile_window": {"day": "sunday", "time": "3am"}}, "reconcile_window.time"),
         ({"state": "sleeping"}, "state"),
     ]
     with api.client() as c:
@@ -86,16 +88,21 @@ def test_manifest_validation_names_the_field(api: Server, jira: object) -> None:
             assert problem["field"] == field, (extra, problem)
             assert problem["status"] == 422 and problem["type"].startswith("urn:harvester:problem:")
         bad_json = c.post("/api/v1/sources", content=b"{nope", headers={"content-type": "application/json"})
-        names = [s["name"] for s in c.get("/api/v1/sources").json()]
+        names = [s["name"] for s in c.get("/api/v1/sources", params={"limit": 500}).json()["items"]]
     assert bad_json.status_code == 400 and bad_json.json()["status"] == 400
     assert "bad-one" not in names
 
 
-def test_duplicate_name_is_422_on_name(api: Server, make_source: SourceFactory) -> None:
+def test_duplicate_name_is_409_on_name(api: Server, make_source: SourceFactory) -> None:
     first = make_source()
+    second = make_source()
     with api.client() as c:
         r = c.post("/api/v1/sources", json={"name": first["name"], "connector_type": "jira"})
-    assert r.status_code == 422 and r.json()["field"] == "name"
+        renamed = c.patch(f"/api/v1/sources/{second['id']}", json={"name": first["name"]})
+    for answer in (r, renamed):
+        assert answer.status_code == 409, answer.text
+        assert answer.headers["content-type"] == "application/problem+json"
+        assert answer.json()["field"] == "name" and answer.json()["type"] == "urn:harvester:problem:name-taken"
 
 
 def test_patch_changes_fields_and_null_clears_an_override(api: Server, make_source: SourceFactory) -> None:

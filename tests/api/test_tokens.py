@@ -77,7 +77,7 @@ def test_tokens_through_the_api_unique_expiring_revocable_and_audited(audited: t
         late = short.get("/api/v1/sources")
     assert late.status_code == 401 and late.json()["type"] == "urn:harvester:problem:unauthorized"
 
-    listed = admin.get("/api/v1/tokens").json()
+    listed = admin.get("/api/v1/tokens").json()["items"]
     by_name = {t["name"]: t for t in listed}
     assert by_name["panel"]["last_used_at"] is not None
     assert by_name["short"]["state"] == "expired"
