@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import psycopg
-
 from litestar import Controller, Response, get, post
 from litestar.params import Parameter
 

@@ -46,7 +46,8 @@ class TokensController(Controller):
         db: Database,
         # ``scope`` and ``state`` are names Litestar reserves (ASGI scope, app state): read under others.
         token_scope: Annotated[
-            Literal["admin", "read", "search"] | None, QueryParameter(name="scope", description="only tokens of this scope")
+            Literal["admin", "read", "search"] | None,
+            QueryParameter(name="scope", description="only tokens of this scope"),
         ] = None,
         token_state: Annotated[
             Literal["active", "expired", "revoked"] | None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import ID, Args, add_command, add_group, connection_and_keyring, json_option, print_json
+from app.cli.common import Args, add_command, add_group, connection_and_keyring, json_option, print_json
 from app.errors import HarvesterError
 
 REASONS = ("permission", "not_found", "malformed", "rate_limited", "unknown")

@@ -116,7 +116,7 @@ def _sources_add(args: Args) -> int:
 
 def _details(source: str | None) -> tuple[list[Any], Any]:
     """The sources' API views (all, or the one named/numbered ``source``) and the rows they came from."""
-    from app.api.views import source_out
+    from app.api.views import schedules, source_out
     from app.queries import sources as sq
     from app.services.sources import resolve_source
 
@@ -124,13 +124,17 @@ def _details(source: str | None) -> tuple[list[Any], Any]:
     with conn:
         source_id = resolve_source(conn, source) if source is not None else None
         rows = sq.list_source_details(conn, id=source_id)
-    return [source_out(keyring, r) for r in rows], rows
+        schedule_of = schedules(conn)
+    return [source_out(keyring, r, schedule_of) for r in rows], rows
 
 
 def _sources_list(args: Args) -> int:
+    from app.api import schemas as s
+
     views, _ = _details(None)
     if args.as_json:
-        print_json(views)
+        # GET /sources' envelope; the CLI lists every source at once, so there is no next page.
+        print_json(s.SourcePage(items=views, next_cursor=None))
         return 0
     print_table(
         ("id", "name", "connector", "state", "health", "entities", "dlq", "last run"),
