@@ -5,8 +5,11 @@ table in place, in pages of the pipeline's size, one transaction per page. Ours:
 pipeline's load stage: UpsertEntities, edge/ref replacement, DLQ clean-up) on the same rows and pages.
 Two cases, each against an empty table state of its own:
 
-- all-new: every row is inserted (target ratio >= 0.6);
-- all-changed: every row exists with another content hash and is rewritten (target >= 0.4).
+- all-new: every row is inserted (target ratio >= 0.8, issue 15 §2);
+- all-changed: every row exists with another content hash and is rewritten (target >= 0.6).
+
+The load path's time includes building each row from its Entity (normalisation and the content hash);
+the baseline's rows are built before its clock starts.
 
 Entities carry no edges or refs here, so both sides write the same single table.
 
@@ -30,6 +33,7 @@ from psycopg.types.json import Jsonb
 from app.db.connect import connect
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.transform import entity_row
+from app.queries.entities import CopyEntityLoadStageParams
 from bench._db import bench_database
 from connectors.base import Acl, Entity
 
@@ -61,7 +65,7 @@ def make_entities(n: int, version: int) -> list[Entity]:
     ]
 
 
-def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str, Any]], page: int) -> float:
+def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[CopyEntityLoadStageParams], page: int) -> float:
     types = [
         "int8",
         "text",
@@ -89,22 +93,22 @@ def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str
                 cp.write_row(
                     (
                         source_id,
-                        r["source_type"],
-                        r["source_entity_id"],
-                        r["natural_key"],
-                        r["container"],
-                        r["status"],
-                        r["title"],
-                        r["body"],
-                        r["url"],
-                        r["author"],
-                        datetime.fromisoformat(r["source_created_at"]),
-                        datetime.fromisoformat(r["source_updated_at"]),
-                        Jsonb(r["metadata"]),
-                        r["acl_principals"],
-                        r["aliases"],
-                        r["out_of_scope"],
-                        r["content_hash"],
+                        r.source_type,
+                        r.source_entity_id,
+                        r.natural_key,
+                        r.container,
+                        r.status,
+                        r.title,
+                        r.body,
+                        r.url,
+                        r.author,
+                        r.source_created_at,
+                        r.source_updated_at,
+                        Jsonb(r.metadata),
+                        r.acl_principals,
+                        r.aliases,
+                        r.out_of_scope,
+                        r.content_hash,
                     )
                 )
         conn.commit()
@@ -160,7 +164,7 @@ def main() -> int:
     n = args.rows
     print(f"rows={n} page={args.page} best of {args.repeats}")
     print(f"  binary COPY (all-new)     {n / best['copy_new']:>9,.0f} rows/s")
-    for label, key, target in (("all-new", "load_new", 0.6), ("all-changed", "load_changed", 0.4)):
+    for label, key, target in (("all-new", "load_new", 0.8), ("all-changed", "load_changed", 0.6)):
         ratio = best["copy_new"] / best[key]
         print(f"  load path   ({label:11}) {n / best[key]:>9,.0f} rows/s  ratio {ratio:.2f} (target >= {target})")
     return 0

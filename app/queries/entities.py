@@ -6,6 +6,8 @@
 """Typed psycopg 3 functions for the queries in entities.sql."""
 
 import dataclasses
+import datetime
+from collections.abc import Iterable
 from typing import Any
 
 import psycopg
@@ -78,6 +80,67 @@ def collapse_duplicates(
         return None
     value: int = row[0]
     return value
+
+
+COPY_ENTITY_LOAD_STAGE = """
+COPY entity_load_stage (source_type, source_entity_id, natural_key, container, status, title, body, url, author, source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash) FROM STDIN (FORMAT BINARY)
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CopyEntityLoadStageParams:
+    """One row for CopyEntityLoadStage."""
+
+    source_type: str
+    source_entity_id: str
+    natural_key: str | None
+    container: str | None
+    status: str
+    title: str
+    body: str
+    url: str | None
+    author: str | None
+    source_created_at: datetime.datetime | None
+    source_updated_at: datetime.datetime | None
+    metadata: Any
+    acl_principals: list[str] | None
+    aliases: list[str]
+    out_of_scope: bool
+    content_hash: str
+
+
+def copy_entity_load_stage(conn: psycopg.Connection[Any], items: Iterable[CopyEntityLoadStageParams]) -> int:
+    """Stages one page of entity rows with binary COPY (the cheapest way into the
+    server), for UpsertEntities.
+
+    Returns the number of rows copied.
+    """
+    count = 0
+    with conn.cursor() as cur, cur.copy(COPY_ENTITY_LOAD_STAGE) as copy:
+        copy.set_types(["text", "text", "text", "text", "text", "text", "text", "text", "text", "timestamptz", "timestamptz", "jsonb", "text[]", "text[]", "bool", "text"])
+        for item in items:
+            copy.write_row(
+                (
+                    item.source_type,
+                    item.source_entity_id,
+                    item.natural_key,
+                    item.container,
+                    item.status,
+                    item.title,
+                    item.body,
+                    item.url,
+                    item.author,
+                    item.source_created_at,
+                    item.source_updated_at,
+                    Jsonb(item.metadata),
+                    item.acl_principals,
+                    item.aliases,
+                    item.out_of_scope,
+                    item.content_hash,
+                )
+            )
+            count += 1
+    return count
 
 
 COUNT_ENTITIES_BY_PRINCIPAL = """
@@ -245,43 +308,26 @@ def count_unseen(
     return CountUnseenRow(*row)
 
 
-DELETE_EDGES_OF = """
-delete from entity_edges where from_entity_id = any(%(entity_ids)s::bigint[])
+CREATE_ENTITY_LOAD_STAGE = """
+create temp table if not exists entity_load_stage (like public.entity_load_stage)
 """
 
 
-def delete_edges_of(
+def create_entity_load_stage(
     conn: psycopg.Connection[Any],
-    *,
-    entity_ids: list[int],
 ) -> None:
-    """Drops the outgoing edges of the given entities before their new edges are
-    written (seed 003).
+    """Entities and their graph projection (edges, refs): the loader's writes, the
+    only ones (role harvester_worker), and the reads that summarise them. Batches
+    travel as one jsonb array of records: one statement per batch, typed by
+    jsonb_to_recordset; entity pages go through a binary-COPY stage instead (the
+    hot path, issue 15 §2). The session's private stage for one page (issue 15
+    §2): a temporary copy of entity_load_stage that shadows the shared template
+    through pg_temp. Idempotent; run per page since a rolled-back page drops it.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
-            DELETE_EDGES_OF,
-            {"entity_ids": entity_ids},
-        )
-
-
-DELETE_REFS_OF = """
-delete from entity_refs where entity_id = any(%(entity_ids)s::bigint[])
-"""
-
-
-def delete_refs_of(
-    conn: psycopg.Connection[Any],
-    *,
-    entity_ids: list[int],
-) -> None:
-    """Drops the cross-source refs of the given entities before their new refs are
-    written.
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            DELETE_REFS_OF,
-            {"entity_ids": entity_ids},
+            CREATE_ENTITY_LOAD_STAGE,
+            {},
         )
 
 
@@ -524,19 +570,37 @@ def touch_fetched(
         return cur.rowcount
 
 
+TRUNCATE_ENTITY_LOAD_STAGE = """
+truncate entity_load_stage
+"""
+
+
+def truncate_entity_load_stage(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Gives the stage's space back: UpsertEntities empties it by DELETE, and
+    autovacuum never visits temporary tables, so without this the stage only
+    grows.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            TRUNCATE_ENTITY_LOAD_STAGE,
+            {},
+        )
+
+
 UPSERT_ENTITIES = """
+with staged as (delete from entity_load_stage returning source_type, source_entity_id, natural_key, container, status, title, body, url, author, source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash),
+written as (
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
     last_fetched_at, last_run_id)
 select %(source_id)s::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
-       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
-       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
+       r.title, r.body, r.url, r.author, r.source_created_at, r.source_updated_at,
+       r.metadata, r.acl_principals, r.aliases, r.out_of_scope,
        r.content_hash, now(), %(run_id)s::bigint
-from jsonb_to_recordset(%(rows)s::jsonb) as r(
-    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
-    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
-    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
+from staged r
 on conflict on constraint entities_identity_key do update
 set natural_key = excluded.natural_key,
     container = excluded.container,
@@ -560,7 +624,12 @@ set natural_key = excluded.natural_key,
 where e.content_hash is distinct from excluded.content_hash
    or e.deleted_at is not null
    or e.out_of_scope is distinct from excluded.out_of_scope
-returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted
+returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted),
+dropped_edges as (
+    delete from entity_edges where from_entity_id in (select id from written where not inserted)),
+dropped_refs as (
+    delete from entity_refs where entity_id in (select id from written where not inserted))
+select id, source_type, source_entity_id, inserted from written
 """
 
 
@@ -579,26 +648,20 @@ def upsert_entities(
     *,
     source_id: int,
     run_id: int,
-    rows: Any,
 ) -> list[UpsertEntitiesRow]:
-    """Entities and their graph projection (edges, refs): the loader's writes, the
-    only ones (role harvester_worker), and the reads that summarise them. Batches
-    travel as one jsonb array of records: one statement per batch, typed by
-    jsonb_to_recordset. Upserts a batch on the identity key; returns only rows
-    inserted or changed (equal hash writes nothing). A changed row, a returning
-    (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
-    classify says now, so a restore with an equal payload keeps the old status
-    (seed 000 "Удаления"). A written row records its provenance (fetched now by
-    run_id); an unchanged one is left to TouchFetched, and a restore clears the
-    deletion's run and reason.
+    """Upserts the staged page (CopyEntityLoadStage) on the identity key and empties
+    the stage; returns only rows inserted or changed (equal hash writes nothing).
+    A rewritten row's outgoing edges and refs are dropped in the same statement,
+    before InsertEdges/InsertRefs write what it declares now (seed 003); a freshly
+    inserted row has none. A changed row, a returning (soft-deleted) one or a
+    re-flagged neighbour is rewritten; status is whatever classify says now, so a
+    restore with an equal payload keeps the old status (seed 000 "Удаления"). A
+    written row records its provenance (fetched now by run_id); an unchanged one
+    is left to TouchFetched, and a restore clears the deletion's run and reason.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             UPSERT_ENTITIES,
-            {
-                "source_id": source_id,
-                "run_id": run_id,
-                "rows": Jsonb(rows),
-            },
+            {"source_id": source_id, "run_id": run_id},
         ).fetchall()
     return [UpsertEntitiesRow(*row) for row in rows]
