@@ -221,7 +221,7 @@ def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) 
                 fields = [method, path, *(f"{k}={v}" for k, v in headers.items()), (body or b"").decode()]
                 out.write("\t".join(fields) + "\n")
         result: tuple[float, float, float] = (0.0, 0.0, 0.0)
-        for seconds in (2.0, duration):
+        for seconds in (2, max(1, round(duration))):
             cmd = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "-s", str(script), base, "--", str(data)]
             out_text = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
             line = next(x for x in out_text.splitlines() if x.startswith("RESULT "))
