@@ -33,7 +33,6 @@ from psycopg.types.json import Jsonb
 from app.db.connect import connect
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.transform import entity_row
-from app.queries.entities import CopyEntityLoadStageParams
 from bench._db import bench_database
 from connectors.base import Acl, Entity
 
@@ -65,7 +64,7 @@ def make_entities(n: int, version: int) -> list[Entity]:
     ]
 
 
-def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[CopyEntityLoadStageParams], page: int) -> float:
+def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str, Any]], page: int) -> float:
     types = [
         "int8",
         "text",
@@ -93,22 +92,22 @@ def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[CopyEnti
                 cp.write_row(
                     (
                         source_id,
-                        r.source_type,
-                        r.source_entity_id,
-                        r.natural_key,
-                        r.container,
-                        r.status,
-                        r.title,
-                        r.body,
-                        r.url,
-                        r.author,
-                        r.source_created_at,
-                        r.source_updated_at,
-                        Jsonb(r.metadata),
-                        r.acl_principals,
-                        r.aliases,
-                        r.out_of_scope,
-                        r.content_hash,
+                        r["source_type"],
+                        r["source_entity_id"],
+                        r["natural_key"],
+                        r["container"],
+                        r["status"],
+                        r["title"],
+                        r["body"],
+                        r["url"],
+                        r["author"],
+                        datetime.fromisoformat(r["source_created_at"]),
+                        datetime.fromisoformat(r["source_updated_at"]),
+                        Jsonb(r["metadata"]),
+                        r["acl_principals"],
+                        r["aliases"],
+                        r["out_of_scope"],
+                        r["content_hash"],
                     )
                 )
         conn.commit()

@@ -911,32 +911,6 @@ COMMENT ON COLUMN public.entity_edges.direction IS 'outward: from_entity is the 
 
 COMMENT ON COLUMN public.entity_edges.target_source_entity_id IS 'Natural key of the target inside the same source; the target may not be loaded yet.';
 
-CREATE UNLOGGED TABLE public.entity_load_stage (
-    source_type text NOT NULL,
-    source_entity_id text NOT NULL,
-    natural_key text,
-    container text,
-    status text NOT NULL,
-    title text NOT NULL,
-    body text NOT NULL,
-    url text,
-    author text,
-    source_created_at timestamp with time zone,
-    source_updated_at timestamp with time zone,
-    metadata jsonb NOT NULL,
-    acl_principals text[],
-    aliases text[] NOT NULL,
-    out_of_scope boolean NOT NULL,
-    content_hash text NOT NULL,
-    CONSTRAINT entity_load_stage_template_only CHECK (false) NO INHERIT
-);
-
-COMMENT ON TABLE public.entity_load_stage IS 'Shape of the per-session temporary stage of the entity load path (never holds a row: the temporary copy made by CreateEntityLoadStage shadows it through pg_temp).';
-
-COMMENT ON COLUMN public.entity_load_stage.content_hash IS 'SHA-256 of the normalised entity (app/pipeline/transform.py); equal hash -> the upsert writes nothing.';
-
-COMMENT ON CONSTRAINT entity_load_stage_template_only ON public.entity_load_stage IS 'The shared table is a template only: a page copied here instead of into the session''s temporary stage is refused.';
-
 CREATE TABLE public.entity_notes (
     source_id bigint NOT NULL,
     source_type text NOT NULL,

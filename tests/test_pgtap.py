@@ -12,7 +12,6 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
@@ -50,6 +49,12 @@ def _ensure_pgtap(url: str) -> str:
 # Queries the pgTAP files exercise through their result rows, wrapped as SQL functions in schema
 # tap_queries from the generated modules' own text, so a test can never drift from the query the app runs.
 QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
+    (
+        "upsert_entities",
+        entities.UPSERT_ENTITIES,
+        "source_id bigint, rows jsonb, run_id bigint default null",
+        "table (id bigint, source_type text, source_entity_id text, inserted boolean)",
+    ),
     ("upsert_chunks", chunks.UPSERT_CHUNKS, "rows jsonb", "void"),
     (
         "upsert_dead_letter",
@@ -97,42 +102,6 @@ def _install_query_functions(url: str) -> None:
                     sql.Identifier(name), sql.SQL(args), sql.SQL(returns), sql.Literal(body)
                 )
             )
-        _install_upsert_entities(conn)
-
-
-# UpsertEntities reads the page from the session's temporary stage (binary COPY in the app). The test
-# function stages a jsonb page with the defaults app.pipeline.transform.entity_row applies, then runs
-# the generated CreateEntityLoadStage and UpsertEntities text unchanged.
-STAGE_FROM_JSONB = """
-insert into pg_temp.entity_load_stage
-select r.source_type, r.source_entity_id, r.natural_key, r.container, r.status, coalesce(r.title, ''),
-       coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
-       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
-       r.content_hash
-from jsonb_to_recordset($1) as r(
-    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
-    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
-    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
-"""
-
-
-def _install_upsert_entities(conn: psycopg.Connection[Any]) -> None:
-    upsert = entities.UPSERT_ENTITIES.replace("%(source_id)s", "$1").replace("%(run_id)s", "$2")
-    body = (
-        "begin\n"
-        f"  execute {sql.Literal(entities.CREATE_ENTITY_LOAD_STAGE).as_string(conn)};\n"
-        f"  execute {sql.Literal(STAGE_FROM_JSONB).as_string(conn)} using rows;\n"
-        f"  return query execute {sql.Literal(upsert).as_string(conn)} using source_id, run_id;\n"
-        "end"
-    )
-    conn.execute(
-        sql.SQL(
-            "create or replace function tap_queries.upsert_entities(source_id bigint, rows jsonb,"
-            " run_id bigint default null)"
-            " returns table (id bigint, source_type text, source_entity_id text, inserted boolean)"
-            " language plpgsql as {}"
-        ).format(sql.Literal(body))
-    )
 
 
 def _pg_prove_command(url: str) -> tuple[list[str], dict[str, str]]:

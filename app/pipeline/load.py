@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -59,7 +58,7 @@ def load_batch(
     entities = list(latest.values())
 
     if entities:
-        changed = _upsert(conn, source_id=source_id, run_id=run_id, entities=entities)
+        changed = q.upsert_entities(conn, source_id=source_id, run_id=run_id, rows=[entity_row(e) for e in entities])
         by_key: dict[tuple[str, str], Entity] = {(e.source_type, e.source_entity_id): e for e in entities}
         written = [(r.id, by_key[(r.source_type, r.source_entity_id)]) for r in changed]
         result.written = len(written)
@@ -103,26 +102,6 @@ def load_batch(
         dlq.delete_dead_letters(conn, source_id=source_id, rows=rows)
         result.gone = q.soft_delete_items(conn, source_id=source_id, run_id=run_id, rows=rows)
     return result
-
-
-# Pages staged per connection since its stage was last truncated (see TruncateEntityLoadStage).
-_staged_pages: weakref.WeakKeyDictionary[psycopg.Connection[Any], int] = weakref.WeakKeyDictionary()
-TRUNCATE_STAGE_EVERY = 64
-
-
-def _upsert(
-    conn: psycopg.Connection[Any], *, source_id: int, run_id: int, entities: list[Entity]
-) -> list[q.UpsertEntitiesRow]:
-    """One binary COPY into the session's temporary stage, then one INSERT ... SELECT ... ON CONFLICT that
-    empties it: the cheapest way in, with the upsert's semantics kept in SQL (issue 15 §2)."""
-    q.create_entity_load_stage(conn)
-    pages = _staged_pages.get(conn, 0) + 1
-    if pages > TRUNCATE_STAGE_EVERY:
-        q.truncate_entity_load_stage(conn)
-        pages = 1
-    _staged_pages[conn] = pages
-    q.copy_entity_load_stage(conn, (entity_row(e) for e in entities))
-    return q.upsert_entities(conn, source_id=source_id, run_id=run_id)
 
 
 def _identities(items: Sequence[Entity | ItemError]) -> list[dict[str, str]]:

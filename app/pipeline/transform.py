@@ -9,7 +9,6 @@ from typing import Any
 import orjson
 
 from app.db.jsonb import encode
-from app.queries.entities import CopyEntityLoadStageParams
 from connectors.base import Entity
 
 
@@ -49,26 +48,25 @@ def _clean(text: str) -> str:
     return text.replace("\x00", "")
 
 
-def entity_row(entity: Entity) -> CopyEntityLoadStageParams:
-    """The entity as one row of the load stage (binary COPY, so timestamps stay datetimes)."""
-    return CopyEntityLoadStageParams(
-        source_type=entity.source_type,
-        source_entity_id=entity.source_entity_id,
-        natural_key=entity.natural_key,
-        container=entity.container,
-        status=entity.status,
-        title=_clean(entity.title),
-        body=_clean(entity.text),
-        url=entity.url,
-        author=entity.author,
-        source_created_at=entity.created_at,
-        source_updated_at=entity.updated_at,
-        metadata=entity.metadata,
-        acl_principals=None if entity.acl.principals is None else sorted(set(entity.acl.principals)),
-        aliases=sorted(set(entity.aliases)),
-        out_of_scope=entity.out_of_scope,
-        content_hash=content_hash(entity),
-    )
+def entity_row(entity: Entity) -> dict[str, Any]:
+    return {
+        "source_type": entity.source_type,
+        "source_entity_id": entity.source_entity_id,
+        "natural_key": entity.natural_key,
+        "container": entity.container,
+        "status": entity.status,
+        "title": _clean(entity.title),
+        "body": _clean(entity.text),
+        "url": entity.url,
+        "author": entity.author,
+        "source_created_at": _iso(entity.created_at),
+        "source_updated_at": _iso(entity.updated_at),
+        "metadata": entity.metadata,
+        "acl_principals": None if entity.acl.principals is None else sorted(set(entity.acl.principals)),
+        "aliases": sorted(set(entity.aliases)),
+        "out_of_scope": entity.out_of_scope,
+        "content_hash": content_hash(entity),
+    }
 
 
 def edge_rows(entity_id: int, entity: Entity) -> list[dict[str, Any]]:

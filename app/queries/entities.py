@@ -6,8 +6,6 @@
 """Typed psycopg 3 functions for the queries in entities.sql."""
 
 import dataclasses
-import datetime
-from collections.abc import Iterable
 from typing import Any
 
 import psycopg
@@ -80,67 +78,6 @@ def collapse_duplicates(
         return None
     value: int = row[0]
     return value
-
-
-COPY_ENTITY_LOAD_STAGE = """
-COPY entity_load_stage (source_type, source_entity_id, natural_key, container, status, title, body, url, author, source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash) FROM STDIN (FORMAT BINARY)
-"""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class CopyEntityLoadStageParams:
-    """One row for CopyEntityLoadStage."""
-
-    source_type: str
-    source_entity_id: str
-    natural_key: str | None
-    container: str | None
-    status: str
-    title: str
-    body: str
-    url: str | None
-    author: str | None
-    source_created_at: datetime.datetime | None
-    source_updated_at: datetime.datetime | None
-    metadata: Any
-    acl_principals: list[str] | None
-    aliases: list[str]
-    out_of_scope: bool
-    content_hash: str
-
-
-def copy_entity_load_stage(conn: psycopg.Connection[Any], items: Iterable[CopyEntityLoadStageParams]) -> int:
-    """Stages one page of entity rows with binary COPY (the cheapest way into the
-    server), for UpsertEntities.
-
-    Returns the number of rows copied.
-    """
-    count = 0
-    with conn.cursor() as cur, cur.copy(COPY_ENTITY_LOAD_STAGE) as copy:
-        copy.set_types(["text", "text", "text", "text", "text", "text", "text", "text", "text", "timestamptz", "timestamptz", "jsonb", "text[]", "text[]", "bool", "text"])
-        for item in items:
-            copy.write_row(
-                (
-                    item.source_type,
-                    item.source_entity_id,
-                    item.natural_key,
-                    item.container,
-                    item.status,
-                    item.title,
-                    item.body,
-                    item.url,
-                    item.author,
-                    item.source_created_at,
-                    item.source_updated_at,
-                    Jsonb(item.metadata),
-                    item.acl_principals,
-                    item.aliases,
-                    item.out_of_scope,
-                    item.content_hash,
-                )
-            )
-            count += 1
-    return count
 
 
 COUNT_ENTITIES_BY_PRINCIPAL = """
@@ -306,29 +243,6 @@ def count_unseen(
     if row is None:
         return None
     return CountUnseenRow(*row)
-
-
-CREATE_ENTITY_LOAD_STAGE = """
-create temp table if not exists entity_load_stage (like public.entity_load_stage)
-"""
-
-
-def create_entity_load_stage(
-    conn: psycopg.Connection[Any],
-) -> None:
-    """Entities and their graph projection (edges, refs): the loader's writes, the
-    only ones (role harvester_worker), and the reads that summarise them. Batches
-    travel as one jsonb array of records: one statement per batch, typed by
-    jsonb_to_recordset; entity pages go through a binary-COPY stage instead (the
-    hot path, issue 15 §2). The session's private stage for one page (issue 15
-    §2): a temporary copy of entity_load_stage that shadows the shared template
-    through pg_temp. Idempotent; run per page since a rolled-back page drops it.
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            CREATE_ENTITY_LOAD_STAGE,
-            {},
-        )
 
 
 FIND_PRIVATE_MESSAGE = """
@@ -570,37 +484,20 @@ def touch_fetched(
         return cur.rowcount
 
 
-TRUNCATE_ENTITY_LOAD_STAGE = """
-truncate entity_load_stage
-"""
-
-
-def truncate_entity_load_stage(
-    conn: psycopg.Connection[Any],
-) -> None:
-    """Gives the stage's space back: UpsertEntities empties it by DELETE, and
-    autovacuum never visits temporary tables, so without this the stage only
-    grows.
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            TRUNCATE_ENTITY_LOAD_STAGE,
-            {},
-        )
-
-
 UPSERT_ENTITIES = """
-with staged as (delete from entity_load_stage returning source_type, source_entity_id, natural_key, container, status, title, body, url, author, source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash),
-written as (
+with written as (
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
     last_fetched_at, last_run_id)
 select %(source_id)s::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
-       r.title, r.body, r.url, r.author, r.source_created_at, r.source_updated_at,
-       r.metadata, r.acl_principals, r.aliases, r.out_of_scope,
+       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
+       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
        r.content_hash, now(), %(run_id)s::bigint
-from staged r
+from jsonb_to_recordset(%(rows)s::jsonb) as r(
+    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
+    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
+    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
 on conflict on constraint entities_identity_key do update
 set natural_key = excluded.natural_key,
     container = excluded.container,
@@ -648,20 +545,30 @@ def upsert_entities(
     *,
     source_id: int,
     run_id: int,
+    rows: Any,
 ) -> list[UpsertEntitiesRow]:
-    """Upserts the staged page (CopyEntityLoadStage) on the identity key and empties
-    the stage; returns only rows inserted or changed (equal hash writes nothing).
-    A rewritten row's outgoing edges and refs are dropped in the same statement,
-    before InsertEdges/InsertRefs write what it declares now (seed 003); a freshly
-    inserted row has none. A changed row, a returning (soft-deleted) one or a
-    re-flagged neighbour is rewritten; status is whatever classify says now, so a
-    restore with an equal payload keeps the old status (seed 000 "Удаления"). A
-    written row records its provenance (fetched now by run_id); an unchanged one
-    is left to TouchFetched, and a restore clears the deletion's run and reason.
+    """Entities and their graph projection (edges, refs): the loader's writes, the
+    only ones (role harvester_worker), and the reads that summarise them. Batches
+    travel as one jsonb array of records: one statement per batch, typed by
+    jsonb_to_recordset. Upserts a batch on the identity key; returns only rows
+    inserted or changed (equal hash writes nothing). A changed row, a returning
+    (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
+    classify says now, so a restore with an equal payload keeps the old status
+    (seed 000 "Удаления"). A written row records its provenance (fetched now by
+    run_id); an unchanged one is left to TouchFetched, and a restore clears the
+    deletion's run and reason. A rewritten row's outgoing edges and refs are
+    dropped in the same statement, before InsertEdges/InsertRefs write what it
+    declares now (seed 003); a freshly inserted row has none. One statement per
+    page: round trips are what a page costs most on a busy machine
+    (docs/performance.md "Load path").
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             UPSERT_ENTITIES,
-            {"source_id": source_id, "run_id": run_id},
+            {
+                "source_id": source_id,
+                "run_id": run_id,
+                "rows": Jsonb(rows),
+            },
         ).fetchall()
     return [UpsertEntitiesRow(*row) for row in rows]

@@ -1,46 +1,29 @@
 -- Entities and their graph projection (edges, refs): the loader's writes, the only ones (role
 -- harvester_worker), and the reads that summarise them.
--- Batches travel as one jsonb array of records: one statement per batch, typed by jsonb_to_recordset;
--- entity pages go through a binary-COPY stage instead (the hot path, issue 15 §2).
-
--- name: CreateEntityLoadStage :exec
--- The session's private stage for one page (issue 15 §2): a temporary copy of entity_load_stage that
--- shadows the shared template through pg_temp. Idempotent; run per page since a rolled-back page drops it.
-create temp table if not exists entity_load_stage (like public.entity_load_stage);
-
--- name: TruncateEntityLoadStage :exec
--- Gives the stage's space back: UpsertEntities empties it by DELETE, and autovacuum never visits
--- temporary tables, so without this the stage only grows.
-truncate entity_load_stage;
-
--- name: CopyEntityLoadStage :copyfrom
--- copy: binary
--- Stages one page of entity rows with binary COPY (the cheapest way into the server), for UpsertEntities.
-insert into entity_load_stage (
-    source_type, source_entity_id, natural_key, container, status, title, body, url, author,
-    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
-values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16);
+-- Batches travel as one jsonb array of records: one statement per batch, typed by jsonb_to_recordset.
 
 -- name: UpsertEntities :many
--- Upserts the staged page (CopyEntityLoadStage) on the identity key and empties the stage; returns only
--- rows inserted or changed (equal hash writes nothing). A rewritten row's outgoing edges and refs are
--- dropped in the same statement, before InsertEdges/InsertRefs write what it declares now (seed 003);
--- a freshly inserted row has none.
+-- Upserts a batch on the identity key; returns only rows inserted or changed (equal hash writes nothing).
 -- A changed row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
 -- classify says now, so a restore with an equal payload keeps the old status (seed 000 "Удаления").
 -- A written row records its provenance (fetched now by run_id); an unchanged one is left to
--- TouchFetched, and a restore clears the deletion's run and reason.
-with staged as (delete from entity_load_stage returning *),
-written as (
+-- TouchFetched, and a restore clears the deletion's run and reason. A rewritten row's outgoing edges
+-- and refs are dropped in the same statement, before InsertEdges/InsertRefs write what it declares now
+-- (seed 003); a freshly inserted row has none. One statement per page: round trips are what a page
+-- costs most on a busy machine (docs/performance.md "Load path").
+with written as (
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
     last_fetched_at, last_run_id)
 select sqlc.arg(source_id)::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
-       r.title, r.body, r.url, r.author, r.source_created_at, r.source_updated_at,
-       r.metadata, r.acl_principals, r.aliases, r.out_of_scope,
+       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
+       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
        r.content_hash, now(), sqlc.arg(run_id)::bigint
-from staged r
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
+    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
+    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
+    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
 on conflict on constraint entities_identity_key do update
 set natural_key = excluded.natural_key,
     container = excluded.container,

@@ -32,8 +32,7 @@ docstring): a SQL constant `VERB_NOUN` with `%(name)s` placeholders and a functi
 
 - `:one` -> `VerbNounRow | None`, `:many` -> `list[VerbNounRow]`, `:exec` -> `None`,
   `:execrows` -> `int` (rowcount), `:copyfrom` -> `verb_noun(conn, items: Iterable[VerbNounParams])
-  -> int` through COPY FROM STDIN; a comment line `-- copy: binary` under the query makes it
-  `COPY ... (FORMAT BINARY)` with every column typed from the table (`Copy.set_types`).
+  -> int` through COPY FROM STDIN.
 - A query returning exactly one column returns that value instead of a Row; `VerbNounRow` is a
   frozen slots dataclass built positionally from a `tuple_row` cursor.
 - Queries of one file returning the same fields (names, types, nullability) share one Row class,
