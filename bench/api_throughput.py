@@ -257,7 +257,8 @@ def main() -> None:
             return "GET", f"/api/v1/sources/{source_id}/runs", auth, None
 
         def webhook_request(i: int) -> Req:
-            body = json.dumps({"webhookEvent": "jira:issue_updated", "issue": {"id": str(10000 + i % 500)}}).encode()
+            # A distinct issue per delivery: the receiver also folds deliveries with an equal body.
+            body = json.dumps({"webhookEvent": "jira:issue_updated", "issue": {"id": str(10000 + i)}}).encode()
             signature = "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
             headers = {"X-Hub-Signature": signature, "X-Atlassian-Webhook-Identifier": f"bench-{i}"}
             return "POST", f"/api/v1/webhooks/{source_id}", headers, body
