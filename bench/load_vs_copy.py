@@ -5,8 +5,11 @@ table in place, in pages of the pipeline's size, one transaction per page. Ours:
 pipeline's load stage: UpsertEntities, edge/ref replacement, DLQ clean-up) on the same rows and pages.
 Two cases, each against an empty table state of its own:
 
-- all-new: every row is inserted (target ratio >= 0.6);
-- all-changed: every row exists with another content hash and is rewritten (target >= 0.4).
+- all-new: every row is inserted (target ratio >= 0.8, issue 15 §2);
+- all-changed: every row exists with another content hash and is rewritten (target >= 0.6).
+
+The load path's time includes building each row from its Entity (normalisation and the content hash);
+the baseline's rows are built before its clock starts.
 
 Entities carry no edges or refs here, so both sides write the same single table.
 
@@ -160,7 +163,7 @@ def main() -> int:
     n = args.rows
     print(f"rows={n} page={args.page} best of {args.repeats}")
     print(f"  binary COPY (all-new)     {n / best['copy_new']:>9,.0f} rows/s")
-    for label, key, target in (("all-new", "load_new", 0.6), ("all-changed", "load_changed", 0.4)):
+    for label, key, target in (("all-new", "load_new", 0.8), ("all-changed", "load_changed", 0.6)):
         ratio = best["copy_new"] / best[key]
         print(f"  load path   ({label:11}) {n / best[key]:>9,.0f} rows/s  ratio {ratio:.2f} (target >= {target})")
     return 0

@@ -641,6 +641,18 @@ $$;
 
 COMMENT ON FUNCTION public.tg__set_updated_at() IS 'Shared BEFORE UPDATE trigger: stamps updated_at with the transaction time.';
 
+CREATE FUNCTION public.tg_api_tokens__notify_change() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    perform pg_catalog.pg_notify('harvester_api_tokens', coalesce(new.id, old.id)::text);
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_api_tokens__notify_change() IS 'AFTER UPDATE/DELETE trigger on api_tokens: NOTIFY harvester_api_tokens with the token id, so API processes drop cached look-ups (revocation takes effect on the next request).';
+
 CREATE FUNCTION public.tg_entities__propagate_acl() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1484,6 +1496,8 @@ CREATE TRIGGER _200_bump_version AFTER INSERT OR DELETE OR UPDATE ON public.plat
 CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id, source_id, acl_principals, entity_status, entity_deleted ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg_entity_chunks__inherit_acl();
 
 CREATE TRIGGER _300_propagate_acl AFTER UPDATE OF acl_principals, status, deleted_at ON public.entities FOR EACH ROW WHEN (((old.acl_principals IS DISTINCT FROM new.acl_principals) OR (old.status IS DISTINCT FROM new.status) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)))) EXECUTE FUNCTION public.tg_entities__propagate_acl();
+
+CREATE TRIGGER _900_notify AFTER DELETE OR UPDATE OF revoked_at, expires_at, scope, token_hash, name ON public.api_tokens FOR EACH ROW EXECUTE FUNCTION public.tg_api_tokens__notify_change();
 
 CREATE TRIGGER procrastinate_jobs_notify_queue_job_aborted_v1 AFTER UPDATE OF abort_requested ON public.procrastinate_jobs FOR EACH ROW WHEN (((old.abort_requested = false) AND (new.abort_requested = true) AND (new.status = 'doing'::public.procrastinate_job_status))) EXECUTE FUNCTION public.procrastinate_notify_queue_abort_job_v1();
 

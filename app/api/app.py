@@ -34,6 +34,7 @@ from app.api.runs import RunsController
 from app.api.search import SearchController
 from app.api.settings import SettingsController
 from app.api.sources import SourcesController
+from app.api.token_cache import TokenCache
 from app.api.tokens import TokensController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
@@ -63,11 +64,16 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size))
         app.state.db = Database(pool)
+        # Token look-ups answered in process, dropped on any token change (app/api/token_cache.py).
+        token_cache = TokenCache(url)
+        await anyio.to_thread.run_sync(token_cache.start)
+        app.state.token_cache = token_cache
         app.state.keyring = keyring
         app.state.embedder_config = embedder
         try:
             yield
         finally:
+            await anyio.to_thread.run_sync(token_cache.stop)
             await anyio.to_thread.run_sync(pool.close)
 
     api = Router(

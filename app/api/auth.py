@@ -16,6 +16,7 @@ from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
 
+from app.api.token_cache import CachedToken, TokenCache
 from app.queries import tokens as tq
 from app.redact import register_secret
 from app.services.tokens import SCOPES as SCOPES
@@ -59,8 +60,26 @@ async def require_token(connection: ASGIConnection[Any, Any, Any, Any], handler:
     token = _bearer(connection)
     if token is None:
         raise NotAuthorizedException("a bearer token is required (Authorization: Bearer <token>)")
-    db = connection.app.state.db
     digest = token_hash(token)
+    cache: TokenCache | None = connection.app.state.get("token_cache")
+    found = cache.get(digest) if cache is not None else None
+    if found is None:
+        found = await _look_up(connection, token, digest, cache)
+    admitted = ADMITS.get(needed, ("admin",))
+    if found.scope not in admitted:
+        raise PermissionDeniedException(
+            f"this operation needs {' or '.join(f'an {s}' if s == 'admin' else f'a {s}' for s in admitted)} token;"
+            f" token {found.name!r} has scope {found.scope}"
+        )
+    connection.state.principal = Principal(found.token_id, found.name, found.scope, found.principals)
+
+
+async def _look_up(
+    connection: ASGIConnection[Any, Any, Any, Any], token: str, digest: str, cache: TokenCache | None
+) -> CachedToken:
+    """The token from the database (401 when unknown, revoked or expired), remembered in ``cache``."""
+    db = connection.app.state.db
+    generation = cache.generation() if cache is not None else 0
 
     def lookup() -> tq.AuthenticateTokenRow | None:
         with db.tx() as conn:
@@ -70,13 +89,10 @@ async def require_token(connection: ASGIConnection[Any, Any, Any, Any], handler:
     if row is None:
         raise NotAuthorizedException("the bearer token is unknown, revoked or expired")
     register_secret(token)  # a valid token is a credential: masked in every later log line
-    admitted = ADMITS.get(needed, ("admin",))
-    if row.scope not in admitted:
-        raise PermissionDeniedException(
-            f"this operation needs {' or '.join(f'an {s}' if s == 'admin' else f'a {s}' for s in admitted)} token;"
-            f" token {row.name!r} has scope {row.scope}"
-        )
-    connection.state.principal = Principal(row.id, row.name, row.scope, tuple(row.principals or ()))
+    found = CachedToken(row.id, row.name, row.scope, tuple(row.principals or ()))
+    if cache is not None:
+        cache.put(digest, found, row.expires_at, generation)
+    return found
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:

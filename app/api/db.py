@@ -3,6 +3,8 @@ the mirror), so no request path can write entity tables, whatever the login user
 
 from __future__ import annotations
 
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +23,22 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
         roles.set_api_role(conn)
 
 
+# A connection handed back less than this many seconds ago was working then: checking it again on the
+# next checkout would cost every request a round trip. Older ones are pinged (issue 11 §2: a connection
+# broken by a database restart is replaced before a request gets it; a restart takes longer than this).
+RECENTLY_USED = 1.0
+_returned_at: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
+
+
+def _returned(conn: psycopg.Connection[Any]) -> None:
+    _returned_at[conn] = time.monotonic()
+
+
+def _check(conn: psycopg.Connection[Any]) -> None:
+    if time.monotonic() - _returned_at.get(conn, float("-inf")) >= RECENTLY_USED:
+        ConnectionPool.check_connection(conn)
+
+
 def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionPool[psycopg.Connection[Any]]:
     """A pool whose connections all ``SET ROLE harvester_api`` before first use (and after every reset)."""
     pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
@@ -30,8 +48,10 @@ def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionP
         kwargs={"connect_timeout": 10},
         configure=_configure,
         # A connection broken by a database restart is found and replaced before a request gets it
-        # (issue 11 §2): without the check each one answered one 500 after the restart.
-        check=ConnectionPool.check_connection,
+        # (issue 11 §2): without the check each one answered one 500 after the restart. Connections
+        # returned within RECENTLY_USED seconds skip the ping (issue 15 §2: no per-request round trip).
+        check=_check,
+        reset=_returned,
         open=False,
         name="harvester-api",
     )

@@ -68,11 +68,7 @@ def load_batch(
             # update; rows just written already carry it and are skipped by the statement.
             q.touch_fetched(conn, source_id=source_id, run_id=run_id, rows=_identities(entities))
         if written:
-            # A freshly inserted entity has no old edges or refs to replace.
-            rewritten = [r.id for r in changed if not r.inserted]
-            if rewritten:
-                q.delete_edges_of(conn, entity_ids=rewritten)
-                q.delete_refs_of(conn, entity_ids=rewritten)
+            # UpsertEntities already dropped the old edges and refs of every rewritten entity.
             edges = [row for i, e in written for row in edge_rows(i, e)]
             if edges:
                 q.insert_edges(conn, source_id=source_id, rows=edges)

@@ -245,46 +245,6 @@ def count_unseen(
     return CountUnseenRow(*row)
 
 
-DELETE_EDGES_OF = """
-delete from entity_edges where from_entity_id = any(%(entity_ids)s::bigint[])
-"""
-
-
-def delete_edges_of(
-    conn: psycopg.Connection[Any],
-    *,
-    entity_ids: list[int],
-) -> None:
-    """Drops the outgoing edges of the given entities before their new edges are
-    written (seed 003).
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            DELETE_EDGES_OF,
-            {"entity_ids": entity_ids},
-        )
-
-
-DELETE_REFS_OF = """
-delete from entity_refs where entity_id = any(%(entity_ids)s::bigint[])
-"""
-
-
-def delete_refs_of(
-    conn: psycopg.Connection[Any],
-    *,
-    entity_ids: list[int],
-) -> None:
-    """Drops the cross-source refs of the given entities before their new refs are
-    written.
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        cur.execute(
-            DELETE_REFS_OF,
-            {"entity_ids": entity_ids},
-        )
-
-
 FIND_PRIVATE_MESSAGE = """
 select e.id, e.title, e.body, e.acl_principals
 from live_entities e
@@ -525,6 +485,7 @@ def touch_fetched(
 
 
 UPSERT_ENTITIES = """
+with written as (
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
@@ -560,7 +521,12 @@ set natural_key = excluded.natural_key,
 where e.content_hash is distinct from excluded.content_hash
    or e.deleted_at is not null
    or e.out_of_scope is distinct from excluded.out_of_scope
-returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted
+returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted),
+dropped_edges as (
+    delete from entity_edges where from_entity_id in (select id from written where not inserted)),
+dropped_refs as (
+    delete from entity_refs where entity_id in (select id from written where not inserted))
+select id, source_type, source_entity_id, inserted from written
 """
 
 
@@ -590,7 +556,11 @@ def upsert_entities(
     classify says now, so a restore with an equal payload keeps the old status
     (seed 000 "Удаления"). A written row records its provenance (fetched now by
     run_id); an unchanged one is left to TouchFetched, and a restore clears the
-    deletion's run and reason.
+    deletion's run and reason. A rewritten row's outgoing edges and refs are
+    dropped in the same statement, before InsertEdges/InsertRefs write what it
+    declares now (seed 003); a freshly inserted row has none. One statement per
+    page: round trips are what a page costs most on a busy machine
+    (docs/performance.md "Load path").
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

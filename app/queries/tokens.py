@@ -14,7 +14,7 @@ from psycopg.rows import tuple_row
 
 AUTHENTICATE_TOKEN = """
 with t as (
-    select id, name, scope, principals, last_used_at from api_tokens
+    select id, name, scope, principals, expires_at, last_used_at from api_tokens
     where token_hash = %(token_hash)s::text and revoked_at is null
       and (expires_at is null or expires_at > now())
 ), touched as (
@@ -22,7 +22,7 @@ with t as (
     from t
     where a.id = t.id and (t.last_used_at is null or t.last_used_at < now() - interval '1 minute')
 )
-select t.id, t.name, t.scope, t.principals from t
+select t.id, t.name, t.scope, t.principals, t.expires_at from t
 """
 
 
@@ -34,6 +34,7 @@ class AuthenticateTokenRow:
     name: str
     scope: str
     principals: list[str] | None
+    expires_at: datetime.datetime | None
 
 
 def authenticate_token(
@@ -41,8 +42,8 @@ def authenticate_token(
     *,
     token_hash: str,
 ) -> AuthenticateTokenRow | None:
-    """The live, unexpired token with this hash; marks it used at most once a minute
-    so reads stay cheap.
+    """The live, unexpired token with this hash and its expiry (how long the API may
+    cache the answer); marks it used at most once a minute so reads stay cheap.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
@@ -183,6 +184,24 @@ def list_tokens_page(
             },
         ).fetchall()
     return [ApiTokensRow(*row) for row in rows]
+
+
+LISTEN_TOKEN_CHANGES = """
+listen harvester_api_tokens
+"""
+
+
+def listen_token_changes(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Subscribes the session to token changes (trigger _900_notify on api_tokens):
+    the API's token cache.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            LISTEN_TOKEN_CHANGES,
+            {},
+        )
 
 
 REVOKE_TOKEN_BY_ID = """

@@ -7,7 +7,11 @@
 -- A changed row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
 -- classify says now, so a restore with an equal payload keeps the old status (seed 000 "Удаления").
 -- A written row records its provenance (fetched now by run_id); an unchanged one is left to
--- TouchFetched, and a restore clears the deletion's run and reason.
+-- TouchFetched, and a restore clears the deletion's run and reason. A rewritten row's outgoing edges
+-- and refs are dropped in the same statement, before InsertEdges/InsertRefs write what it declares now
+-- (seed 003); a freshly inserted row has none. One statement per page: round trips are what a page
+-- costs most on a busy machine (docs/performance.md "Load path").
+with written as (
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
@@ -43,11 +47,12 @@ set natural_key = excluded.natural_key,
 where e.content_hash is distinct from excluded.content_hash
    or e.deleted_at is not null
    or e.out_of_scope is distinct from excluded.out_of_scope
-returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted;
-
--- name: DeleteEdgesOf :exec
--- Drops the outgoing edges of the given entities before their new edges are written (seed 003).
-delete from entity_edges where from_entity_id = any(sqlc.arg(entity_ids)::bigint[]);
+returning e.id, e.source_type, e.source_entity_id, (e.xmax = 0) as inserted),
+dropped_edges as (
+    delete from entity_edges where from_entity_id in (select id from written where not inserted)),
+dropped_refs as (
+    delete from entity_refs where entity_id in (select id from written where not inserted))
+select id, source_type, source_entity_id, inserted from written;
 
 -- name: InsertEdges :exec
 -- Writes the edges the given entities declare now; edges declared by other entities are untouched.
@@ -57,10 +62,6 @@ select r.from_entity_id, sqlc.arg(source_id)::bigint, r.relation, coalesce(r.dir
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(
     from_entity_id bigint, relation text, direction text, target_type text, target_source_entity_id text, target_key text)
 on conflict do nothing;
-
--- name: DeleteRefsOf :exec
--- Drops the cross-source refs of the given entities before their new refs are written.
-delete from entity_refs where entity_id = any(sqlc.arg(entity_ids)::bigint[]);
 
 -- name: InsertRefs :exec
 -- Writes cross-source mentions as claims (seed 000 "Формат refs").

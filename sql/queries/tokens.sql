@@ -10,9 +10,10 @@ on conflict (name) where revoked_at is null do nothing
 returning id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at;
 
 -- name: AuthenticateToken :one
--- The live, unexpired token with this hash; marks it used at most once a minute so reads stay cheap.
+-- The live, unexpired token with this hash and its expiry (how long the API may cache the answer);
+-- marks it used at most once a minute so reads stay cheap.
 with t as (
-    select id, name, scope, principals, last_used_at from api_tokens
+    select id, name, scope, principals, expires_at, last_used_at from api_tokens
     where token_hash = sqlc.arg(token_hash)::text and revoked_at is null
       and (expires_at is null or expires_at > now())
 ), touched as (
@@ -20,7 +21,7 @@ with t as (
     from t
     where a.id = t.id and (t.last_used_at is null or t.last_used_at < now() - interval '1 minute')
 )
-select t.id, t.name, t.scope, t.principals from t;
+select t.id, t.name, t.scope, t.principals, t.expires_at from t;
 
 -- name: ListTokens :many
 -- Every token's name, scope, expiry and use (never the hash), oldest first.
@@ -55,3 +56,7 @@ returning id, name, scope, principals, created_at, expires_at, last_used_at, rev
 update api_tokens set revoked_at = now()
 where name = sqlc.arg(name)::text and revoked_at is null
 returning id, name, scope, principals, created_at, expires_at, last_used_at, revoked_at;
+
+-- name: ListenTokenChanges :exec
+-- Subscribes the session to token changes (trigger _900_notify on api_tokens): the API's token cache.
+listen harvester_api_tokens;

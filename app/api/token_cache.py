@@ -1,0 +1,144 @@
+"""In-process cache of bearer-token look-ups, dropped at once when any token changes (issue 15 §2).
+
+Without it every API request spent a thread hop, a pool checkout and a database round trip (plus a
+commit) on the token before its handler ran. A hit costs a dict look-up.
+
+Revocation stays immediate:
+
+- the trigger ``_900_notify`` on ``api_tokens`` (sql/triggers/400_api_tokens_notify.sql) NOTIFYs
+  ``harvester_api_tokens`` when a token is revoked, re-scoped, re-dated or deleted, by whoever does it
+  (API, ``harvester token revoke``, psql); a listener thread with its own connection
+  (ListenTokenChanges) clears the cache;
+- the cache answers only while that LISTEN is established: a lost listener connection clears it and
+  every look-up goes to the database until the listener is back;
+- a look-up that started before a clear is not stored after it (generation check), so a revocation that
+  commits while a look-up is in flight cannot be undone by that look-up;
+- an entry lives at most ``ttl`` seconds and never past the token's own expiry.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from app.queries import tokens as tq
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedToken:
+    token_id: int
+    name: str
+    scope: str
+    principals: tuple[str, ...] = ()  # a search token's bound ACL tokens (issue 14 §4)
+
+
+class TokenCache:
+    """token hash -> (CachedToken, monotonic deadline); safe to use from many threads."""
+
+    def __init__(self, url: str, *, ttl: float = 10.0, max_entries: int = 10_000) -> None:
+        self._url = url
+        self._ttl = ttl
+        self._max_entries = max_entries
+        self._entries: dict[str, tuple[CachedToken, float]] = {}
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._listening = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    # -- look-ups ---------------------------------------------------------------------------------
+
+    def get(self, digest: str) -> CachedToken | None:
+        if not self._listening:
+            return None
+        found = self._entries.get(digest)
+        if found is None:
+            return None
+        token, deadline = found
+        if time.monotonic() >= deadline:
+            with self._lock:
+                self._entries.pop(digest, None)
+            return None
+        return token
+
+    def generation(self) -> int:
+        """Read before a database look-up and hand to :meth:`put` (see the module docstring)."""
+        return self._generation
+
+    def put(self, digest: str, token: CachedToken, expires_at: datetime | None, generation: int) -> None:
+        ttl = self._ttl
+        if expires_at is not None:
+            ttl = min(ttl, (expires_at - datetime.now(UTC)).total_seconds())
+        if ttl <= 0:
+            return
+        with self._lock:
+            if not self._listening or generation != self._generation:
+                return
+            if len(self._entries) >= self._max_entries:
+                self._entries.clear()
+            self._entries[digest] = (token, time.monotonic() + ttl)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._entries.clear()
+
+    # -- the listener -------------------------------------------------------------------------------
+
+    def start(self, *, wait: float = 5.0) -> None:
+        """Start the listener thread; waits up to ``wait`` seconds for LISTEN (the cache stays off
+        until then, so starting never blocks the API on it)."""
+        self._thread = threading.Thread(target=self._listen_forever, name="token-cache-listener", daemon=True)
+        self._thread.start()
+        self._ready.wait(wait)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._set_listening(False)
+
+    @property
+    def listening(self) -> bool:
+        return self._listening
+
+    def _set_listening(self, value: bool) -> None:
+        with self._lock:
+            self._listening = value
+            self._generation += 1
+            self._entries.clear()
+
+    def _listen_forever(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True, connect_timeout=10) as conn:
+                    tq.listen_token_changes(conn)
+                    self._set_listening(True)
+                    self._ready.set()
+                    self._drain(conn)
+            except psycopg.Error as exc:
+                if not self._stop.is_set():
+                    log.warning("token cache listener lost its connection (%s); look-ups go to the database", exc)
+            finally:
+                self._set_listening(False)
+                self._ready.set()
+            self._stop.wait(1.0)
+
+    def _drain(self, conn: psycopg.Connection[Any]) -> None:
+        while not self._stop.is_set():
+            # A short timeout so stop() is honoured; any notification clears everything (revocations
+            # are rare, and the payload is only a hint).
+            for _ in conn.notifies(timeout=1.0, stop_after=1):
+                self.clear()
+            # notifies() returns quietly on a closed connection: a cheap query notices and raises.
+            if conn.closed or conn.broken:
+                raise psycopg.OperationalError("listener connection closed")

@@ -1,0 +1,168 @@
+"""Two workers on two sources vs one worker doing both (issue 15 §2: target ratio >= 1.7).
+
+Real processes throughout: an embedded PostgreSQL, two Jira emulators (each its own process, ``--issues``
+issues), and ``harvester worker --concurrency 1`` processes. Per round, two fresh paused sources (the
+schedule tick leaves them alone; queued runs execute all the same) each get a full run queued through
+``start_and_defer``, and the clock runs from the commit of both runs to the end of the last one:
+
+- one worker: a single worker process takes both runs, one after the other;
+- two workers: two worker processes, one run each.
+
+Throughput = entities loaded / wall time; rounds alternate ``--repeats`` times and the best of each is
+kept. The workers are started (and idle) before the clock starts. ``--embedder none`` (default) measures
+the sync path; ``--embedder local`` adds the in-process ONNX embedder, which is CPU-bound by design.
+
+    python bench/two_workers.py [--issues 1500] [--repeats 2] [--embedder none|local]
+
+On a machine with fewer than ~4 cores the ratio is bounded by the cores, not by the product: each run
+keeps about one core busy (Python mapping + PostgreSQL), plus the emulators. ``uptime`` is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import psycopg  # noqa: E402
+from psycopg import sql  # noqa: E402
+
+from app.db import embedded  # noqa: E402
+from app.db.migrate import migrate  # noqa: E402
+from app.secrets import Keyring  # noqa: E402
+from app.services.jobs import start_and_defer  # noqa: E402
+from app.services.sources import NewSource, create_source  # noqa: E402
+from bench._emulator import jira_emulator  # noqa: E402
+
+TOKEN = "bench-token"
+
+
+@contextmanager
+def database() -> Iterator[str]:
+    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-workers-", dir="/tmp"))
+    server = embedded.start(data_dir)
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    try:
+        with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
+        url = server.url(name)
+        migrate(url, data_dir / "backups")
+        yield url
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextmanager
+def workers(count: int, env: dict[str, str], logs: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
+    procs = []
+    try:
+        for i in range(count):
+            log = (logs / f"worker-{uuid.uuid4().hex[:6]}-{i}.log").open("wb")
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "app.cli", "worker", "--concurrency", "1", "--no-periodic"],
+                    cwd=REPO,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+        time.sleep(4)  # imports, pool, LISTEN: not part of the measured work
+        for p in procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"a worker exited at start; see {logs}")
+        yield procs
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def one_round(
+    url: str, keyring: Keyring, bases: list[str], worker_count: int, env: dict[str, str], logs: Path
+) -> tuple[int, float]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        ids = []
+        for base in bases:
+            with conn.transaction():
+                sid = create_source(
+                    conn,
+                    keyring,
+                    NewSource(
+                        name=f"bench-{uuid.uuid4().hex[:8]}", connector_type="jira", base_url=base, credential=TOKEN
+                    ),
+                )
+                conn.execute("update sources set state = 'paused' where id = %s", (sid,))
+            ids.append(sid)
+    with workers(worker_count, env, logs):
+        with psycopg.connect(url) as conn:
+            runs = [start_and_defer(conn, sid, mode="full", trigger="manual") for sid in ids]
+            conn.commit()
+        started = time.perf_counter()
+        with psycopg.connect(url, autocommit=True) as conn:
+            deadline = time.monotonic() + 1800
+            while True:
+                rows = conn.execute(
+                    "select state, entities_done, finished_at from sync_runs where id = any(%s)", (runs,)
+                ).fetchall()
+                if all(r[0] in ("succeeded", "failed", "cancelled") for r in rows):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError("runs did not finish in 30 minutes")
+                time.sleep(0.05)
+            elapsed = time.perf_counter() - started
+    bad = [r for r in rows if r[0] != "succeeded"]
+    if bad:
+        raise RuntimeError(f"runs ended {bad}; see {logs}")
+    return sum(int(r[1] or 0) for r in rows), elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--issues", type=int, default=1500)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--embedder", choices=("none", "local"), default="none")
+    args = parser.parse_args()
+    key = os.urandom(32)
+    logs = Path(tempfile.mkdtemp(prefix="hv-bench-workers-logs-", dir="/tmp"))
+    with ExitStack() as stack:
+        url = stack.enter_context(database())
+        bases = [stack.enter_context(jira_emulator(args.issues, seed=s, token=TOKEN)) for s in (1, 2)]
+        env = {
+            **os.environ,
+            "HARVESTER_DATABASE_URL": url,
+            "HARVESTER_SECRET_KEY": key.hex(),
+            "HARVESTER_EMBEDDER": args.embedder,
+            "HARVESTER_DATA_DIR": str(logs / "data"),
+        }
+        best: dict[int, float] = {}
+        for _ in range(args.repeats):
+            for count in (1, 2):
+                items, elapsed = one_round(url, Keyring(key), bases, count, env, logs)
+                best[count] = max(best.get(count, 0.0), items / elapsed)
+                print(f"  {count} worker(s): {items} entities in {elapsed:.1f} s = {items / elapsed:.0f}/s", flush=True)
+    load = os.getloadavg()
+    print(f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, embedder {args.embedder}")
+    print(f"one worker  {best[1]:8.0f} entities/s")
+    print(f"two workers {best[2]:8.0f} entities/s   ratio {best[2] / best[1]:.2f} (target >= 1.7)")
+    shutil.rmtree(logs, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
