@@ -354,46 +354,6 @@ def list_source_last_success(
     return [ListSourceLastSuccessRow(*row) for row in rows]
 
 
-LIST_SOURCES_OVERVIEW = """
-select s.id, s.name, s.connector_type, s.state, h.health, h.last_run_id, h.last_run_state,
-       h.last_run_finished_at,
-       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
-       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
-from sources s join source_health h on h.source_id = s.id
-order by s.id
-"""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ListSourcesOverviewRow:
-    """One row of ListSourcesOverview."""
-
-    id: int
-    name: str
-    connector_type: str
-    state: str
-    health: str
-    last_run_id: int
-    last_run_state: str
-    last_run_finished_at: datetime.datetime | None
-    entity_count: int
-    dlq_depth: int
-
-
-def list_sources_overview(
-    conn: psycopg.Connection[Any],
-) -> list[ListSourcesOverviewRow]:
-    """Hub screen: every source with its computed health, live entity count, DLQ
-    depth and last run.
-    """
-    with conn.cursor(row_factory=tuple_row) as cur:
-        rows = cur.execute(
-            LIST_SOURCES_OVERVIEW,
-            {},
-        ).fetchall()
-    return [ListSourcesOverviewRow(*row) for row in rows]
-
-
 LIST_SOURCES_PAGE = """
 select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method, s.credential_enc, s.state,
        s.scope_mode, s.scope_list, s.content_filters, s.sync_interval, s.reconcile_interval, s.reconcile_window,

@@ -40,15 +40,6 @@ update sources
 set credential_enc = sqlc.narg(credential_enc)::text, webhook_secret_enc = sqlc.narg(webhook_secret_enc)::text
 where id = sqlc.arg(id)::bigint;
 
--- name: ListSourcesOverview :many
--- Hub screen: every source with its computed health, live entity count, DLQ depth and last run.
-select s.id, s.name, s.connector_type, s.state, h.health, h.last_run_id, h.last_run_state,
-       h.last_run_finished_at,
-       (select count(*) from live_entities e where e.source_id = s.id) as entity_count,
-       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
-from sources s join source_health h on h.source_id = s.id
-order by s.id;
-
 -- name: ListScheduleState :many
 -- Per active source: overrides and the history the schedule tick needs. The polling clock counts
 -- whole-source polls only (never webhook or items-scoped runs); a reconciliation counts as done only

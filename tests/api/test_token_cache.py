@@ -18,7 +18,12 @@ def _token(server: Server, scope: str) -> tuple[int, str]:
     token = new_token()
     with psycopg.connect(server.db_url) as conn:
         row = tq.create_token(
-            conn, name=f"cache-{uuid.uuid4().hex[:8]}", scope=scope, token_hash=token_hash(token), expires_at=None
+            conn,
+            name=f"cache-{uuid.uuid4().hex[:8]}",
+            scope=scope,
+            token_hash=token_hash(token),
+            expires_at=None,
+            principals=None,
         )
     assert row is not None
     return row.id, token

@@ -216,12 +216,25 @@ def test_token_cli_binds_a_search_token_to_its_principals(api: Server, tmp_path:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "app.cli", "token", *args],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     name = f"portal-{uuid.uuid4().hex[:6]}"
-    made = cli("create", "--name", name, "--scope", "search",
-               "--principal", "user:anna@example.com", "--principal", "group:jira:alpha-team")
+    made = cli(
+        "create",
+        "--name",
+        name,
+        "--scope",
+        "search",
+        "--principal",
+        "user:anna@example.com",
+        "--principal",
+        "group:jira:alpha-team",
+    )
     unbound = cli("create", "--name", f"{name}-x", "--scope", "search")
     odd = cli("create", "--name", f"{name}-y", "--scope", "search", "--principal", "anna")
     assert made.returncode == 0, made.stderr
@@ -232,5 +245,5 @@ def test_token_cli_binds_a_search_token_to_its_principals(api: Server, tmp_path:
     assert "search" in line and "as group:jira:alpha-team,user:anna@example.com" in line
     with _bearer(api, made.stdout.splitlines()[0]) as portal:
         assert portal.get("/api/v1/sources").status_code == 403  # a search token only searches
-    listed = {t["name"]: t for t in api.client().get("/api/v1/tokens").json()}
+    listed = {t["name"]: t for t in api.client().get("/api/v1/tokens", params={"limit": 500}).json()["items"]}
     assert listed[name]["principals"] == ["group:jira:alpha-team", "user:anna@example.com"]
