@@ -190,6 +190,14 @@ class SourceHttp:
         :class:`HttpError` (the run fails with the reason, and resumes from its checkpoint next time)
         rather than loading the entity without its text: a busy source never changes what an entity says.
         """
+        body, encoding, why = self.get_bytes_capped(url, max_bytes)
+        if body is None:
+            return None, why
+        return body.decode(encoding or "utf-8", errors="replace"), ""
+
+    def get_bytes_capped(self, url: str, max_bytes: int) -> tuple[bytes | None, str | None, str]:
+        """:meth:`get_text_capped` for binary bodies (a PDF): ``(body, declared encoding, "")`` or
+        ``(None, None, why)``; the same streaming cap and the same transient handling."""
         last = ""
         for attempt in range(self.max_attempts):
             if attempt:
@@ -203,22 +211,30 @@ class SourceHttp:
                         last = f"HTTP {resp.status_code}"
                         continue
                     if not 200 <= resp.status_code < 300:
-                        return None, f"HTTP {resp.status_code}"
+                        return None, None, f"HTTP {resp.status_code}"
                     declared = resp.headers.get("Content-Length")
                     if declared and declared.isdigit() and int(declared) > max_bytes:
-                        return None, "over the size cap"
+                        return None, None, "over the size cap"
                     chunks: list[bytes] = []
                     size = 0
                     for chunk in resp.iter_bytes():
                         size += len(chunk)
                         if size > max_bytes:
-                            return None, "over the size cap"
+                            return None, None, "over the size cap"
                         chunks.append(chunk)
-                    return b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace"), ""
+                    return b"".join(chunks), resp.charset_encoding, ""
             except (httpx.TransportError, httpx.TimeoutException) as exc:
                 last = self._redact(f"unreachable: {type(exc).__name__}")
         detail = self._redact(f"attachment {url}: {last} after {self.max_attempts} attempts")
         raise HttpError(0, "unknown", True, detail)
+
+    def same_host(self, url: str) -> bool:
+        """True when ``url`` is relative or on the base URL's host (credentials may be sent there)."""
+        try:
+            host = httpx.URL(url).host
+        except (httpx.InvalidURL, ValueError, TypeError):
+            return False
+        return not host or host == httpx.URL(self.base_url).host
 
     def close(self) -> None:
         self._client.close()

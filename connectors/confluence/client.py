@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from connectors.atlassian import auth_headers, user_identity
+from connectors.attachments import AttachmentReader
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -92,6 +93,7 @@ class ConfluenceConnector:
         if filters["attachments"]:
             expand += ",children.attachment"
         self.expand = expand
+        self.attachments = AttachmentReader(self.http, stats, "confluence")
         self._space_read: dict[str, dict[str, Any] | None] = {}
         self._restrictions: dict[str, dict[str, list[str]] | None] = {}
         self._groups: dict[str, list[str] | None] = {}
@@ -295,6 +297,8 @@ class ConfluenceConnector:
 
     def _raw(self, payload: Mapping[str, Any], space_key: str | None) -> RawItem:
         page_id = str(payload.get("id"))
+        payload = self._all_attachments(page_id, payload)
+        texts, reasons = self._attachment_texts(page_id, payload)
         if isinstance(payload.get("restrictions"), Mapping):
             own = _get(payload, "restrictions", "read", "restrictions")
             self._restrictions[page_id] = restriction_principals(own) if isinstance(own, Mapping) else None
@@ -313,6 +317,8 @@ class ConfluenceConnector:
             inherited_restrictions=inherited,
             page_ids=self._link_targets(payload, space_key),
             group_members={g: m for g in sorted(groups) if (m := self._members(g)) is not None} if groups else None,
+            attachment_text=texts,
+            attachment_reasons=reasons,
         )
         return RawItem(
             source_type="page",
@@ -323,6 +329,59 @@ class ConfluenceConnector:
             container=space_key,
             context=context,
         )
+
+    # ------------------------------------------------------------ attachments (issue 12 §3)
+
+    def _all_attachments(self, page_id: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The payload with every attachment: the ``children.attachment`` expansion holds one page of
+        them (25 on Cloud); when it says there are more, the rest come from ``child/attachment``."""
+        listed = _get(payload, "children", "attachment")
+        if not self.filters["attachments"] or not isinstance(listed, Mapping) or not _get(listed, "_links", "next"):
+            return payload
+        found: list[Any] = []
+        start = 0
+        while True:
+            params = {"start": start, "limit": 100, "expand": "version"}
+            try:
+                data = self.http.get_json(f"/rest/api/content/{page_id}/child/attachment", params)
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                return payload  # the first page of them stays: nothing listed is dropped
+            batch = _results(data)
+            found += batch
+            start += len(batch)
+            if not batch or not _get(data, "_links", "next"):
+                break
+        children = {**_mapping(payload.get("children")), "attachment": {**listed, "results": found, "size": len(found)}}
+        return {**payload, "children": children}
+
+    def _attachment_texts(
+        self, page_id: str, payload: Mapping[str, Any]
+    ) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Text and PDF attachments of the page read within the cap; why the others stay links."""
+        if not self.filters["attachments"]:
+            return None, None
+        texts: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        for a in _results(_get(payload, "children", "attachment")):
+            aid = a.get("id")
+            if aid is None:
+                continue
+            size = _get(a, "extensions", "fileSize")
+            download = _get(a, "_links", "download")
+            got = self.attachments.read(
+                f"page {page_id}",
+                download if isinstance(download, str) else None,
+                content_type=str(_get(a, "metadata", "mediaType") or _get(a, "extensions", "mediaType") or ""),
+                filename=str(a.get("title") or ""),
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            )
+            if got.text is not None:
+                texts[str(aid)] = got.text
+            elif got.reason:
+                reasons[str(aid)] = got.reason
+        return texts or None, reasons or None
 
     # ------------------------------------------------------------ ACL facts (cached per run)
 
@@ -480,6 +539,10 @@ def _space_read(data: Any) -> dict[str, Any] | None:
 def _user_id(user: Any) -> str | None:
     """Identity by exact email, lower-case (seed 000); ``accountid:<id>`` when Confluence hides it."""
     return user_identity(user)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
 
 
 def _space_key(payload: Any) -> str | None:

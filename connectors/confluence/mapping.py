@@ -12,7 +12,8 @@ What the payload cannot carry, the client puts in ``RawItem.context`` (a :class:
   ``[{"id", "users", "groups"}]`` (unrestricted ancestors may be omitted), or None when unknown;
 - ``group_members``: ``{group name: [principal user ids]}`` for groups named in restrictions (optional);
 - ``page_ids``: ``{"SPACE/Title": "123"}`` for ``<ri:page>`` links the client resolved;
-- ``attachment_text``: ``{attachment id: text}`` for text attachments the client downloaded (optional).
+- ``attachment_text``: ``{attachment id: text}`` for text and PDF attachments the client read (optional);
+  ``attachment_reasons``: ``{attachment id: why it stays a link}`` (kept as ``text_skipped``).
 
 ACL (seed 000 rights, fail closed): a user sees a page when the space lets them read it *and* every
 restricted page on the path root -> page (the page itself included) names them, directly or through a
@@ -97,25 +98,28 @@ def _map(p: Mapping[str, Any], ctx: ConfluenceItemContext, page_id: str, title: 
 
     attachments = []
     att_text: Mapping[str, str] = ctx.attachment_text or {}
+    att_reasons: Mapping[str, str] = ctx.attachment_reasons or {}
     for a in _results(_get(p, "children", "attachment")):
         aid = _str(a.get("id")) or ""
         media = _str(_get(a, "metadata", "mediaType")) or _str(_get(a, "extensions", "mediaType"))
         download = _str(_get(a, "_links", "download"))
-        attachments.append(
-            {
-                "id": aid,
-                "title": _str(a.get("title")),
-                "media_type": media,
-                "size": _get(a, "extensions", "fileSize"),
-                "url": _abs(base, download),
-                "comment": _str(_get(a, "extensions", "comment")) or None,
-                "file_id": _str(_get(a, "extensions", "fileId")),
-                "kind": _str(_get(a, "extensions", "mediaTypeDescription")),
-                "preview_url": _abs(base, _str(_get(a, "_links", "webui"))),
-            }
-        )
+        entry: dict[str, Any] = {
+            "id": aid,
+            "title": _str(a.get("title")),
+            "media_type": media,
+            "size": _get(a, "extensions", "fileSize"),
+            "url": _abs(base, download),
+            "comment": _str(_get(a, "extensions", "comment")) or None,
+            "file_id": _str(_get(a, "extensions", "fileId")),
+            "kind": _str(_get(a, "extensions", "mediaTypeDescription")),
+            "preview_url": _abs(base, _str(_get(a, "_links", "webui"))),
+        }
         if aid in att_text and att_text[aid].strip():
+            entry["inline"] = True
             sections.append(f"Attachment {a.get('title')}:\n{att_text[aid].strip()}")
+        elif _str(att_reasons.get(aid)):
+            entry["text_skipped"] = att_reasons[aid]
+        attachments.append(entry)
 
     urls = list(dict.fromkeys([*body.urls, *_URL_RE.findall("\n".join(texts_for_refs))]))
     edges, link_refs = _edges(p, ctx, body.page_links, urls, space_key, base)

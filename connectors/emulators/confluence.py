@@ -70,6 +70,7 @@ from connectors.emulators.kit import (
     Response,
     error_response,
     main_cli,
+    pdf_document,
     request_base_url,
     send_atlassian_webhook,
 )
@@ -185,6 +186,8 @@ class ConfluenceEmulator(EmulatorApp):
         # Comments added through the control API: (modified at, page index, comment number). Like real
         # Confluence, a new comment does not change its page's lastmodified; CQL finds it as type comment.
         self.comment_log: list[tuple[datetime, int, int]] = []
+        # Attachments added through the control API, found by CQL ``type in (..., attachment)`` the same way.
+        self.attachment_log: list[tuple[datetime, int, int]] = []
         self.deleted: set[int] = set()
         self.next_index = pages
         self.space_perms = {
@@ -506,21 +509,40 @@ class ConfluenceEmulator(EmulatorApp):
 
     def attachments_json(self, i: int, base: str) -> dict[str, Any]:
         r = self.record(i)
-        res = []
-        for n, a in enumerate(r["attachments"]):
-            aid = f"att{r['id']}{n:02d}"
-            res.append(
-                {
-                    "id": aid,
-                    "type": "attachment",
-                    "status": "current",
-                    "title": a["name"],
-                    "metadata": {"mediaType": a["media"]},
-                    "extensions": {"mediaType": a["media"], "fileSize": a["size"], "comment": ""},
-                    "_links": {"download": f"/download/attachments/{r['id']}/{a['name']}?version=1&api=v2"},
-                }
-            )
+        res = [self.attachment_json(r, n, a) for n, a in enumerate(r["attachments"])]
         return {"results": res, "start": 0, "limit": 25, "size": len(res), "_links": {"base": base}}
+
+    def attachment_json(self, r: dict[str, Any], n: int, a: dict[str, Any]) -> dict[str, Any]:
+        """One attachment as v1 ``children.attachment`` / ``child/attachment`` return it."""
+        aid = f"att{r['id']}{n:02d}"
+        size = len(a["content"]) if isinstance(a.get("content"), bytes) else a["size"]
+        if a["media"] == "application/pdf" and a.get("content") is None:
+            size = len(self.attachment_body(r, a))
+        return {
+            "id": aid,
+            "type": "attachment",
+            "status": "current",
+            "title": a["name"],
+            "metadata": {"mediaType": a["media"], "comment": ""},
+            "extensions": {"mediaType": a["media"], "fileSize": size, "comment": "", "fileId": f"f-{aid}"},
+            "container": {"id": str(r["id"]), "type": "page", "title": r["title"]},
+            "_links": {
+                "webui": f"/pages/viewpageattachments.action?pageId={r['id']}&preview=%2F{r['id']}%2F{a['name']}",
+                "download": f"/download/attachments/{r['id']}/{a['name']}?version=1&modificationDate=1&api=v2",
+            },
+        }
+
+    def attachment_body(self, r: dict[str, Any], a: dict[str, Any]) -> bytes:
+        """The file behind ``_links.download``: given content, or generated from the name and size."""
+        if isinstance(a.get("content"), bytes):
+            return bytes(a["content"])
+        if a["media"] == "application/pdf":
+            return pdf_document(f"Specification for {r['title']}: latency budget and rollout plan.")
+        if a["media"].startswith("text/"):
+            line = f"Notes for {r['title']} (page {r['id']}).\n".encode()
+            size = int(a["size"])
+            return (line * (size // len(line) + 1))[:size]
+        return b"\x89PNG\r\n\x1a\n" + bytes(min(int(a["size"]), 4096))
 
     def v2(self, i: int, base: str) -> dict[str, Any]:
         r = self.record(i)
@@ -562,12 +584,14 @@ class ConfluenceEmulator(EmulatorApp):
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/restriction/byOperation/read")(self.h_restriction)
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/child/comment")(self.h_child_comment)
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/child/attachment")(self.h_child_attachment)
+        self.route("GET", w + r"/download/attachments/(?P<id>\d+)/(?P<name>[^/?]+)")(self.h_download)
         self.route("GET", w + r"/rest/api/group/(?P<name>[^/]+)/member")(self.h_group_members)
         self.route("GET", w + r"/rest/api/user/current")(self.h_current_user)
         self.route("GET", r"/_emulator/pages")(self.c_list)
         self.route("POST", r"/_emulator/pages")(self.c_create)
         self.route("PATCH", r"/_emulator/pages/(?P<id>\d+)")(self.c_update)
         self.route("POST", r"/_emulator/pages/(?P<id>\d+)/comments")(self.c_comment)
+        self.route("POST", r"/_emulator/pages/(?P<id>\d+)/attachments")(self.c_attachment)
         self.route("DELETE", r"/_emulator/pages/(?P<id>\d+)")(self.c_delete)
         self.route("PUT", r"/_emulator/spaces/(?P<key>[^/]+)/permissions")(self.c_space_perms)
         self.route("PUT", r"/_emulator/groups/(?P<name>[^/]+)")(self.c_group)
@@ -659,6 +683,16 @@ class ConfluenceEmulator(EmulatorApp):
             return error_response(404, f"No content found with id: {pid}")
         expand = set((req.arg("expand") or "").split(","))
         return Response(200, self.v1(i, expand, self.base_for(req), malformed=bool(fault and fault.malformed)))
+
+    def h_download(self, req: Request) -> Response:
+        i, err = self._by_id(req)
+        if err is not None:
+            return err
+        r = self.record(i or 0)
+        for a in r["attachments"]:
+            if a["name"] == req.params["name"]:
+                return Response(200, self.attachment_body(r, a), {"Content-Type": a["media"]})
+        return error_response(404, "attachment not found")
 
     def h_restriction(self, req: Request) -> Response:
         i, err = self._by_id(req)
@@ -835,9 +869,16 @@ class ConfluenceEmulator(EmulatorApp):
         found: list[tuple[int, int | None]] = [(i, None) for i in matches]
         if re.search(r"type\s+in\s*\([^)]*\bcomment\b", cql):
             found.extend(self._comment_matches(since, spaces))
+        if re.search(r"type\s+in\s*\([^)]*\battachment\b", cql):
+            found.extend((i, -1 - n) for i, n in self._log_matches(self.attachment_log, since, spaces))
         page = found[start : start + limit]
         res = [
-            self.v1(i, expand, base) if n is None else self._comment_hit(i, n, base)
+            self.v1(i, expand, base)
+            if n is None
+            else self._comment_hit(i, n, base)
+            if n >= 0
+            else self.attachment_json(self.record(i), -1 - n, self.record(i)["attachments"][-1 - n])
+            | {"space": {"key": self.record(i)["space"]}}
             for i, n in page
             if self.visible(i)
         ]
@@ -858,8 +899,13 @@ class ConfluenceEmulator(EmulatorApp):
         )
 
     def _comment_matches(self, since: datetime | None, spaces: set[str] | None) -> list[tuple[int, int | None]]:
+        return list(self._log_matches(self.comment_log, since, spaces))
+
+    def _log_matches(
+        self, entries: list[tuple[datetime, int, int]], since: datetime | None, spaces: set[str] | None
+    ) -> list[tuple[int, int]]:
         with self.lock:
-            log = sorted(self.comment_log)
+            log = sorted(entries)
             deleted = set(self.deleted)
         return [
             (i, n)
@@ -1013,6 +1059,29 @@ class ConfluenceEmulator(EmulatorApp):
             self.overlay[i] = rec
             self.comment_log.append((now, i, len(comments) - 1))
         return Response(201, {"id": f"{rec['id']}{len(comments) - 1:03d}"})
+
+    def c_attachment(self, req: Request) -> Response:
+        """Attach a file ``{"name", "media", "text"? | "pdf_text"? | "size"?}`` (``size`` alone: that many
+        bytes of filler). Like a comment it leaves the page's lastmodified alone; CQL
+        ``type in (..., attachment)`` finds it with its page as ``container``."""
+        i = self.index_of(req.params["id"])
+        if i is None:
+            return error_response(404, "no such page")
+        spec = req.json() or {}
+        if "pdf_text" in spec:
+            content = pdf_document(str(spec["pdf_text"]))
+        elif "text" in spec:
+            content = str(spec["text"]).encode()
+        else:
+            content = b"x" * int(spec.get("size") or 0)
+        now = datetime.now(UTC)
+        with self.lock:
+            rec = dict(self.record(i))
+            att = {"name": str(spec.get("name") or "file.txt"), "media": str(spec.get("media") or "text/plain")}
+            rec["attachments"] = [*rec["attachments"], {**att, "size": len(content), "content": content, "at": now}]
+            self.overlay[i] = rec
+            self.attachment_log.append((now, i, len(rec["attachments"]) - 1))
+        return Response(201, {"id": f"att{rec['id']}{len(rec['attachments']) - 1:02d}"})
 
     def c_delete(self, req: Request) -> Response:
         i = self.index_of(req.params["id"])

@@ -83,6 +83,7 @@ from connectors.emulators.kit import (
     Response,
     error_response,
     main_cli,
+    pdf_document,
     request_base_url,
     send_atlassian_webhook,
 )
@@ -369,6 +370,18 @@ class JiraEmulator(EmulatorApp):
             )
         return rec
 
+    def attach(self, i: int, filename: str, mime_type: str, pdf_text: str) -> str:
+        """Add a PDF attachment showing ``pdf_text`` to issue ``i`` (id ``40000 + 10 i + n``); its id."""
+        with self._lock:
+            current = list(self.record(i)["attachments"])
+            aid = str(40000 + 10 * i + len(current))
+            current.append(
+                {"id": aid, "filename": filename, "mimeType": mime_type, "text": None, "body": pdf_document(pdf_text)}
+            )
+            # Jira bumps the issue's ``updated`` when a file is attached; edits hold whole records.
+            self.edits[i] = {**self.record(i), "attachments": current, "updated": self._now()}
+        return aid
+
     def record(self, i: int) -> dict[str, Any]:
         with self._lock:
             edit = self.edits.get(i)
@@ -492,7 +505,7 @@ class JiraEmulator(EmulatorApp):
                     "id": a["id"],
                     "filename": a["filename"],
                     "mimeType": a["mimeType"],
-                    "size": len(a["text"] or "") or 4096,
+                    "size": len(a["body"]) if a.get("body") else len(a["text"] or "") or 4096,
                     "created": millis_time(rec["created"], zulu=False),
                     "self": f"{api}/attachment/{a['id']}",
                     "content": f"{base_url}/secure/attachment/{a['id']}/{a['filename']}",
@@ -760,12 +773,13 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/secure/attachment/(?P<id>\d+)/(?P<name>[^/]+)")
         def attachment(req: Request) -> Response:
             aid = int(req.params["id"])
-            i = aid - 20000 if aid < 30000 else aid - 30000
+            i = aid - 20000 if aid < 30000 else aid - 30000 if aid < 40000 else (aid - 40000) // 10
             if not self.exists(i):
                 return error_response(404, "no attachment")
             for a in self.record(i)["attachments"]:
                 if a["id"] == req.params["id"]:
-                    return Response(200, (a["text"] or "\x89PNG").encode(), {"Content-Type": a["mimeType"]})
+                    body = a.get("body") or (a["text"] or "\x89PNG").encode()
+                    return Response(200, body, {"Content-Type": a["mimeType"]})
             return error_response(404, "no attachment")
 
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/permissionscheme")

@@ -47,7 +47,15 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
-from connectors.emulators.kit import EmulatorApp, Request, Response, main_cli, send_slack_event
+from connectors.emulators.kit import (
+    EmulatorApp,
+    Request,
+    Response,
+    main_cli,
+    pdf_document,
+    request_base_url,
+    send_slack_event,
+)
 from connectors.emulators.world import CHANNELS, T0, person, step_for
 
 _PHRASES = [
@@ -142,6 +150,8 @@ class SlackEmulator(EmulatorApp):
         self.edited: dict[str, dict[str, Any]] = {}  # message id -> record (overrides generated)
         self.created: dict[str, dict[str, Any]] = {}  # message id -> record (posted via control API)
         self.deleted: set[str] = set()
+        # File id -> (mimetype, body) for files posted through the control API (served by /files-pri/).
+        self.files: dict[str, tuple[str, bytes]] = {}
         self._routes_api()
 
     # ------------------------------------------------------------ people, channels
@@ -277,6 +287,7 @@ class SlackEmulator(EmulatorApp):
                     "mimetype": "image/png",
                     "size": 1000 + k,
                     "url_private": f"https://files.slack.com/files-pri/{self.team_id}-F{k:08d}/graph.png",
+                    "url_private_download": f"https://files.slack.com/files-pri/{self.team_id}-F{k:08d}/download/graph.png",
                     "permalink": f"https://{self.company}.slack.com/files/{author}/F{k:08d}/graph.png",
                 }
             ]
@@ -440,6 +451,21 @@ class SlackEmulator(EmulatorApp):
         self.route("PUT", r"/_emulator/channels/(?P<ch>[A-Z0-9]+)/members")(self.c_members)
         self.route("PATCH", r"/_emulator/channels/(?P<ch>[A-Z0-9]+)")(self.c_channel)
         self.route("POST", r"/_emulator/webhooks/send")(self.c_webhook)
+        self.route("GET", r"/files-pri/(?P<tf>[A-Z0-9-]+)/(?:download/)?(?P<name>[^/?]+)")(self.h_file)
+
+    def h_file(self, req: Request) -> Response:
+        """A file body as ``url_private(_download)`` serves it: only with the workspace token (Bearer)."""
+        if self.api_token is not None:
+            auth = req.headers.get("authorization", "")
+            if not hmac.compare_digest(auth.partition(" ")[2].strip(), self.api_token):
+                # Slack answers an unauthenticated file URL with its HTML sign-in page, not the file.
+                return Response(200, b"<html><body>Sign in</body></html>", {"Content-Type": "text/html"})
+        fid = req.params["tf"].rpartition("-")[2]
+        with self.lock:
+            found = self.files.get(fid)
+        if found is None:
+            return Response(404, b"file not found", {"Content-Type": "text/plain"})
+        return Response(200, found[1], {"Content-Type": found[0]})
 
     def _wrap(self, fn: Any) -> Any:
         def handler(req: Request) -> Response:
@@ -611,8 +637,54 @@ class SlackEmulator(EmulatorApp):
             if spec.get("thread_ts"):
                 rec["thread_ts"] = spec["thread_ts"]
                 rec["parent_user_id"] = self.user_id(0)
+            if spec.get("files"):
+                rec["files"] = [self._file(request_base_url(req), f) for f in spec["files"]]
+                rec["upload"] = True
             self.created[f"{cid}:{ts}"] = rec
         return Response(201, {"ok": True, "id": f"{cid}:{ts}", "ts": ts, "channel": cid})
+
+    def _file(self, base: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """A file object as ``conversations.history`` shows it (``files[]``), its body kept for /files-pri/.
+
+        ``spec``: ``{"name", "mimetype", "text"? | "pdf_text"? | "size"?}`` (``size`` alone: filler bytes)."""
+        if "pdf_text" in spec:
+            body = pdf_document(str(spec["pdf_text"]))
+        elif "text" in spec:
+            body = str(spec["text"]).encode()
+        else:
+            body = b"x" * int(spec.get("size") or 0)
+        fid = f"F{len(self.files) + 1:08d}X"
+        name = str(spec.get("name") or "file.txt")
+        mimetype = str(spec.get("mimetype") or "text/plain")
+        self.files[fid] = (mimetype, body)
+        return {
+            "id": fid,
+            "created": int(time.time()),
+            "timestamp": int(time.time()),
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rpartition(".")[2] or "text",
+            "pretty_type": mimetype,
+            "user": self.user_id(0),
+            "user_team": self.team_id,
+            "editable": False,
+            "size": len(body),
+            "mode": "hosted",
+            "is_external": False,
+            "external_type": "",
+            "is_public": False,
+            "public_url_shared": False,
+            "display_as_bot": False,
+            "username": "",
+            "url_private": f"{base}/files-pri/{self.team_id}-{fid}/{name}",
+            "url_private_download": f"{base}/files-pri/{self.team_id}-{fid}/download/{name}",
+            "permalink": f"https://{self.company}.slack.com/files/{self.user_id(0)}/{fid}/{name}",
+            "permalink_public": f"https://slack-files.com/{self.team_id}-{fid}-0000000000",
+            "is_starred": False,
+            "has_rich_preview": False,
+            "file_access": "visible",
+        }
 
     def c_edit(self, req: Request) -> Response:
         cid, ts = req.params["ch"], req.params["ts"]

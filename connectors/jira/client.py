@@ -39,7 +39,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from connectors.atlassian import auth_headers
-from connectors.attachments import fetch_text
+from connectors.attachments import AttachmentReader
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -147,6 +147,7 @@ class JiraConnector:
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
+        self.attachments = AttachmentReader(self.http, stats, "jira")
         self.scope = scope_clause(config)
         self._scope_projects = self._projects_only()
         self._api: int | None = None
@@ -354,6 +355,7 @@ class JiraConnector:
             if epic_id is not None:
                 key_ids = {epic: epic_id}
         has_level = security is not None
+        texts, reasons = self._attachment_texts(str(data["key"]), fields.get("attachment"))
         ctx = JiraItemContext(
             field_map=self.field_map(),
             neighbour=neighbour,
@@ -363,7 +365,8 @@ class JiraConnector:
             security_fields=level_grants.issue_fields if level_grants else (),
             acl_unknown=project_grants is None or (has_level and level_grants is None),
             key_ids=key_ids,
-            attachment_texts=self._attachment_texts(fields.get("attachment")),
+            attachment_texts=texts,
+            attachment_reasons=reasons,
         )
         return RawItem(
             source_type="ticket",
@@ -375,28 +378,31 @@ class JiraConnector:
             context=ctx,
         )
 
-    def _attachment_texts(self, attachments: Any) -> dict[str, str] | None:
-        """Text attachments inlined when ``attachments_text`` is on (connectors.attachments: allow-list,
-        size cap, streamed); the others, and any that cannot be read, stay links in the metadata."""
+    def _attachment_texts(self, key: str, attachments: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Text and PDF attachments read when ``attachments_text`` is on (connectors.attachments: allow-list,
+        size cap, streamed); the others stay links, with the reason (second map) kept in the metadata."""
         if not self._filter("attachments_text") or not isinstance(attachments, list):
-            return None
+            return None, None
         texts: dict[str, str] = {}
+        reasons: dict[str, str] = {}
         for a in attachments:
             att = _obj(a)
             url, aid = att.get("content"), att.get("id")
-            if not isinstance(url, str) or aid is None:
+            if aid is None:
                 continue
             size = att.get("size")
-            text = fetch_text(
-                self.http,
-                url,
+            got = self.attachments.read(
+                key,
+                url if isinstance(url, str) else None,
                 content_type=str(att.get("mimeType") or ""),
                 filename=str(att.get("filename") or ""),
                 size=size if isinstance(size, int) else None,
             )
-            if text is not None:
-                texts[str(aid)] = text
-        return texts or None
+            if got.text is not None:
+                texts[str(aid)] = got.text
+            elif got.reason:
+                reasons[str(aid)] = got.reason
+        return texts or None, reasons or None
 
     def _issue_id(self, key: str) -> str | None:
         """Id of the issue with ``key`` (cached per connector; None if it does not exist or is hidden)."""

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from connectors.attachments import AttachmentReader
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -62,6 +63,7 @@ _TRANSIENT = {
 }
 _MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)")
 ALL = "*"
+FILE_HOSTS = ("files.slack.com",)
 _CHANNEL_FACTS = ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")
 
 
@@ -113,6 +115,8 @@ class SlackConnector:
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
+        # Files are served from Slack's file host with the same bearer token (url_private_download).
+        self.attachments = AttachmentReader(self.http, stats, "slack", extra_hosts=FILE_HOSTS)
         self.config = config
         self.page_size = page_size
         self.lookback = thread_lookback
@@ -307,6 +311,7 @@ class SlackConnector:
         named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
         edited = (msg.get("edited") or {}).get("ts") if isinstance(msg.get("edited"), Mapping) else None
+        texts, reasons = self._file_texts(message_id(channel["id"], ts), msg.get("files"))
         return RawItem(
             source_type="message",
             source_entity_id=message_id(channel["id"], ts),
@@ -321,8 +326,35 @@ class SlackConnector:
                 users={u: users[u] for u in wanted if u in users},
                 members=members,
                 channels=channel_names or None,
+                file_texts=texts,
+                file_reasons=reasons,
             ),
         )
+
+    def _file_texts(self, sid: str, files: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Text and PDF files of a message read within the cap (``url_private_download``, bearer auth);
+        why the others stay links."""
+        if not isinstance(files, list):
+            return None, None
+        texts: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        for f in files:
+            if not isinstance(f, Mapping) or not f.get("id") or f.get("mode") in ("tombstone", "hidden_by_limit"):
+                continue
+            url = f.get("url_private_download") or f.get("url_private")
+            size = f.get("size")
+            got = self.attachments.read(
+                sid,
+                url if isinstance(url, str) else None,
+                content_type=str(f.get("mimetype") or ""),
+                filename=str(f.get("name") or ""),
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            )
+            if got.text is not None:
+                texts[str(f["id"])] = got.text
+            elif got.reason:
+                reasons[str(f["id"])] = got.reason
+        return texts or None, reasons or None
 
     # ------------------------------------------------------------ workspace facts (cached per run)
 

@@ -21,3 +21,6 @@ class SlackItemContext(ItemContext):
     members: Sequence[str] | None = None
     # Channel id -> name for channels the message mentions (``<#C123>`` without a label, blocks).
     channels: Mapping[str, str] | None = None
+    # File id -> text for text and PDF files the client read; file id -> why it stays a link.
+    file_texts: Mapping[str, str] | None = None
+    file_reasons: Mapping[str, str] | None = None

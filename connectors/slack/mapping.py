@@ -7,7 +7,9 @@ in ``RawItem.context`` (a :class:`SlackItemContext`):
 - ``channel``: ``{"id", "name", "is_private", "is_im", "is_mpim", "is_archived"}``;
 - ``team_id``, ``team_url`` (``https://acme.slack.com/``) for permalinks and the workspace group;
 - ``users``: ``{user id: {"email", "name"}}`` for the author and every ``<@U...>`` in the text;
-- ``members``: principal ids (email, else user id) of a private channel / DM, None when unknown.
+- ``members``: principal ids (email, else user id) of a private channel / DM, None when unknown;
+- ``file_texts`` / ``file_reasons``: text of the message's text and PDF files the client read (one
+  section each, ``Attachment <name>:``), and why the others stay links (``files[].text_skipped``).
 
 ACL (fail closed): public channel -> ``group:slack:<team>:members``; private channel, group DM and DM
 -> ``user:<email>`` of each member (``user:slack:<id>`` when the e-mail is hidden); no channel facts,
@@ -84,6 +86,12 @@ def _map(
                 sections.append(part)
             if _str(att.get("title_link")):
                 links.append(str(att["title_link"]))
+    file_texts: Mapping[str, str] = ctx.file_texts or {}
+    file_reasons: Mapping[str, str] = ctx.file_reasons or {}
+    for f in m.get("files") or []:
+        fid = _str(f.get("id")) if isinstance(f, Mapping) else None
+        if fid and (file_texts.get(fid) or "").strip():
+            sections.append(f"Attachment {_str(f.get('name')) or fid}:\n{file_texts[fid].strip()}")
     body = "\n\n".join(sections)
 
     user_id = _str(m.get("user"))
@@ -117,6 +125,8 @@ def _map(
             "mimetype": _str(f.get("mimetype")),
             "size": f.get("size"),
             "url": _str(f.get("permalink")) or _str(f.get("url_private")),
+            "inline": True if (file_texts.get(_str(f.get("id")) or "") or "").strip() else None,
+            "text_skipped": _str(file_reasons.get(_str(f.get("id")) or "")),
         }
         for f in m.get("files") or []
         if isinstance(f, Mapping)
