@@ -188,6 +188,8 @@ class ConfluenceEmulator(EmulatorApp):
         self.comment_log: list[tuple[datetime, int, int]] = []
         # Attachments added through the control API, found by CQL ``type in (..., attachment)`` the same way.
         self.attachment_log: list[tuple[datetime, int, int]] = []
+        # Spaces the credential cannot see: left out of ``/rest/api/space`` as Confluence does.
+        self.invisible_spaces: set[str] = set()
         self.deleted: set[int] = set()
         self.next_index = pages
         self.space_perms = {
@@ -752,6 +754,7 @@ class ConfluenceEmulator(EmulatorApp):
                 "_links": {"webui": f"/spaces/{k}"},
             }
             for s, (k, n) in enumerate(SPACES)
+            if k not in self.invisible_spaces
         ][start : start + limit]
         return Response(
             200,

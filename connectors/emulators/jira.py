@@ -69,6 +69,7 @@ import argparse
 import itertools
 import json
 import random
+import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -198,6 +199,9 @@ class JiraEmulator(EmulatorApp):
         # Sparse overlay: index -> changed fields; deleted indexes; created/edited issues in update order.
         self.edits: dict[int, dict[str, Any]] = {}
         self.deleted: set[int] = set()
+        # Projects that exist but the credential cannot browse: as on Jira, /project/{key} answers 404,
+        # their issues are absent from searches, and JQL naming them is refused with 400.
+        self.invisible_projects: set[str] = set()
         self.next_index = issues
         self._clock = T0 + STEP * (issues + 1)
         # v2 offset paging: per JQL, the sequence position before each item of the last page served.
@@ -616,10 +620,22 @@ class JiraEmulator(EmulatorApp):
         total += sum(1 for i in self._overlay_order() if pred(self._view(i)))
         return total
 
+    def _unknown_project(self, jql_text: str) -> Response | None:
+        """Jira's answer to JQL naming a project the caller cannot see (it does not say which is which)."""
+        clause = r"\bproject\s*(?:not\s+in|in|=|!=)\s*\(?([^)]*?)\)?(?:\s+(?:and|or|order)\b|$)"
+        for m in re.finditer(clause, jql_text, re.IGNORECASE):
+            for value in (v.strip().strip('"').upper() for v in m.group(1).split(",")):
+                if value and value in self.invisible_projects:
+                    return error_response(400, f"The value '{value}' does not exist for the field 'project'.")
+        return None
+
     def _page(self, req: Request, version: int, token_mode: bool) -> Response:
         body = req.json() if req.method == "POST" else None
         body = body if isinstance(body, Mapping) else {}
         jql_text = str(body.get("jql", req.arg("jql", "")) or "")
+        refused = self._unknown_project(jql_text)
+        if refused is not None:
+            return refused
         max_results = min(MAX_PAGE, int(body.get("maxResults", req.arg("maxResults", "50")) or 50))
         base_url = request_base_url(req)
         if token_mode:
@@ -684,9 +700,11 @@ class JiraEmulator(EmulatorApp):
         )
 
     def _key_rules(self) -> bool:
-        return any(r["keys"] for r in self.faults.describe()["rules"])
+        return bool(self.invisible_projects) or any(r["keys"] for r in self.faults.describe()["rules"])
 
     def _hidden(self, i: int) -> bool:
+        if self.key_of(i).rpartition("-")[0] in self.invisible_projects:
+            return True
         fault = self.faults.for_key(self.key_of(i))
         return fault is not None and fault.status in (403, 404)
 
@@ -755,7 +773,13 @@ class JiraEmulator(EmulatorApp):
         @route("POST", r"/rest/api/3/search/approximate-count")
         def approx(req: Request) -> Response:
             body = req.json() or {}
-            return Response(200, {"count": self.count(str(body.get("jql", "")))})
+            jql_text = str(body.get("jql", ""))
+            refused = self._unknown_project(jql_text)
+            if refused is not None:
+                return refused
+            if self._key_rules():
+                return Response(200, {"count": sum(1 for _, i in self.iterate(jql_text) if not self._hidden(i))})
+            return Response(200, {"count": self.count(jql_text)})
 
         @route("GET", r"/rest/api/(?P<v>[23])/issue/(?P<ref>[^/]+)")
         def get_issue(req: Request) -> Response:
@@ -785,7 +809,7 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/permissionscheme")
         def permissions(req: Request) -> Response:
             key = req.params["key"].upper()
-            if key not in self.browse:
+            if key not in self.browse or key in self.invisible_projects:
                 return error_response(404, "No project could be found")
             base = f"{request_base_url(req)}/rest/api/{req.params['v']}"
             holders = [_holder(p) for p in self.browse[key]] if key in self.overridden else self._scheme(key)
@@ -816,7 +840,7 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/role")
         def project_roles(req: Request) -> Response:
             key = req.params["key"].upper()
-            if key not in self.browse:
+            if key not in self.browse or key in self.invisible_projects:
                 return error_response(404, "No project could be found")
             base = f"{request_base_url(req)}/rest/api/{req.params['v']}/project/{key}/role"
             return Response(200, {name: f"{base}/{rid}" for rid, (name, _) in self._roles(key).items()})
@@ -848,7 +872,7 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)")
         def project(req: Request) -> Response:
             key = req.params["key"].upper()
-            if key not in self.browse:
+            if key not in self.browse or key in self.invisible_projects:
                 return error_response(404, "No project could be found")
             j = self.projects.index(key)
             lead = self.users[j + 1]

@@ -548,6 +548,8 @@ class SlackEmulator(EmulatorApp):
                 self.channel_json(c)
                 for c in self.channels.values()
                 if c["kind"] in wanted and not (exclude_archived and c["is_archived"])
+                # Private channels and DMs are listed only to members, as on Slack; public ones to everyone.
+                and (c["kind"] == "public" or c["is_member"])
             ]
         page, nxt = self._page(chans, args, cap=1000)
         return {"ok": True, "channels": page, "response_metadata": {"next_cursor": nxt}}

@@ -84,13 +84,15 @@ _FIELD_CUSTOM = {
 }
 
 
-def scope_clause(config: SourceConfig) -> str | None:
+def scope_clause(config: SourceConfig, hidden: frozenset[str] = frozenset()) -> str | None:
     """The base JQL of the scope (no ORDER BY), or None for the whole instance.
 
     Seed 000 ``scope_list``: an allow-list under ``scope_mode = 'selected'``, a deny-list under
-    ``'all'`` (``project not in (...)`` and ``NOT (jql)``).
+    ``'all'`` (``project not in (...)`` and ``NOT (jql)``). Projects in ``hidden`` (the credential
+    cannot see them) are left out: Jira refuses the whole JQL when one project value is unknown.
     """
     projects, jqls = _scope_items(config)
+    projects = [p for p in projects if p.upper() not in hidden]
     if config.scope_mode == "all":
         denied = [f"project not in ({', '.join(dict.fromkeys(projects))})"] if projects else []
         denied.extend(f"NOT ({j})" for j in jqls)
@@ -148,8 +150,9 @@ class JiraConnector:
             gate=config.rate_gate,
         )
         self.attachments = AttachmentReader(self.http, stats, "jira")
-        self.scope = scope_clause(config)
-        self._scope_projects = self._projects_only()
+        self._scope: str | None = None
+        self._scope_checked = False
+        self._hidden: frozenset[str] = frozenset()
         self._api: int | None = None
         self._tz: ZoneInfo | None = None
         self._tz_known = False
@@ -160,6 +163,44 @@ class JiraConnector:
         self._app_roles_read = False
         self._key_ids: dict[str, str] = {}
         self._missing_keys: set[str] = set()
+
+    @property
+    def scope(self) -> str | None:
+        """The scope's JQL, once the projects it names were checked for visibility (one call each)."""
+        if not self._scope_checked:
+            self._hidden = self._invisible_projects()
+            self._scope = scope_clause(self.config, self._hidden)
+            self._scope_checked = True
+        return self._scope
+
+    @property
+    def _scope_projects(self) -> set[str] | None:
+        """Scope projects when the scope is made of projects only (then links are classified locally)."""
+        if self.scope is None:
+            return None
+        items = self.config.scope_list
+        if all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
+            return {str(i).strip() for i in items} - self._hidden
+        return None
+
+    def _invisible_projects(self) -> frozenset[str]:
+        """Projects named in ``scope_list`` that ``/project/{key}`` does not show to the credential (issue
+        12, bad input): each is named in the run's notes and kept from deletion; the rest of the scope runs."""
+        projects, _ = _scope_items(self.config)
+        hidden: set[str] = set()
+        for key in dict.fromkeys(p.upper() for p in projects):
+            try:
+                self.http.get_json(f"/rest/api/{self.api()}/project/{key}")
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                hidden.add(key)
+                self.stats.unreadable(
+                    key,
+                    f"jira project {key} named in scope_list is not visible to the credential "
+                    f"({exc.status}); its issues were not read and nothing of it was changed",
+                )
+        return frozenset(hidden)
 
     def _filter(self, name: str) -> bool:
         default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
@@ -470,15 +511,6 @@ class JiraConnector:
             start += len(issues)
             if not issues or start >= int(page.get("total") or 0):
                 return
-
-    def _projects_only(self) -> set[str] | None:
-        """Scope projects when the scope is made of projects only (then links are classified locally)."""
-        if self.scope is None:
-            return None
-        items = self.config.scope_list
-        if all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
-            return {str(i).strip() for i in items}
-        return None
 
     def _maybe_outside(self, key: str) -> bool:
         if self.scope is None or not self._filter("neighbours") or self.config.scope_mode == "all":

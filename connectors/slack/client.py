@@ -31,6 +31,7 @@ from typing import Any
 
 from connectors.attachments import AttachmentReader
 from connectors.base import (
+    ANY_CONTAINER,
     CallStats,
     Checkpoint,
     DeadLetterReason,
@@ -118,6 +119,7 @@ class SlackConnector:
         # Files are served from Slack's file host with the same bearer token (url_private_download).
         self.attachments = AttachmentReader(self.http, stats, "slack", extra_hosts=FILE_HOSTS)
         self.config = config
+        self.stats = stats
         self.page_size = page_size
         self.lookback = thread_lookback
         filters = {f.key: f.default for f in MANIFEST.content_filters}
@@ -388,6 +390,18 @@ class SlackConnector:
                 self._members[cid] = None
         return self._members[cid]
 
+    def _note_invisible(self, names: set[str]) -> None:
+        """Channels the allow-list names that ``conversations.list`` does not show (issue 12, bad input):
+        named in the run's notes and kept from deletion. A channel named by id protects that channel's
+        messages; one named by name cannot be tied to an id, so the run deletes nothing at all."""
+        for name in sorted(names):
+            by_id = bool(_CHANNEL_ID_RE.match(name))
+            self.stats.unreadable(
+                name if by_id else ANY_CONTAINER,
+                f"slack channel {name if by_id else '#' + name} named in scope_list is not visible to the token "
+                "(not a member, archived or gone); its messages were not read and nothing of it was changed",
+            )
+
     def _scoped_channels(self) -> list[dict[str, Any]]:
         if not self._channels:
             types = ["public_channel"]
@@ -407,14 +421,21 @@ class SlackConnector:
                 )
             except (SlackError, HttpError) as exc:
                 raise SourceError(f"slack conversations.list failed: {exc}") from exc
+            seen: set[str] = set()
             for c, _ in pages:
                 if not isinstance(c, Mapping) or not c.get("id"):
                     continue
                 named = {str(c["id"]), str(c.get("name") or "")} & listed
+                seen |= named
                 keep = bool(named) if self.config.scope_mode == "selected" else not named
                 if keep:
                     self._channels[str(c["id"])] = dict(c)
+            if self.config.scope_mode == "selected":
+                self._note_invisible(listed - seen)
         return list(self._channels.values())
+
+
+_CHANNEL_ID_RE = re.compile(r"^[CGD][A-Z0-9]{6,}$")
 
 
 def _changed_since(msg: Mapping[str, Any], since_ts: str) -> bool:
