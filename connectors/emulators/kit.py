@@ -21,6 +21,7 @@ patching anything. This module holds what they share:
   - ``{"status": 429, "ratio": 0.5, "retry_after": 1}`` — that share of API requests answers 429 with
     ``Retry-After: 1`` (``retry_after`` optional, any status);
   - ``{"status": 503, "count": 3}`` — the next 3 API requests answer 503 (deterministic storms);
+    ``"headers": {...}`` adds those response headers as they are (garbage ``X-RateLimit-*`` values...);
   - ``{"latency_ms": 50}`` — every API request sleeps that long first;
   - ``{"rate_per_second": 20}`` — a real rate limit: past 20 API requests in the current one-second
     window, requests answer 429 with ``Retry-After`` (seconds to the next window, rounded up) and
@@ -145,6 +146,7 @@ class _Rule:
     retry_after: float | None
     keys: frozenset[str] | None
     malformed: bool
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Faults:
@@ -163,7 +165,17 @@ class Faults:
         """Validate and add one rule; raises ``ValueError`` on a bad spec."""
         if not isinstance(spec, Mapping):
             raise ValueError("fault spec must be a JSON object")
-        known = {"status", "ratio", "count", "retry_after", "keys", "malformed", "latency_ms", "rate_per_second"}
+        known = {
+            "status",
+            "ratio",
+            "count",
+            "retry_after",
+            "keys",
+            "malformed",
+            "latency_ms",
+            "rate_per_second",
+            "headers",
+        }
         unknown = set(spec) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
@@ -193,6 +205,9 @@ class Faults:
             if not 0.0 <= ratio <= 1.0:
                 raise ValueError("ratio must be within [0, 1]")
             retry_after = spec.get("retry_after")
+            extra = spec.get("headers") or {}
+            if not (isinstance(extra, Mapping) and all(isinstance(v, str) for v in extra.values())):
+                raise ValueError("headers must be an object of strings")
             self._rules.append(
                 _Rule(
                     status=status,
@@ -201,6 +216,7 @@ class Faults:
                     retry_after=float(retry_after) if retry_after is not None else None,
                     keys=frozenset(keys) if keys is not None else None,
                     malformed=malformed,
+                    headers={str(k): v for k, v in extra.items()},
                 )
             )
 
@@ -253,7 +269,7 @@ class Faults:
             time.sleep(latency / 1000.0)
         if chosen is None or chosen.status is None:
             return None
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = dict(chosen.headers)
         if chosen.retry_after is not None:
             headers["Retry-After"] = _format_seconds(chosen.retry_after)
         return error_response(chosen.status, f"injected fault {chosen.status}", headers)
