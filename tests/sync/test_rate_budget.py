@@ -10,8 +10,8 @@ from typing import Any
 import psycopg
 
 from app.db.connect import connect
-from app.services.rate_budget import PgRateGate, credential_key
 from app.secrets import Keyring
+from app.services.rate_budget import PgRateGate, credential_key
 from tests.sync.conftest import Jira, add_source, live_ids, scalar, sync
 
 KEY = credential_key("jira", "http://jira.example", "bot@example.com:token")
