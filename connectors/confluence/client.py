@@ -5,9 +5,9 @@ Server/Data Center. Cloud full runs list pages per space with REST v2 (cursor pa
 and read each page through v1 ``content/{id}`` for what v2 lacks (storage body with ancestors,
 restrictions, labels, comments, attachments in one call). Server full runs list v1 ``content`` per
 space with the same expansions (start/limit). Incremental runs (``since`` given) on both use CQL
-``type in (page, comment, attachment) and lastmodified >= "yyyy-MM-dd HH:mm"`` through
+``type in (page, blogpost, comment, attachment) and lastmodified >= "yyyy-MM-dd HH:mm"`` through
 ``content/search``: a changed comment or attachment (which leaves its page's lastmodified alone)
-makes its page (``container``) fetched again.
+makes its page or blog post (``container``) fetched again.
 
 Time zones: Confluence reads CQL dates in the *API user's* time zone and only to the minute. We ask
 ``/rest/api/user/current`` for ``timeZone``, convert ``since`` (UTC) into that zone and round the minute
@@ -499,7 +499,8 @@ class ConfluenceConnector:
     def _cql(self, since: datetime, order: bool = True) -> str:
         keys = [s["key"] for s in self._spaces()]
         spaces = ", ".join(f'"{k}"' for k in keys) or '"-none-"'
-        types = ["page"]
+        # Blog posts are "page" entities too (a full run lists them per space): polling must see their edits.
+        types = ["page", "blogpost"]
         if self.filters["comments"]:
             types.append("comment")
         if self.filters["attachments"]:

@@ -190,6 +190,8 @@ class ConfluenceEmulator(EmulatorApp):
         self.attachment_log: list[tuple[datetime, int, int]] = []
         # Spaces the credential cannot see: left out of ``/rest/api/space`` as Confluence does.
         self.invisible_spaces: set[str] = set()
+        # Blog post edits through the control API: index -> {"title"?, "body"?, "updated", "version"}.
+        self.blog_edits: dict[int, dict[str, Any]] = {}
         self.deleted: set[int] = set()
         self.next_index = pages
         self.space_perms = {
@@ -594,6 +596,7 @@ class ConfluenceEmulator(EmulatorApp):
         self.route("PATCH", r"/_emulator/pages/(?P<id>\d+)")(self.c_update)
         self.route("POST", r"/_emulator/pages/(?P<id>\d+)/comments")(self.c_comment)
         self.route("POST", r"/_emulator/pages/(?P<id>\d+)/attachments")(self.c_attachment)
+        self.route("PATCH", r"/_emulator/blogposts/(?P<id>\d+)")(self.c_blog_update)
         self.route("DELETE", r"/_emulator/pages/(?P<id>\d+)")(self.c_delete)
         self.route("PUT", r"/_emulator/spaces/(?P<key>[^/]+)/permissions")(self.c_space_perms)
         self.route("PUT", r"/_emulator/groups/(?P<name>[^/]+)")(self.c_group)
@@ -617,23 +620,24 @@ class ConfluenceEmulator(EmulatorApp):
         bid = str(900000 + k)
         author, day = self.user(k + 3), datetime(2025, 5, 1 + k % 28, 9, 30, tzinfo=UTC)
         title = f"{name} weekly notes {k + 1}"
+        with self.lock:
+            edit = dict(self.blog_edits.get(k) or {})
+        body = (
+            f"<h2>{title}</h2><p>This week the {name} team shipped the search facets and "
+            f"closed {self.jira_project}-{1 + k % self.jira_issues}.</p>"
+            "<p><ac:placeholder>Add a summary</ac:placeholder></p>"
+        )
+        when = (edit.get("updated") or day).isoformat().replace("+00:00", "Z")
         return {
             "id": bid,
             "type": "blogpost",
             "status": "current",
-            "title": title,
+            "title": edit.get("title", title),
             "space": {"id": 196613 + k % len(SPACES), "key": key, "name": name, "type": "global"},
             "history": {"latest": True, "createdBy": author, "createdDate": day.isoformat().replace("+00:00", "Z")},
-            "version": {"number": 1, "when": day.isoformat().replace("+00:00", "Z"), "by": author},
+            "version": {"number": int(edit.get("version", 1)), "when": when, "by": author},
             "ancestors": [],
-            "body": {
-                "storage": {
-                    "representation": "storage",
-                    "value": f"<h2>{title}</h2><p>This week the {name} team shipped the search facets and "
-                    f"closed {self.jira_project}-{1 + k % self.jira_issues}.</p>"
-                    "<p><ac:placeholder>Add a summary</ac:placeholder></p>",
-                }
-            },
+            "body": {"storage": {"representation": "storage", "value": edit.get("body", body)}},
             "metadata": {"labels": {"results": [{"prefix": "global", "name": "weekly", "id": str(7000 + k)}]}},
             "restrictions": {"read": {"restrictions": {"user": {"results": []}, "group": {"results": []}}}},
             "_links": {
@@ -869,22 +873,16 @@ class ConfluenceEmulator(EmulatorApp):
         if anc:
             root = self.index_of(anc.group(1))
             matches = [i for i in matches if root is not None and root in self.ancestors(i)]
-        found: list[tuple[int, int | None]] = [(i, None) for i in matches]
+        # Hits as (kind, index, n): pages, then comments, attachments and blog posts the type list asks for.
+        found: list[tuple[str, int, int]] = [("page", i, 0) for i in matches]
         if re.search(r"type\s+in\s*\([^)]*\bcomment\b", cql):
-            found.extend(self._comment_matches(since, spaces))
+            found.extend(("comment", i, n) for i, n in self._log_matches(self.comment_log, since, spaces))
         if re.search(r"type\s+in\s*\([^)]*\battachment\b", cql):
-            found.extend((i, -1 - n) for i, n in self._log_matches(self.attachment_log, since, spaces))
+            found.extend(("attachment", i, n) for i, n in self._log_matches(self.attachment_log, since, spaces))
+        if re.search(r"type\s+in\s*\([^)]*\bblogpost\b|type\s*=\s*blogpost\b", cql) and not anc:
+            found.extend(("blog", k, 0) for k in self._blog_matches(since, spaces))
         page = found[start : start + limit]
-        res = [
-            self.v1(i, expand, base)
-            if n is None
-            else self._comment_hit(i, n, base)
-            if n >= 0
-            else self.attachment_json(self.record(i), -1 - n, self.record(i)["attachments"][-1 - n])
-            | {"space": {"key": self.record(i)["space"]}}
-            for i, n in page
-            if self.visible(i)
-        ]
+        res = [self._hit(kind, i, n, expand, base) for kind, i, n in page if kind == "blog" or self.visible(i)]
         links: dict[str, Any] = {"base": base}
         if start + limit < len(found):
             links["next"] = f"/rest/api/content/search?cql={quote(cql)}&start={start + limit}&limit={limit}"
@@ -901,8 +899,30 @@ class ConfluenceEmulator(EmulatorApp):
             },
         )
 
-    def _comment_matches(self, since: datetime | None, spaces: set[str] | None) -> list[tuple[int, int | None]]:
-        return list(self._log_matches(self.comment_log, since, spaces))
+    def _hit(self, kind: str, i: int, n: int, expand: set[str], base: str) -> dict[str, Any]:
+        if kind == "page":
+            return self.v1(i, expand, base)
+        if kind == "comment":
+            return self._comment_hit(i, n, base)
+        if kind == "blog":
+            return self.blog(i, base)
+        r = self.record(i)
+        return self.attachment_json(r, n, r["attachments"][n]) | {"space": {"key": r["space"]}}
+
+    def _blog_matches(self, since: datetime | None, spaces: set[str] | None) -> list[int]:
+        """Blog posts last modified at or after ``since`` (generated ones date from May 2025)."""
+        out = []
+        for k in range(self.blog_posts * len(SPACES)):
+            if spaces is not None and SPACES[k % len(SPACES)][0] not in spaces:
+                continue
+            if since is None or self._blog_updated(k) >= since:
+                out.append(k)
+        return sorted(out, key=self._blog_updated)
+
+    def _blog_updated(self, k: int) -> datetime:
+        with self.lock:
+            edit = self.blog_edits.get(k)
+        return edit["updated"] if edit else datetime(2025, 5, 1 + k % 28, 9, 30, tzinfo=UTC)
 
     def _log_matches(
         self, entries: list[tuple[datetime, int, int]], since: datetime | None, spaces: set[str] | None
@@ -1062,6 +1082,20 @@ class ConfluenceEmulator(EmulatorApp):
             self.overlay[i] = rec
             self.comment_log.append((now, i, len(comments) - 1))
         return Response(201, {"id": f"{rec['id']}{len(comments) - 1:03d}"})
+
+    def c_blog_update(self, req: Request) -> Response:
+        """Edit a blog post ``{"title"?, "body"?}``: its version and lastmodified move, as Confluence's do."""
+        k = self._blog_index(req.params["id"])
+        if k is None:
+            return error_response(404, "no such blog post")
+        spec = req.json() or {}
+        with self.lock:
+            edit = dict(self.blog_edits.get(k) or {"version": 1})
+            edit.update({f: spec[f] for f in ("title", "body") if f in spec})
+            edit["updated"] = datetime.now(UTC)
+            edit["version"] = int(edit["version"]) + 1
+            self.blog_edits[k] = edit
+        return Response(200, {"id": req.params["id"], "version": edit["version"]})
 
     def c_attachment(self, req: Request) -> Response:
         """Attach a file ``{"name", "media", "text"? | "pdf_text"? | "size"?}`` (``size`` alone: that many
