@@ -41,9 +41,10 @@ def test_a_blog_post_edited_before_or_during_an_incremental_run_is_loaded(
 
     def race(progress: Progress) -> None:
         if not raced:  # after the first committed page, another blog post changes at the source
-            raced.append(confluence.call("PATCH", "/_emulator/blogposts/900006", json={"title": "Edited mid-run"})["id"])
+            edited = confluence.call("PATCH", "/_emulator/blogposts/900006", json={"title": "Edited mid-run"})
+            raced.append(edited["id"])
 
-    outcome, first = sync(conn, keyring, source_id, "incremental", on_progress=race)
+    outcome, _ = sync(conn, keyring, source_id, "incremental", on_progress=race)
     assert outcome.state == "succeeded" and raced
     assert _title(probe, source_id, "900001") == "Edited before the run"
 
