@@ -46,7 +46,7 @@ from connectors.base import (
 )
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
-from connectors.confluence.mapping import restriction_principals
+from connectors.confluence.mapping import group_subjects, restriction_principals
 from connectors.http import HttpError, SourceHttp
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
@@ -98,6 +98,7 @@ class ConfluenceConnector:
         self._space_read: dict[str, dict[str, Any] | None] = {}
         self._restrictions: dict[str, dict[str, list[str]] | None] = {}
         self._groups: dict[str, list[str] | None] = {}
+        self._group_names: dict[str, str | None] = {}  # Cloud group id -> name (None: unknown)
         self._titles: dict[str, str | None] = {}
         self._tz: ZoneInfo | bool | None = False  # False: not asked yet
 
@@ -302,7 +303,11 @@ class ConfluenceConnector:
         texts, reasons = self._attachment_texts(page_id, payload)
         if isinstance(payload.get("restrictions"), Mapping):
             own = _get(payload, "restrictions", "read", "restrictions")
-            self._restrictions[page_id] = restriction_principals(own) if isinstance(own, Mapping) else None
+            if isinstance(own, Mapping):
+                self._learn_group_names(_results(own.get("group")))
+                self._restrictions[page_id] = restriction_principals(own, self._group_names_known())
+            else:
+                self._restrictions[page_id] = None
         space_read = self._space_permissions(space_key) if space_key else None
         inherited = self._inherited(payload)
         levels = [*(inherited or []), self._restrictions.get(page_id) or {}]
@@ -320,6 +325,7 @@ class ConfluenceConnector:
             group_members={g: m for g in sorted(groups) if (m := self._members(g)) is not None} if groups else None,
             attachment_text=texts,
             attachment_reasons=reasons,
+            group_names=self._group_names_known() or None,
         )
         return RawItem(
             source_type="page",
@@ -392,7 +398,10 @@ class ConfluenceConnector:
                 data = self.http.get_json(f"/rest/api/space/{key}", {"expand": "permissions"})
             except HttpError:
                 data = None
-            self._space_read[key] = _space_read(data)
+            perms = _get(data, "permissions")
+            for p in perms if isinstance(perms, list) else []:
+                self._learn_group_names(_results(_get(p, "subjects", "group")))
+            self._space_read[key] = _space_read(data, self._group_names_known())
         return self._space_read[key]
 
     def _inherited(self, payload: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -411,7 +420,11 @@ class ConfluenceConnector:
                         {"expand": "restrictions.user,restrictions.group"},
                     )
                     inner = _get(data, "restrictions")
-                    self._restrictions[aid] = restriction_principals(inner) if isinstance(inner, Mapping) else None
+                    if isinstance(inner, Mapping):
+                        self._learn_group_names(_results(inner.get("group")))
+                        self._restrictions[aid] = restriction_principals(inner, self._group_names_known())
+                    else:
+                        self._restrictions[aid] = None
                 except HttpError:
                     self._restrictions[aid] = None
             r = self._restrictions[aid]
@@ -421,7 +434,28 @@ class ConfluenceConnector:
                 out.append({"id": aid, **r})
         return out
 
+    def _learn_group_names(self, subjects: list[Any]) -> None:
+        """Names of Cloud groups named by id only (issue 13 §1), through ``/rest/api/group/by-id``, once
+        per run each; an id that cannot be looked up stays an id (it grants ``group:confluence:id:<id>``)."""
+        for x in subjects:
+            gid = x.get("id") if isinstance(x, Mapping) else None
+            if not isinstance(gid, str) or not gid or x.get("name") or gid in self._group_names:
+                continue
+            try:
+                name = _get(self.http.get_json("/rest/api/group/by-id", {"id": gid}), "name")
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                self.stats.note(f"confluence group id {gid}: name unreadable ({exc.status}); granted by id only")
+                name = None
+            self._group_names[gid] = name if isinstance(name, str) and name else None
+
+    def _group_names_known(self) -> dict[str, str]:
+        return {gid: name for gid, name in self._group_names.items() if name}
+
     def _members(self, group: str) -> list[str] | None:
+        if group.startswith("id:"):
+            return None  # a group known by id only: its members cannot be listed by name
         if group not in self._groups:
             members: list[str] | None = []
             start = 0
@@ -532,7 +566,7 @@ class ConfluenceConnector:
 # ---------------------------------------------------------------- helpers
 
 
-def _space_read(data: Any) -> dict[str, Any] | None:
+def _space_read(data: Any, names: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     perms = _get(data, "permissions")
     if not isinstance(perms, list):
         return None
@@ -544,7 +578,7 @@ def _space_read(data: Any) -> dict[str, Any] | None:
             continue
         anonymous = anonymous or bool(p.get("anonymousAccess"))
         users += [u for u in (_user_id(x) for x in _results(_get(p, "subjects", "user"))) if u]
-        groups += [str(g["name"]) for g in _results(_get(p, "subjects", "group")) if g.get("name")]
+        groups += group_subjects(_results(_get(p, "subjects", "group")), names)
     return {"users": users, "groups": groups, "anonymous": anonymous}
 
 

@@ -18,7 +18,9 @@ What the payload cannot carry, the client puts in ``RawItem.context`` (a :class:
 ACL (seed 000 rights, fail closed): a user sees a page when the space lets them read it *and* every
 restricted page on the path root -> page (the page itself included) names them, directly or through a
 group. A restricted parent therefore hides its children. Principals: ``user:<email>`` (account id
-when the email is hidden), ``group:confluence:<name>``. Anything unknown -> ``Acl(None)``.
+when the email is hidden), ``group:confluence:<name>`` (issue 13 §1: a Cloud group named by id only is
+named through the client's look-up; one nobody could name is ``group:confluence:id:<group id>``).
+Anything unknown -> ``Acl(None)``.
 """
 
 from __future__ import annotations
@@ -223,7 +225,7 @@ def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
     """Space read permission intersected with every restricted level on the page's path."""
     space = ctx.space_read
     inherited = ctx.inherited_restrictions
-    own = _own_restriction(p)
+    own = _own_restriction(p, ctx.group_names)
     if not isinstance(space, Mapping) or inherited is None or own is None:
         return Acl(None)
     members: Mapping[str, Iterable[str]] = ctx.group_members or {}
@@ -266,19 +268,35 @@ def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
     return Acl(tuple(principals))
 
 
-def _own_restriction(p: Mapping[str, Any]) -> dict[str, list[str]] | None:
+def _own_restriction(p: Mapping[str, Any], names: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """The page's own read restriction from the payload; None when the payload lacks the expansion."""
     read = _get(p, "restrictions", "read", "restrictions")
     if not isinstance(read, Mapping):
         return None
-    return restriction_principals(read)
+    return restriction_principals(read, names)
 
 
-def restriction_principals(restrictions: Mapping[str, Any]) -> dict[str, list[str]]:
+def restriction_principals(restrictions: Mapping[str, Any], names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"user": {"results": [...]}, "group": {"results": [...]}}`` -> user ids and group names."""
     users = [u for u in (_user_id(x) for x in _results(restrictions.get("user"))) if u]
-    groups = [g for g in (_str(x.get("name")) for x in _results(restrictions.get("group"))) if g]
-    return {"users": users, "groups": groups}
+    return {"users": users, "groups": group_subjects(_results(restrictions.get("group")), names)}
+
+
+def group_subjects(subjects: Iterable[Any], names: Mapping[str, str] | None = None) -> list[str]:
+    """Group subjects -> group names, one token scheme for every flavour (issue 13 §1). Confluence Cloud
+    names groups by ``id``, with ``name`` beside it or not at all: an id-only group takes its name from
+    ``names`` (the client's ``/rest/api/group/by-id`` look-ups), so it grants ``group:confluence:<name>``
+    like everywhere else; an id nobody could name becomes ``id:<group id>`` (token
+    ``group:confluence:id:<group id>``), which grants exactly that group and nothing wider."""
+    groups: list[str] = []
+    for x in subjects:
+        if not isinstance(x, Mapping):
+            continue
+        gid = _str(x.get("id"))
+        name = _str(x.get("name")) or ((names or {}).get(gid) if gid else None) or (f"id:{gid}" if gid else None)
+        if name:
+            groups.append(name)
+    return groups
 
 
 # ---------------------------------------------------------------- small helpers

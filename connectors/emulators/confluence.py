@@ -58,6 +58,7 @@ import json
 import random
 import re
 import threading
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -192,6 +193,8 @@ class ConfluenceEmulator(EmulatorApp):
         self.invisible_spaces: set[str] = set()
         # Blog post edits through the control API: index -> {"title"?, "body"?, "updated", "version"}.
         self.blog_edits: dict[int, dict[str, Any]] = {}
+        # Cloud sites may name groups by id only in permissions and restrictions (name via group/by-id).
+        self.group_ids_only = False
         self.deleted: set[int] = set()
         self.next_index = pages
         self.space_perms = {
@@ -477,10 +480,29 @@ class ConfluenceEmulator(EmulatorApp):
         chain.reverse()
         return chain
 
+    @staticmethod
+    def group_id(name: str) -> str:
+        """A Cloud group id (a UUID), stable per name."""
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"confluence-group:{name}"))
+
+    def group_json(self, name: str) -> dict[str, Any]:
+        """A group subject as Cloud sends it: ``id`` always; ``name`` unless the site sends ids only."""
+        out: dict[str, Any] = {"type": "group", "id": self.group_id(name)}
+        if not self.group_ids_only:
+            out["name"] = name
+        return out
+
+    def h_group_by_id(self, req: Request) -> Response:
+        gid = req.arg("id") or ""
+        for name in [*self.groups, *{g for p in self.space_perms.values() for g in p["groups"]}, "confluence-users"]:
+            if self.group_id(name) == gid:
+                return Response(200, {"type": "group", "name": name, "id": gid})
+        return error_response(404, f"No group found with id: {gid}")
+
     def restriction_json(self, i: int) -> dict[str, Any]:
         r = self.restricted_for(i) or {"users": [], "groups": []}
         users = [self.user_by_email(e) for e in r["users"]]
-        groups = [{"type": "group", "name": g, "id": f"g-{g}"} for g in r["groups"]]
+        groups = [self.group_json(g) for g in r["groups"]]
         return {
             "operation": "read",
             "restrictions": {
@@ -589,6 +611,7 @@ class ConfluenceEmulator(EmulatorApp):
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/child/comment")(self.h_child_comment)
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/child/attachment")(self.h_child_attachment)
         self.route("GET", w + r"/download/attachments/(?P<id>\d+)/(?P<name>[^/?]+)")(self.h_download)
+        self.route("GET", w + r"/rest/api/group/by-id")(self.h_group_by_id)
         self.route("GET", w + r"/rest/api/group/(?P<name>[^/]+)/member")(self.h_group_members)
         self.route("GET", w + r"/rest/api/user/current")(self.h_current_user)
         self.route("GET", r"/_emulator/pages")(self.c_list)
@@ -797,14 +820,14 @@ class ConfluenceEmulator(EmulatorApp):
                             "size": len(perms["users"]),
                         },
                         "group": {
-                            "results": [{"type": "group", "name": g} for g in perms["groups"]],
+                            "results": [self.group_json(g) for g in perms["groups"]],
                             "size": len(perms["groups"]),
                         },
                     },
                 },
                 {
                     "operation": {"operation": "administer", "targetType": "space"},
-                    "subjects": {"group": {"results": [{"type": "group", "name": "leadership"}], "size": 1}},
+                    "subjects": {"group": {"results": [self.group_json("leadership")], "size": 1}},
                 },
             ]
         return Response(200, out)
