@@ -95,6 +95,10 @@ def _rich_text_blocks(text: str, block_id: str) -> list[dict[str, Any]]:
     return [{"type": "rich_text", "block_id": block_id, "elements": [section]}]
 
 
+GUEST, SINGLE_GUEST = "U0GUEST001", "U0GUEST002"
+EXTERNAL, EXTERNAL_TEAM, PARTNER = "W0EXTERN01", "T0PARTNER", "C0PARTNER"
+
+
 def micros(ts: str) -> int:
     sec, _, frac = ts.partition(".")
     return int(sec) * 1_000_000 + int((frac + "000000")[:6])
@@ -125,8 +129,13 @@ class SlackEmulator(EmulatorApp):
         jira_project: str = "DEMO",
         jira_issues: int = 40,
         confluence_pages: int = 50,
+        connect: bool = False,
     ) -> None:
         super().__init__(seed=seed, token=None)
+        # Slack Connect and guests (issue 13 §1), off by default: a multi-channel guest (is_restricted)
+        # in #incidents, a single-channel guest (is_ultra_restricted) in #random, and an externally
+        # shared public channel #partner-acme (is_ext_shared) with a member of another organisation.
+        self.connect = connect
         self.api_token = token
         self.n = messages
         self.step = step_for(messages)
@@ -146,6 +155,18 @@ class SlackEmulator(EmulatorApp):
                 "members": [self.user_id(m) for m in (members if members is not None else range(20))],
                 "is_archived": False,
                 "is_member": True,
+            }
+        if connect:
+            self.channels["C0INCIDENT"]["members"].append(GUEST)
+            self.channels["C0RANDOM"]["members"].append(SINGLE_GUEST)
+            self.channels[PARTNER] = {
+                "id": PARTNER,
+                "name": "partner-acme",
+                "kind": "public",
+                "members": [self.user_id(0), self.user_id(1), GUEST, EXTERNAL],
+                "is_archived": False,
+                "is_member": True,
+                "ext_shared": True,
             }
         self.edited: dict[str, dict[str, Any]] = {}  # message id -> record (overrides generated)
         self.created: dict[str, dict[str, Any]] = {}  # message id -> record (posted via control API)
@@ -181,6 +202,21 @@ class SlackEmulator(EmulatorApp):
             },
         }
 
+    def guest_json(self, uid: str, single: bool) -> dict[str, Any]:
+        """A guest account as users.list shows it (restricted: multi-channel; ultra: single-channel)."""
+        name = "sam.single" if single else "gale.guest"
+        return {
+            "id": uid,
+            "team_id": self.team_id,
+            "name": name,
+            "deleted": False,
+            "real_name": name.replace(".", " ").title(),
+            "is_bot": False,
+            "is_restricted": True,
+            "is_ultra_restricted": single,
+            "profile": {"real_name": name.title(), "email": f"{name}@contractor.example", "team": self.team_id},
+        }
+
     def bot_json(self) -> dict[str, Any]:
         return {
             "id": "U0BOT00001",
@@ -204,7 +240,14 @@ class SlackEmulator(EmulatorApp):
             "is_group": kind == "private",
             "is_member": c["is_member"],
             "is_general": c["name"] == "general",
+            "is_shared": bool(c.get("ext_shared")),
+            "is_ext_shared": bool(c.get("ext_shared")),
+            "is_org_shared": False,
+            "is_pending_ext_shared": False,
         }
+        if c.get("ext_shared"):
+            out["context_team_id"] = self.team_id
+            out["shared_team_ids"] = [self.team_id, EXTERNAL_TEAM]
         if kind == "im":
             out["user"] = c["members"][-1]
         else:
@@ -535,6 +578,9 @@ class SlackEmulator(EmulatorApp):
 
     def m_users_list(self, args: dict[str, str]) -> dict[str, Any]:
         users = [self.user_json(k) for k in range(20)] + [self.bot_json()]
+        if self.connect:
+            # Guests are users of this workspace; people of the other organisation are not listed.
+            users += [self.guest_json(GUEST, False), self.guest_json(SINGLE_GUEST, True)]
         page, nxt = self._page(users, args)
         return {"ok": True, "members": page, "cache_ts": T0, "response_metadata": {"next_cursor": nxt}}
 

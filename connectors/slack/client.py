@@ -65,7 +65,7 @@ _TRANSIENT = {
 _MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)")
 ALL = "*"
 FILE_HOSTS = ("files.slack.com",)
-_CHANNEL_FACTS = ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")
+_CHANNEL_FACTS = ("id", "name", "is_private", "is_im", "is_mpim", "is_archived", "is_ext_shared")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +126,8 @@ class SlackConnector:
         filters.update(config.content_filters)
         self.filters = filters
         self._team: dict[str, Any] | None = None
-        self._users: dict[str, dict[str, str | None]] | None = None
+        self._users: dict[str, dict[str, Any]] | None = None
+        self._outsiders: dict[str, list[str] | None] = {}
         self._channels: dict[str, dict[str, Any]] = {}
         self._members: dict[str, list[str] | None] = {}
         # Completeness audit: messages enumerated per channel by this process, for channels read from
@@ -322,7 +323,8 @@ class SlackConnector:
             source_updated_at=_when(str(edited or ts)),
             container=channel["id"],
             context=SlackItemContext(
-                channel={k: channel.get(k) for k in ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")},
+                channel={k: channel.get(k) for k in _CHANNEL_FACTS},
+                outsiders=self._channel_outsiders(channel),
                 team_id=team.get("team_id"),
                 team_url=team.get("url"),
                 users={u: users[u] for u in wanted if u in users},
@@ -365,16 +367,44 @@ class SlackConnector:
             self._team = self.call("auth.test")
         return self._team
 
-    def _user_map(self) -> dict[str, dict[str, str | None]]:
+    def _user_map(self) -> dict[str, dict[str, Any]]:
         if self._users is None:
-            users: dict[str, dict[str, str | None]] = {}
+            users: dict[str, dict[str, Any]] = {}
             for u, _ in self.paged("users.list", "members"):
                 if isinstance(u, Mapping) and u.get("id"):
                     profile = u.get("profile") or {}
                     email = profile.get("email") if isinstance(profile, Mapping) else None
-                    users[str(u["id"])] = {"email": email or None, "name": u.get("name") or None}
+                    entry: dict[str, Any] = {"email": email or None, "name": u.get("name") or None}
+                    if u.get("is_restricted") or u.get("is_ultra_restricted"):
+                        entry["guest"] = True  # sees only the channels they are a member of
+                    users[str(u["id"])] = entry
             self._users = users
         return self._users
+
+    def _channel_outsiders(self, channel: Mapping[str, Any]) -> list[str] | None:
+        """Members of a public channel who are not full members of the workspace (issue 13 §1): guests
+        (``is_restricted`` / ``is_ultra_restricted``: they see only channels they belong to) and people of
+        another organisation in a Slack Connect channel (``is_ext_shared``; not in ``users.list``).
+        [] when there are none; None when the member list cannot be read (they then see nothing)."""
+        if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
+            return []
+        users = self._user_map()
+        if not channel.get("is_ext_shared") and not channel.get("is_shared") and not any(
+            u.get("guest") for u in users.values()
+        ):
+            return []  # no guests in the workspace and no other organisation: the workspace group says it all
+        cid = str(channel["id"])
+        if cid not in self._outsiders:
+            try:
+                ids = [str(m) for m, _ in self.paged("conversations.members", "members", channel=cid)]
+            except (SlackError, HttpError) as exc:
+                self.stats.note(f"slack channel {cid}: members unreadable ({exc}); guests and external people omitted")
+                self._outsiders[cid] = None
+                return None
+            out = [users[m].get("email") or m for m in ids if m in users and users[m].get("guest")]
+            out += [m for m in ids if m not in users]
+            self._outsiders[cid] = out
+        return self._outsiders[cid]
 
     def _channel_members(self, channel: Mapping[str, Any]) -> list[str] | None:
         """Member principals (e-mail, else user id) of a private channel / DM; None when unknown."""
