@@ -202,6 +202,8 @@ class JiraEmulator(EmulatorApp):
         # Projects that exist but the credential cannot browse: as on Jira, /project/{key} answers 404,
         # their issues are absent from searches, and JQL naming them is refused with 400.
         self.invisible_projects: set[str] = set()
+        # Jira Cloud's default profile visibility: users carry accountId only (no name/key, no email).
+        self.emails_hidden = False
         self.next_index = issues
         self._clock = T0 + STEP * (issues + 1)
         # v2 offset paging: per JQL, the sequence position before each item of the last page served.
@@ -426,11 +428,13 @@ class JiraEmulator(EmulatorApp):
         def user(u: Mapping[str, Any] | None) -> Any:
             if u is None:
                 return None
+            shown = {k: v for k, v in u.items() if not (self.emails_hidden and k == "emailAddress")}
             return {
                 "self": f"{api}/user?accountId={u['accountId']}",
-                **u,
+                **shown,
                 "active": True,
                 "timeZone": self.timezone,
+                "accountType": "atlassian",
             }
 
         status = next(s for s in STATUSES if s[0] == rec["status"])
