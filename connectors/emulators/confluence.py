@@ -38,6 +38,13 @@ Control (``/_emulator/``, besides the kit's ``faults`` and ``stats``):
   ``type in (page, comment)`` finds the comment, with its page as ``container``),
   ``PATCH pages/{id}`` ``{"title"?, "body"?, "status"?, "restrictions"?: {"users": [emails], "groups": []}
   | null}``, ``DELETE pages/{id}``;
+- ``POST pages/{id}/attachments`` ``{"name", "media", "text"? | "pdf_text"? | "size"?}`` (served at
+  ``_links.download``, ``{w}/download/attachments/{page id}/{name}``; CQL ``type in (..., attachment)``
+  finds it with its page as ``container``), ``PATCH blogposts/{id}`` ``{"title"?, "body"?}`` (CQL
+  ``type in (..., blogpost)`` finds it);
+- attributes for tests: ``invisible_spaces`` (left out of ``/rest/api/space``), ``group_ids_only``
+  (group subjects carry ``id`` without ``name``, as Cloud may; ``GET {w}/rest/api/group/by-id?id=``
+  names them);
 - ``PUT spaces/{key}/permissions`` ``{"users": [emails], "groups": [...], "anonymous": false}``;
 - ``PUT groups/{name}`` ``{"members": [emails]}``;
 - ``POST webhooks/send`` ``{"url", "secret", "event": "page_created|page_updated|page_removed",

@@ -24,8 +24,14 @@ Rate limits: fault rules (``{"status": 429, "ratio": 0.3, "retry_after": 1}``) a
 ``404`` -> ``channel_not_found``) or message ids ``<channel>:<ts>`` (left out of lists; ``malformed``:
 served with a non-string ``text``).
 
+Files: ``GET /files-pri/<team>-<file id>/[download/]<name>`` with the bearer token (without it, Slack's
+sign-in page). ``connect=True`` adds guests (``is_restricted`` in #incidents, ``is_ultra_restricted`` in
+#random) and the Slack Connect channel ``C0PARTNER`` (``is_ext_shared``, a member ``W0EXTERN01`` of
+another organisation). Private channels are listed to members only.
+
 Control (``/_emulator/``): ``GET messages`` (ids; ``?channel=``), ``POST messages``
-``{"channel", "text", "user"?, "thread_ts"?}`` -> ``{"id", "ts"}``, ``PATCH messages/{channel}/{ts}``
+``{"channel", "text", "user"?, "thread_ts"?, "files"?: [{"name", "mimetype", "text"? | "pdf_text"? |
+"size"?}]}`` -> ``{"id", "ts"}``, ``PATCH messages/{channel}/{ts}``
 ``{"text"}``, ``DELETE messages/{channel}/{ts}``, ``PUT channels/{id}/members`` ``{"members": [ids]}``,
 ``PATCH channels/{id}`` ``{"is_archived"?, "is_member"?}``, ``POST webhooks/send``
 ``{"url", "secret", "type": "message|message_changed|message_deleted", "channel", "ts"}`` — posts an
