@@ -171,3 +171,31 @@ def test_jira_pdf_attachment_is_read_within_the_cap(
     issue = entity(probe, source_id, jira.id(3))
     assert issue is not None and "Attachment plan.pdf:\nWombatfailover drill on Friday" in issue["body"]
     assert key
+
+
+def test_an_attachment_read_waits_out_a_429_storm_longer_than_the_attempt_budget(jira: Jira) -> None:
+    """A "slow down" answer is retried for the rate-limit patience, not a fixed number of attempts: a rate
+    limit never turns into a failed run or a missing text (issue 12 §3 and §7)."""
+    from connectors.atlassian import auth_headers
+    from connectors.base import CallStats
+    from connectors.http import SourceHttp
+    from connectors.jira import CONNECTOR as JIRA
+
+    aid = jira.app.attach(3, "plan.pdf", "application/pdf", "Storm-proof text")
+    jira.fault(status=429, count=6, retry_after=0)
+    stats = CallStats()
+    http = SourceHttp(
+        jira.base_url,
+        headers=auth_headers(f"bot@example.com:{TOKEN}"),
+        stats=stats,
+        errors=JIRA.manifest.errors,
+        max_attempts=3,
+        rate_limit_patience=30,
+    )
+    try:
+        body, _, why = http.get_bytes_capped(f"/secure/attachment/{aid}/plan.pdf", MAX_BYTES)
+    finally:
+        http.close()
+
+    assert why == "" and body is not None and body.startswith(b"%PDF")
+    assert stats.rate_limited == 6
