@@ -30,7 +30,8 @@ from app.queries import rate_budgets as rb
 from connectors.base import SourceConfig
 from connectors.http import parse_retry_after
 
-SAFETY = 0.9  # share of the advertised rate the bucket uses
+SAFETY = 0.9  # share of the advertised refill rate a bucket-shaped budget uses
+WINDOW_SHARE = 0.98  # share of a fixed window's limit the evenly paced budget uses
 MAX_SLEEP = 5.0  # ask again at least this often: another run may have refilled or a pause ended
 
 
@@ -115,10 +116,14 @@ def _bucket(headers: Mapping[str, str]) -> tuple[float | None, float | None]:
         return None, None
     fill = _positive(headers.get("X-RateLimit-FillRate"))
     interval = _positive(headers.get("X-RateLimit-Interval-Seconds"))
-    refill = fill / interval if fill is not None and interval is not None else limit
-    # A fixed-window limiter admits `limit` per window; a bucket refilled at exactly that rate can still
-    # put limit + 1 into one window at its edge, so it runs a little under the limit.
-    return limit, refill * SAFETY
+    if fill is not None and interval is not None:
+        # The source is a token bucket itself (Atlassian Cloud): the same shape, run a little under it.
+        return limit, fill / interval * SAFETY
+    # A fixed window of `limit` per second. A bucket of capacity `limit` refilled at that rate can put
+    # almost 2 x limit into one window (a full bucket at its end, the refill in the next): 429s, and each
+    # 429 pauses every run until the window ends. Requests paced evenly at the window's rate (capacity 1)
+    # fill each window without crossing it, so the rate can sit at the limit (issue 12 §7 tuning).
+    return 1.0, limit * WINDOW_SHARE
 
 
 def _positive(value: str | None) -> float | None:
