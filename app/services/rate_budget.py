@@ -71,8 +71,16 @@ class PgRateGate:
         capacity, refill = _bucket(headers)
         if pause is None and capacity is None:
             return
+        # A fixed window that named its end (X-RateLimit-Reset) opens with its whole quota: the runs may
+        # use it at once instead of creeping back at the refill rate (issue 12 §7 tuning).
+        fresh = _window_limit(headers) if pause is not None and _reset_in(headers.get("X-RateLimit-Reset")) else None
         rb.observe_rate_limit(
-            self.conn, credential_key=self.key, capacity=capacity, refill_per_second=refill, pause_seconds=pause
+            self.conn,
+            credential_key=self.key,
+            capacity=capacity,
+            refill_per_second=refill,
+            pause_seconds=pause,
+            resume_tokens=fresh,
         )
 
 
@@ -119,11 +127,17 @@ def _bucket(headers: Mapping[str, str]) -> tuple[float | None, float | None]:
     if fill is not None and interval is not None:
         # The source is a token bucket itself (Atlassian Cloud): the same shape, run a little under it.
         return limit, fill / interval * SAFETY
-    # A fixed window of `limit` per second. A bucket of capacity `limit` refilled at that rate can put
-    # almost 2 x limit into one window (a full bucket at its end, the refill in the next): 429s, and each
-    # 429 pauses every run until the window ends. Requests paced evenly at the window's rate (capacity 1)
-    # fill each window without crossing it, so the rate can sit at the limit (issue 12 §7 tuning).
-    return 1.0, limit * WINDOW_SHARE
+    # A fixed window of `limit` per second. The bucket may burst a window's quota; when that crosses the
+    # window's edge the 429 names the window's end, every run pauses until then, and the window that opens
+    # admits the quota again (resume_tokens): no window is left half used (issue 12 §7 tuning).
+    return limit, limit * WINDOW_SHARE
+
+
+def _window_limit(headers: Mapping[str, str]) -> float | None:
+    """The quota of a fixed-window source (X-RateLimit-Limit without a fill rate), else None."""
+    if headers.get("X-RateLimit-FillRate") or headers.get("X-RateLimit-Interval-Seconds"):
+        return None
+    return _positive(headers.get("X-RateLimit-Limit"))
 
 
 def _positive(value: str | None) -> float | None:
