@@ -540,10 +540,16 @@ class ConfluenceEmulator(EmulatorApp):
             )
         return {"results": res, "start": 0, "limit": 25, "size": len(res), "_links": {"base": base}}
 
-    def attachments_json(self, i: int, base: str) -> dict[str, Any]:
+    def attachments_json(self, i: int, base: str, start: int = 0, limit: int = 25) -> dict[str, Any]:
+        """One page of a page's attachments (the ``children.attachment`` expansion is the first 25, as on
+        Confluence; ``_links.next`` points at ``child/attachment`` for the rest)."""
         r = self.record(i)
-        res = [self.attachment_json(r, n, a) for n, a in enumerate(r["attachments"])]
-        return {"results": res, "start": 0, "limit": 25, "size": len(res), "_links": {"base": base}}
+        every = list(enumerate(r["attachments"]))
+        res = [self.attachment_json(r, n, a) for n, a in every[start : start + limit]]
+        links: dict[str, Any] = {"base": base}
+        if start + limit < len(every):
+            links["next"] = f"/rest/api/content/{r['id']}/child/attachment?start={start + limit}&limit={limit}"
+        return {"results": res, "start": start, "limit": limit, "size": len(res), "_links": links}
 
     def attachment_json(self, r: dict[str, Any], n: int, a: dict[str, Any]) -> dict[str, Any]:
         """One attachment as v1 ``children.attachment`` / ``child/attachment`` return it."""
@@ -740,7 +746,8 @@ class ConfluenceEmulator(EmulatorApp):
 
     def h_child_attachment(self, req: Request) -> Response:
         i, err = self._by_id(req)
-        return err or Response(200, self.attachments_json(i or 0, self.base_for(req)))
+        start, limit = int(req.arg("start") or 0), max(1, min(int(req.arg("limit") or 25), 100))
+        return err or Response(200, self.attachments_json(i or 0, self.base_for(req), start, limit))
 
     def h_v2_spaces(self, req: Request) -> Response:
         res = [

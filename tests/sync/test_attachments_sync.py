@@ -199,3 +199,19 @@ def test_an_attachment_read_waits_out_a_429_storm_longer_than_the_attempt_budget
 
     assert why == "" and body is not None and body.startswith(b"%PDF")
     assert stats.rate_limited == 6
+
+
+def test_a_confluence_page_with_more_attachments_than_the_expansion_holds_reads_them_all(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, confluence: Emulator
+) -> None:
+    for n in range(30):  # the children.attachment expansion holds 25; the rest come from child/attachment
+        _attach(confluence, PAGE, name=f"part{n:02d}.txt", media="text/plain", text=f"Fragment marker{n:02d}")
+    source_id = add_source(conn, keyring, "confluence", confluence.base_url + "/wiki")
+
+    run = _full_with_vectors(conn, keyring, source_id, HashEmbedder())
+
+    assert run["state"] == "succeeded"
+    page = entity(probe, source_id, PAGE)
+    assert page is not None
+    assert "Fragment marker29" in page["body"] and "Fragment marker00" in page["body"]
+    assert len([a for a in page["metadata"]["attachments"] if a["title"].startswith("part")]) == 30
