@@ -68,9 +68,14 @@ def _round(base_url: str, url: str | None, runs: int, page_size: int) -> tuple[f
 
 def main() -> None:
     with jira_emulator(ARGS.issues, token=TOKEN) as base_url, bench_database() as url:
+        results = []
         for label, db in (("per-request backoff", None), ("shared budget (PostgreSQL)", url)):
             wall, limited, calls, counts = _round(base_url, db, ARGS.runs, ARGS.page_size)
+            results.append((wall, limited))
             print(f"{label:28} runs={ARGS.runs} items/run={counts} calls={calls} 429s={limited} wall={wall:.1f}s")
+        (base_wall, base_429), (wall, limited) = results
+        print(f"shared vs backoff: 429s {limited}/{base_429} = {limited / max(base_429, 1):.2f}x, "
+              f"wall {wall:.1f}/{base_wall:.1f} s = {wall / base_wall:.2f}x (both below 1.00 is the goal)")
 
 
 parser = argparse.ArgumentParser()

@@ -260,6 +260,9 @@ class SourceConfig:
     timeout: float | None = None
 
 
+ANY_CONTAINER = "*"  # CallStats.unread: a unit the connector cannot name by container; deletes nothing
+
+
 @dataclass(slots=True)
 class CallStats:
     """Counters the pipeline copies to ``sync_runs`` (seed 003: calls and 429/503 per run), and the
@@ -270,11 +273,20 @@ class CallStats:
     api_calls: int = 0
     rate_limited: int = 0
     notes: list[str] = field(default_factory=list)
+    # Scope units (containers) the run could not read (issue 12, bad input: a scope list naming a project,
+    # space or channel the credential cannot see): reconciliation keeps their entities as they are.
+    # ``ANY_CONTAINER`` when the unit cannot be tied to a container id (a Slack channel named by name).
+    unread: set[str] = field(default_factory=set)
 
     def note(self, text: str) -> None:
         """Record one note (repeats are kept once; never put secrets or payload bodies here)."""
         if text not in self.notes:
             self.notes.append(text)
+
+    def unreadable(self, container: str, why: str) -> None:
+        """A scope unit the run cannot read: named in the run's notes, and nothing of it is deleted."""
+        self.unread.add(container)
+        self.note(why)
 
 
 @dataclass(frozen=True, slots=True)

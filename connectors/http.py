@@ -195,35 +195,74 @@ class SourceHttp:
         :class:`HttpError` (the run fails with the reason, and resumes from its checkpoint next time)
         rather than loading the entity without its text: a busy source never changes what an entity says.
         """
+        body, encoding, why = self.get_bytes_capped(url, max_bytes)
+        if body is None:
+            return None, why
+        return body.decode(encoding or "utf-8", errors="replace"), ""
+
+    def get_bytes_capped(self, url: str, max_bytes: int) -> tuple[bytes | None, str | None, str]:
+        """:meth:`get_text_capped` for binary bodies (a PDF): ``(body, declared encoding, "")`` or
+        ``(None, None, why)``; the same streaming cap and the same transient handling.
+
+        Like every other request it waits on the shared rate gate and feeds it what the source says; a
+        "slow down" answer (429, or 503 with Retry-After) is retried for ``rate_limit_patience`` seconds,
+        other transient failures ``max_attempts`` times."""
         last = ""
-        for attempt in range(self.max_attempts):
-            if attempt:
-                time.sleep(min(0.5 * 2**attempt, self.max_wait))
+        failures = 0
+        deadline = time.monotonic() + self.rate_limit_patience
+        while True:
+            if self.gate is not None:
+                self.gate.wait(self.rate_limit_patience)
             self.stats.api_calls += 1
+            wait: float | None = None
             try:
                 with self._client.stream("GET", url, headers={"Accept": "*/*"}) as resp:
-                    if resp.status_code in _RATE_LIMITED:
+                    status = resp.status_code
+                    if self.gate is not None:
+                        self.gate.observe(status, resp.headers)
+                    if status in _RATE_LIMITED:
                         self.stats.rate_limited += 1
-                    if resp.status_code == 429 or resp.status_code >= 500:
-                        last = f"HTTP {resp.status_code}"
-                        continue
-                    if not 200 <= resp.status_code < 300:
-                        return None, f"HTTP {resp.status_code}"
-                    declared = resp.headers.get("Content-Length")
-                    if declared and declared.isdigit() and int(declared) > max_bytes:
-                        return None, "over the size cap"
-                    chunks: list[bytes] = []
-                    size = 0
-                    for chunk in resp.iter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            return None, "over the size cap"
-                        chunks.append(chunk)
-                    return b"".join(chunks).decode(resp.encoding or "utf-8", errors="replace"), ""
+                    if status == 429 or status >= 500:
+                        last = f"HTTP {status}"
+                        retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                        if (status == 429 or retry_after is not None) and time.monotonic() < deadline:
+                            # the shared gate already holds the next attempt as long as the source asked
+                            wait = 0.0 if self.gate is not None else min(retry_after or 1.0, self.max_wait)
+                        else:
+                            failures += 1
+                    elif not 200 <= status < 300:
+                        return None, None, f"HTTP {status}"
+                    else:
+                        declared = resp.headers.get("Content-Length")
+                        if declared and declared.isdigit() and int(declared) > max_bytes:
+                            return None, None, "over the size cap"
+                        chunks: list[bytes] = []
+                        size = 0
+                        for chunk in resp.iter_bytes():
+                            size += len(chunk)
+                            if size > max_bytes:
+                                return None, None, "over the size cap"
+                            chunks.append(chunk)
+                        return b"".join(chunks), resp.charset_encoding, ""
             except (httpx.TransportError, httpx.TimeoutException) as exc:
                 last = self._redact(f"unreachable: {type(exc).__name__}")
-        detail = self._redact(f"attachment {url}: {last} after {self.max_attempts} attempts")
+                failures += 1
+            if wait is None:
+                if failures >= self.max_attempts:
+                    break
+                wait = min(0.5 * 2**failures, self.max_wait)
+            if wait > 0:
+                time.sleep(wait)
+        detail = self._redact(f"attachment {url}: {last} after {failures} attempts")
         raise HttpError(0, "unknown", True, detail)
+
+    def same_host(self, url: str) -> bool:
+        """True when ``url`` is relative or on the base URL's host (credentials may be sent there)."""
+        try:
+            host = httpx.URL(url).host
+        except (httpx.InvalidURL, ValueError, TypeError):
+            return False
+        return not host or host == httpx.URL(self.base_url).host
 
     def close(self) -> None:
         self._client.close()

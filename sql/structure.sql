@@ -192,12 +192,17 @@ begin
     if b.refill_per_second <= 0 or b.capacity <= 0 then
         return 0;
     end if;
-    available := least(b.capacity, b.tokens + extract(epoch from (now() - b.updated_at)) * b.refill_per_second);
+    available := least(
+        b.capacity,
+        greatest(b.tokens, 0) + greatest(extract(epoch from (now() - b.updated_at)), 0) * b.refill_per_second
+    );
     if available >= 1 then
-        update public.rate_budgets set tokens = available - 1, updated_at = now() where credential_key = p_key;
+        update public.rate_budgets set tokens = available - 1, updated_at = greatest(now(), b.updated_at)
+        where credential_key = p_key;
         return 0;
     end if;
-    update public.rate_budgets set tokens = available, updated_at = now() where credential_key = p_key;
+    update public.rate_budgets set tokens = available, updated_at = greatest(now(), b.updated_at)
+    where credential_key = p_key;
     return (1 - available) / b.refill_per_second;
 end;
 $$;

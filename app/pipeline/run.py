@@ -50,6 +50,7 @@ from app.services.connectors import source_config
 from app.services.rate_budget import with_rate_budget
 from app.settings import PlatformSettings, load_settings
 from connectors.base import (
+    ANY_CONTAINER,
     CallStats,
     Checkpoint,
     Connector,
@@ -482,6 +483,8 @@ class _Run:
             self.on_progress(self.progress)
 
     def _checkpoint(self) -> RunCheckpoint:
+        # Scope units the connector found unreadable (CallStats.unread) are kept like unread containers.
+        self.unread_containers |= self.stats.unread
         return RunCheckpoint(
             connector=self.position,
             max_updated=self.watermark.updated,
@@ -508,6 +511,7 @@ class _Run:
         deleted = 0
         run_id, source_id = self.claim.id, self.claim.source_id
         if self.record_seen and self.complete and self.enumerated > 0:
+            self.unread_containers |= self.stats.unread
             if self.claim.mode == "reconciliation":
                 # Collapse first: a duplicate the source no longer lists must merge, not just vanish.
                 eq.collapse_duplicates(self.conn, source_id=source_id, run_id=run_id)
@@ -516,7 +520,11 @@ class _Run:
                 assert counts is not None
                 share = counts.unseen / counts.live if counts.live else 0.0
                 confirmed = bool((self.claim.options or {}).get("confirm_mass_delete"))
-                if share > self.settings.mass_delete_share and not confirmed:
+                if ANY_CONTAINER in self.unread_containers:
+                    # A scope unit the connector could not tie to a container was unreadable: any entity
+                    # might be one of its own, so nothing is deleted (issue 12, bad input).
+                    detail = "a scope unit could not be read: nothing was deleted"
+                elif share > self.settings.mass_delete_share and not confirmed:
                     detail = (
                         f"mass-deletion guard: {counts.unseen} of {counts.live} live entities "
                         f"({share:.0%}) were not seen, more than {self.settings.mass_delete_share:.0%}; nothing "
@@ -526,6 +534,9 @@ class _Run:
                     deleted = eq.soft_delete_unseen(
                         self.conn, source_id=source_id, run_id=run_id, unread_containers=unread
                     )
+            elif self.claim.mode == "full" and self.stats.unread:
+                # Items of a scope unit the run could not read were not seen: they keep their flags.
+                detail = "a scope unit could not be read: neighbour flags were left as they were"
             elif self.claim.mode == "full":
                 eq.flag_unseen_as_neighbours(self.conn, source_id=source_id, run_id=run_id)
         elif self.record_seen and self.enumerated == 0:

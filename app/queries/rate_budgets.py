@@ -15,14 +15,15 @@ insert into rate_budgets as b (credential_key, capacity, refill_per_second, toke
 values (%(credential_key)s::text,
         coalesce(%(capacity)s::float8, 0),
         coalesce(%(refill_per_second)s::float8, 0),
-        case when %(pause_seconds)s::float8 is null then coalesce(%(capacity)s::float8, 0) else 0 end,
+        case when %(pause_seconds)s::float8 is null then coalesce(%(capacity)s::float8, 0)
+             else coalesce(%(resume_tokens)s::float8, 0) end,
         now() + make_interval(secs => %(pause_seconds)s::float8),
         coalesce(now() + make_interval(secs => %(pause_seconds)s::float8), now()))
 on conflict on constraint rate_budgets_pkey do update
 set capacity = coalesce(%(capacity)s::float8, b.capacity),
     refill_per_second = coalesce(%(refill_per_second)s::float8, b.refill_per_second),
     tokens = case when %(pause_seconds)s::float8 is null then least(b.tokens, coalesce(%(capacity)s::float8, b.capacity))
-                  else 0 end,
+                  else coalesce(%(resume_tokens)s::float8, 0) end,
     paused_until = greatest(b.paused_until, now() + make_interval(secs => %(pause_seconds)s::float8)),
     updated_at = greatest(now(), b.paused_until, now() + make_interval(secs => %(pause_seconds)s::float8))
 """
@@ -35,11 +36,14 @@ def observe_rate_limit(
     capacity: float | None,
     refill_per_second: float | None,
     pause_seconds: float | None,
+    resume_tokens: float | None,
 ) -> None:
     """Records what the source said: a pause until now + pause_seconds (never
-    shortening a longer one; the bucket is emptied and refills only from the
-    pause's end, so runs resume at the refill rate instead of all bursting into
-    the source's next window), and/or the bucket's capacity and refill rate.
+    shortening a longer one) after which the bucket holds resume_tokens (NULL: 0,
+    it refills from the pause's end, so runs resume at the refill rate instead of
+    all bursting into a token-bucket source; a fixed window's quota: the window
+    that opens at the pause's end admits that many), and/or the bucket's capacity
+    and refill rate.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
@@ -49,6 +53,7 @@ def observe_rate_limit(
                 "capacity": capacity,
                 "refill_per_second": refill_per_second,
                 "pause_seconds": pause_seconds,
+                "resume_tokens": resume_tokens,
             },
         )
 

@@ -30,7 +30,8 @@ from app.queries import rate_budgets as rb
 from connectors.base import SourceConfig
 from connectors.http import parse_retry_after
 
-SAFETY = 0.9  # share of the advertised rate the bucket uses
+SAFETY = 0.9  # share of the advertised refill rate a bucket-shaped budget uses
+WINDOW_SHARE = 0.98  # share of a fixed window's limit the evenly paced budget uses
 MAX_SLEEP = 5.0  # ask again at least this often: another run may have refilled or a pause ended
 
 
@@ -70,8 +71,16 @@ class PgRateGate:
         capacity, refill = _bucket(headers)
         if pause is None and capacity is None:
             return
+        # A fixed window that named its end (X-RateLimit-Reset) opens with its whole quota: the runs may
+        # use it at once instead of creeping back at the refill rate (issue 12 §7 tuning).
+        fresh = _window_limit(headers) if pause is not None and _reset_in(headers.get("X-RateLimit-Reset")) else None
         rb.observe_rate_limit(
-            self.conn, credential_key=self.key, capacity=capacity, refill_per_second=refill, pause_seconds=pause
+            self.conn,
+            credential_key=self.key,
+            capacity=capacity,
+            refill_per_second=refill,
+            pause_seconds=pause,
+            resume_tokens=fresh,
         )
 
 
@@ -115,10 +124,20 @@ def _bucket(headers: Mapping[str, str]) -> tuple[float | None, float | None]:
         return None, None
     fill = _positive(headers.get("X-RateLimit-FillRate"))
     interval = _positive(headers.get("X-RateLimit-Interval-Seconds"))
-    refill = fill / interval if fill is not None and interval is not None else limit
-    # A fixed-window limiter admits `limit` per window; a bucket refilled at exactly that rate can still
-    # put limit + 1 into one window at its edge, so it runs a little under the limit.
-    return limit, refill * SAFETY
+    if fill is not None and interval is not None:
+        # The source is a token bucket itself (Atlassian Cloud): the same shape, run a little under it.
+        return limit, fill / interval * SAFETY
+    # A fixed window of `limit` per second. The bucket may burst a window's quota; when that crosses the
+    # window's edge the 429 names the window's end, every run pauses until then, and the window that opens
+    # admits the quota again (resume_tokens): no window is left half used (issue 12 §7 tuning).
+    return limit, limit * WINDOW_SHARE
+
+
+def _window_limit(headers: Mapping[str, str]) -> float | None:
+    """The quota of a fixed-window source (X-RateLimit-Limit without a fill rate), else None."""
+    if headers.get("X-RateLimit-FillRate") or headers.get("X-RateLimit-Interval-Seconds"):
+        return None
+    return _positive(headers.get("X-RateLimit-Limit"))
 
 
 def _positive(value: str | None) -> float | None:

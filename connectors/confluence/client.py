@@ -5,9 +5,9 @@ Server/Data Center. Cloud full runs list pages per space with REST v2 (cursor pa
 and read each page through v1 ``content/{id}`` for what v2 lacks (storage body with ancestors,
 restrictions, labels, comments, attachments in one call). Server full runs list v1 ``content`` per
 space with the same expansions (start/limit). Incremental runs (``since`` given) on both use CQL
-``type in (page, comment, attachment) and lastmodified >= "yyyy-MM-dd HH:mm"`` through
+``type in (page, blogpost, comment, attachment) and lastmodified >= "yyyy-MM-dd HH:mm"`` through
 ``content/search``: a changed comment or attachment (which leaves its page's lastmodified alone)
-makes its page (``container``) fetched again.
+makes its page or blog post (``container``) fetched again.
 
 Time zones: Confluence reads CQL dates in the *API user's* time zone and only to the minute. We ask
 ``/rest/api/user/current`` for ``timeZone``, convert ``since`` (UTC) into that zone and round the minute
@@ -29,6 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from connectors.atlassian import auth_headers, user_identity
+from connectors.attachments import AttachmentReader
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -45,7 +46,7 @@ from connectors.base import (
 )
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
-from connectors.confluence.mapping import restriction_principals
+from connectors.confluence.mapping import group_subjects, restriction_principals
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
@@ -73,6 +74,7 @@ class ConfluenceConnector:
             base += "/wiki"
         self.base_url = base
         self.config = config
+        self.stats = stats
         self.page_size = page_size
         self.http = SourceHttp(
             base,
@@ -94,9 +96,11 @@ class ConfluenceConnector:
         if filters["attachments"]:
             expand += ",children.attachment"
         self.expand = expand
+        self.attachments = AttachmentReader(self.http, stats, "confluence")
         self._space_read: dict[str, dict[str, Any] | None] = {}
         self._restrictions: dict[str, dict[str, list[str]] | None] = {}
         self._groups: dict[str, list[str] | None] = {}
+        self._group_names: dict[str, str | None] = {}  # Cloud group id -> name (None: unknown)
         self._titles: dict[str, str | None] = {}
         self._tz: ZoneInfo | bool | None = False  # False: not asked yet
 
@@ -304,9 +308,15 @@ class ConfluenceConnector:
 
     def _raw(self, payload: Mapping[str, Any], space_key: str | None) -> RawItem:
         page_id = str(payload.get("id"))
+        payload = self._all_attachments(page_id, payload)
+        texts, reasons = self._attachment_texts(page_id, payload)
         if isinstance(payload.get("restrictions"), Mapping):
             own = _get(payload, "restrictions", "read", "restrictions")
-            self._restrictions[page_id] = restriction_principals(own) if isinstance(own, Mapping) else None
+            if isinstance(own, Mapping):
+                self._learn_group_names(_results(own.get("group")))
+                self._restrictions[page_id] = restriction_principals(own, self._group_names_known())
+            else:
+                self._restrictions[page_id] = None
         space_read = self._space_permissions(space_key) if space_key else None
         inherited = self._inherited(payload)
         levels = [*(inherited or []), self._restrictions.get(page_id) or {}]
@@ -322,6 +332,9 @@ class ConfluenceConnector:
             inherited_restrictions=inherited,
             page_ids=self._link_targets(payload, space_key),
             group_members={g: m for g in sorted(groups) if (m := self._members(g)) is not None} if groups else None,
+            attachment_text=texts,
+            attachment_reasons=reasons,
+            group_names=self._group_names_known() or None,
         )
         return RawItem(
             source_type="page",
@@ -333,6 +346,59 @@ class ConfluenceConnector:
             context=context,
         )
 
+    # ------------------------------------------------------------ attachments (issue 12 §3)
+
+    def _all_attachments(self, page_id: str, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The payload with every attachment: the ``children.attachment`` expansion holds one page of
+        them (25 on Cloud); when it says there are more, the rest come from ``child/attachment``."""
+        listed = _get(payload, "children", "attachment")
+        if not self.filters["attachments"] or not isinstance(listed, Mapping) or not _get(listed, "_links", "next"):
+            return payload
+        found: list[Any] = []
+        start = 0
+        while True:
+            params = {"start": start, "limit": 100, "expand": "version"}
+            try:
+                data = self.http.get_json(f"/rest/api/content/{page_id}/child/attachment", params)
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                return payload  # the first page of them stays: nothing listed is dropped
+            batch = _results(data)
+            found += batch
+            start += len(batch)
+            if not batch or not _get(data, "_links", "next"):
+                break
+        children = {**_mapping(payload.get("children")), "attachment": {**listed, "results": found, "size": len(found)}}
+        return {**payload, "children": children}
+
+    def _attachment_texts(
+        self, page_id: str, payload: Mapping[str, Any]
+    ) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Text and PDF attachments of the page read within the cap; why the others stay links."""
+        if not self.filters["attachments"]:
+            return None, None
+        texts: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        for a in _results(_get(payload, "children", "attachment")):
+            aid = a.get("id")
+            if aid is None:
+                continue
+            size = _get(a, "extensions", "fileSize")
+            download = _get(a, "_links", "download")
+            got = self.attachments.read(
+                f"page {page_id}",
+                download if isinstance(download, str) else None,
+                content_type=str(_get(a, "metadata", "mediaType") or _get(a, "extensions", "mediaType") or ""),
+                filename=str(a.get("title") or ""),
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            )
+            if got.text is not None:
+                texts[str(aid)] = got.text
+            elif got.reason:
+                reasons[str(aid)] = got.reason
+        return texts or None, reasons or None
+
     # ------------------------------------------------------------ ACL facts (cached per run)
 
     def _space_permissions(self, key: str) -> dict[str, Any] | None:
@@ -341,7 +407,10 @@ class ConfluenceConnector:
                 data = self.http.get_json(f"/rest/api/space/{key}", {"expand": "permissions"})
             except HttpError:
                 data = None
-            self._space_read[key] = _space_read(data)
+            perms = _get(data, "permissions")
+            for p in perms if isinstance(perms, list) else []:
+                self._learn_group_names(_results(_get(p, "subjects", "group")))
+            self._space_read[key] = _space_read(data, self._group_names_known())
         return self._space_read[key]
 
     def _inherited(self, payload: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -360,7 +429,11 @@ class ConfluenceConnector:
                         {"expand": "restrictions.user,restrictions.group"},
                     )
                     inner = _get(data, "restrictions")
-                    self._restrictions[aid] = restriction_principals(inner) if isinstance(inner, Mapping) else None
+                    if isinstance(inner, Mapping):
+                        self._learn_group_names(_results(inner.get("group")))
+                        self._restrictions[aid] = restriction_principals(inner, self._group_names_known())
+                    else:
+                        self._restrictions[aid] = None
                 except HttpError:
                     self._restrictions[aid] = None
             r = self._restrictions[aid]
@@ -370,7 +443,28 @@ class ConfluenceConnector:
                 out.append({"id": aid, **r})
         return out
 
+    def _learn_group_names(self, subjects: list[Any]) -> None:
+        """Names of Cloud groups named by id only (issue 13 §1), through ``/rest/api/group/by-id``, once
+        per run each; an id that cannot be looked up stays an id (it grants ``group:confluence:id:<id>``)."""
+        for x in subjects:
+            gid = x.get("id") if isinstance(x, Mapping) else None
+            if not isinstance(gid, str) or not gid or x.get("name") or gid in self._group_names:
+                continue
+            try:
+                name = _get(self.http.get_json("/rest/api/group/by-id", {"id": gid}), "name")
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                self.stats.note(f"confluence group id {gid}: name unreadable ({exc.status}); granted by id only")
+                name = None
+            self._group_names[gid] = name if isinstance(name, str) and name else None
+
+    def _group_names_known(self) -> dict[str, str]:
+        return {gid: name for gid, name in self._group_names.items() if name}
+
     def _members(self, group: str) -> list[str] | None:
+        if group.startswith("id:"):
+            return None  # a group known by id only: its members cannot be listed by name
         if group not in self._groups:
             members: list[str] | None = []
             start = 0
@@ -433,12 +527,23 @@ class ConfluenceConnector:
                     out.append({"key": key, "id": s.get("id"), "name": s.get("name")})
             start += len(batch)
             if not batch or (not _get(data, "_links", "next") and len(batch) < 100):
-                return out
+                break
+        if self.config.scope_mode == "selected":
+            # A space the allow-list names but the credential cannot see (issue 12, bad input): named in
+            # the run's notes and kept from deletion; the other spaces run as usual.
+            for key in sorted(listed - {s["key"] for s in out}):
+                self.stats.unreadable(
+                    key,
+                    f"confluence space {key} named in scope_list is not visible to the credential; "
+                    "its pages were not read and nothing of it was changed",
+                )
+        return out
 
     def _cql(self, since: datetime, order: bool = True) -> str:
         keys = [s["key"] for s in self._spaces()]
         spaces = ", ".join(f'"{k}"' for k in keys) or '"-none-"'
-        types = ["page"]
+        # Blog posts are "page" entities too (a full run lists them per space): polling must see their edits.
+        types = ["page", "blogpost"]
         if self.filters["comments"]:
             types.append("comment")
         if self.filters["attachments"]:
@@ -470,7 +575,7 @@ class ConfluenceConnector:
 # ---------------------------------------------------------------- helpers
 
 
-def _space_read(data: Any) -> dict[str, Any] | None:
+def _space_read(data: Any, names: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     perms = _get(data, "permissions")
     if not isinstance(perms, list):
         return None
@@ -482,13 +587,17 @@ def _space_read(data: Any) -> dict[str, Any] | None:
             continue
         anonymous = anonymous or bool(p.get("anonymousAccess"))
         users += [u for u in (_user_id(x) for x in _results(_get(p, "subjects", "user"))) if u]
-        groups += [str(g["name"]) for g in _results(_get(p, "subjects", "group")) if g.get("name")]
+        groups += group_subjects(_results(_get(p, "subjects", "group")), names)
     return {"users": users, "groups": groups, "anonymous": anonymous}
 
 
 def _user_id(user: Any) -> str | None:
     """Identity by exact email, lower-case (seed 000); ``accountid:<id>`` when Confluence hides it."""
     return user_identity(user)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
 
 
 def _space_key(payload: Any) -> str | None:

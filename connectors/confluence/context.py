@@ -23,3 +23,7 @@ class ConfluenceItemContext(ItemContext):
     page_ids: Mapping[str, str] | None = None
     # Attachment id -> text for text attachments the client downloaded.
     attachment_text: Mapping[str, str] | None = None
+    # Attachment id -> why it stays a link (not text or PDF, over the cap, unreadable).
+    attachment_reasons: Mapping[str, str] | None = None
+    # Cloud group id -> group name, for groups the payload names by id only (``/group/by-id`` look-ups).
+    group_names: Mapping[str, str] | None = None

@@ -12,12 +12,15 @@ What the payload cannot carry, the client puts in ``RawItem.context`` (a :class:
   ``[{"id", "users", "groups"}]`` (unrestricted ancestors may be omitted), or None when unknown;
 - ``group_members``: ``{group name: [principal user ids]}`` for groups named in restrictions (optional);
 - ``page_ids``: ``{"SPACE/Title": "123"}`` for ``<ri:page>`` links the client resolved;
-- ``attachment_text``: ``{attachment id: text}`` for text attachments the client downloaded (optional).
+- ``attachment_text``: ``{attachment id: text}`` for text and PDF attachments the client read (optional);
+  ``attachment_reasons``: ``{attachment id: why it stays a link}`` (kept as ``text_skipped``).
 
 ACL (seed 000 rights, fail closed): a user sees a page when the space lets them read it *and* every
 restricted page on the path root -> page (the page itself included) names them, directly or through a
 group. A restricted parent therefore hides its children. Principals: ``user:<email>`` (account id
-when the email is hidden), ``group:confluence:<name>``. Anything unknown -> ``Acl(None)``.
+when the email is hidden), ``group:confluence:<name>`` (issue 13 §1: a Cloud group named by id only is
+named through the client's look-up; one nobody could name is ``group:confluence:id:<group id>``).
+Anything unknown -> ``Acl(None)``.
 """
 
 from __future__ import annotations
@@ -98,25 +101,28 @@ def _map(p: Mapping[str, Any], ctx: ConfluenceItemContext, page_id: str, title: 
 
     attachments = []
     att_text: Mapping[str, str] = ctx.attachment_text or {}
+    att_reasons: Mapping[str, str] = ctx.attachment_reasons or {}
     for a in _results(_get(p, "children", "attachment")):
         aid = _str(a.get("id")) or ""
         media = _str(_get(a, "metadata", "mediaType")) or _str(_get(a, "extensions", "mediaType"))
         download = _str(_get(a, "_links", "download"))
-        attachments.append(
-            {
-                "id": aid,
-                "title": _str(a.get("title")),
-                "media_type": media,
-                "size": _get(a, "extensions", "fileSize"),
-                "url": _abs(base, download),
-                "comment": _str(_get(a, "extensions", "comment")) or None,
-                "file_id": _str(_get(a, "extensions", "fileId")),
-                "kind": _str(_get(a, "extensions", "mediaTypeDescription")),
-                "preview_url": _abs(base, _str(_get(a, "_links", "webui"))),
-            }
-        )
+        entry: dict[str, Any] = {
+            "id": aid,
+            "title": _str(a.get("title")),
+            "media_type": media,
+            "size": _get(a, "extensions", "fileSize"),
+            "url": _abs(base, download),
+            "comment": _str(_get(a, "extensions", "comment")) or None,
+            "file_id": _str(_get(a, "extensions", "fileId")),
+            "kind": _str(_get(a, "extensions", "mediaTypeDescription")),
+            "preview_url": _abs(base, _str(_get(a, "_links", "webui"))),
+        }
         if aid in att_text and att_text[aid].strip():
+            entry["inline"] = True
             sections.append(f"Attachment {a.get('title')}:\n{att_text[aid].strip()}")
+        elif _str(att_reasons.get(aid)):
+            entry["text_skipped"] = att_reasons[aid]
+        attachments.append(entry)
 
     urls = list(dict.fromkeys([*body.urls, *_URL_RE.findall("\n".join(texts_for_refs))]))
     edges, link_refs = _edges(p, ctx, body.page_links, urls, space_key, base)
@@ -220,7 +226,7 @@ def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
     """Space read permission intersected with every restricted level on the page's path."""
     space = ctx.space_read
     inherited = ctx.inherited_restrictions
-    own = _own_restriction(p)
+    own = _own_restriction(p, ctx.group_names)
     if not isinstance(space, JSON_OBJECT) or inherited is None or own is None:
         return Acl(None)
     members: Mapping[str, Iterable[str]] = ctx.group_members or {}
@@ -263,19 +269,35 @@ def effective_acl(p: Mapping[str, Any], ctx: ConfluenceItemContext) -> Acl:
     return Acl(tuple(principals))
 
 
-def _own_restriction(p: Mapping[str, Any]) -> dict[str, list[str]] | None:
+def _own_restriction(p: Mapping[str, Any], names: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """The page's own read restriction from the payload; None when the payload lacks the expansion."""
     read = _get(p, "restrictions", "read", "restrictions")
     if not isinstance(read, JSON_OBJECT):
         return None
-    return restriction_principals(read)
+    return restriction_principals(read, names)
 
 
-def restriction_principals(restrictions: Mapping[str, Any]) -> dict[str, list[str]]:
+def restriction_principals(restrictions: Mapping[str, Any], names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"user": {"results": [...]}, "group": {"results": [...]}}`` -> user ids and group names."""
     users = [u for u in (_user_id(x) for x in _results(restrictions.get("user"))) if u]
-    groups = [g for g in (_str(x.get("name")) for x in _results(restrictions.get("group"))) if g]
-    return {"users": users, "groups": groups}
+    return {"users": users, "groups": group_subjects(_results(restrictions.get("group")), names)}
+
+
+def group_subjects(subjects: Iterable[Any], names: Mapping[str, str] | None = None) -> list[str]:
+    """Group subjects -> group names, one token scheme for every flavour (issue 13 §1). Confluence Cloud
+    names groups by ``id``, with ``name`` beside it or not at all: an id-only group takes its name from
+    ``names`` (the client's ``/rest/api/group/by-id`` look-ups), so it grants ``group:confluence:<name>``
+    like everywhere else; an id nobody could name becomes ``id:<group id>`` (token
+    ``group:confluence:id:<group id>``), which grants exactly that group and nothing wider."""
+    groups: list[str] = []
+    for x in subjects:
+        if not isinstance(x, JSON_OBJECT):
+            continue
+        gid = _str(x.get("id"))
+        name = _str(x.get("name")) or ((names or {}).get(gid) if gid else None) or (f"id:{gid}" if gid else None)
+        if name:
+            groups.append(name)
+    return groups
 
 
 # ---------------------------------------------------------------- small helpers

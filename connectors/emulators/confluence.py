@@ -38,6 +38,13 @@ Control (``/_emulator/``, besides the kit's ``faults`` and ``stats``):
   ``type in (page, comment)`` finds the comment, with its page as ``container``),
   ``PATCH pages/{id}`` ``{"title"?, "body"?, "status"?, "restrictions"?: {"users": [emails], "groups": []}
   | null}``, ``DELETE pages/{id}``;
+- ``POST pages/{id}/attachments`` ``{"name", "media", "text"? | "pdf_text"? | "size"?}`` (served at
+  ``_links.download``, ``{w}/download/attachments/{page id}/{name}``; CQL ``type in (..., attachment)``
+  finds it with its page as ``container``), ``PATCH blogposts/{id}`` ``{"title"?, "body"?}`` (CQL
+  ``type in (..., blogpost)`` finds it);
+- attributes for tests: ``invisible_spaces`` (left out of ``/rest/api/space``), ``group_ids_only``
+  (group subjects carry ``id`` without ``name``, as Cloud may; ``GET {w}/rest/api/group/by-id?id=``
+  names them);
 - ``PUT spaces/{key}/permissions`` ``{"users": [emails], "groups": [...], "anonymous": false}``;
 - ``PUT groups/{name}`` ``{"members": [emails]}``;
 - ``POST webhooks/send`` ``{"url", "secret", "event": "page_created|page_updated|page_removed",
@@ -58,6 +65,7 @@ import json
 import random
 import re
 import threading
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -70,6 +78,7 @@ from connectors.emulators.kit import (
     Response,
     error_response,
     main_cli,
+    pdf_document,
     request_base_url,
     send_atlassian_webhook,
 )
@@ -185,6 +194,14 @@ class ConfluenceEmulator(EmulatorApp):
         # Comments added through the control API: (modified at, page index, comment number). Like real
         # Confluence, a new comment does not change its page's lastmodified; CQL finds it as type comment.
         self.comment_log: list[tuple[datetime, int, int]] = []
+        # Attachments added through the control API, found by CQL ``type in (..., attachment)`` the same way.
+        self.attachment_log: list[tuple[datetime, int, int]] = []
+        # Spaces the credential cannot see: left out of ``/rest/api/space`` as Confluence does.
+        self.invisible_spaces: set[str] = set()
+        # Blog post edits through the control API: index -> {"title"?, "body"?, "updated", "version"}.
+        self.blog_edits: dict[int, dict[str, Any]] = {}
+        # Cloud sites may name groups by id only in permissions and restrictions (name via group/by-id).
+        self.group_ids_only = False
         self.deleted: set[int] = set()
         self.next_index = pages
         self.space_perms = {
@@ -470,10 +487,29 @@ class ConfluenceEmulator(EmulatorApp):
         chain.reverse()
         return chain
 
+    @staticmethod
+    def group_id(name: str) -> str:
+        """A Cloud group id (a UUID), stable per name."""
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"confluence-group:{name}"))
+
+    def group_json(self, name: str) -> dict[str, Any]:
+        """A group subject as Cloud sends it: ``id`` always; ``name`` unless the site sends ids only."""
+        out: dict[str, Any] = {"type": "group", "id": self.group_id(name)}
+        if not self.group_ids_only:
+            out["name"] = name
+        return out
+
+    def h_group_by_id(self, req: Request) -> Response:
+        gid = req.arg("id") or ""
+        for name in [*self.groups, *{g for p in self.space_perms.values() for g in p["groups"]}, "confluence-users"]:
+            if self.group_id(name) == gid:
+                return Response(200, {"type": "group", "name": name, "id": gid})
+        return error_response(404, f"No group found with id: {gid}")
+
     def restriction_json(self, i: int) -> dict[str, Any]:
         r = self.restricted_for(i) or {"users": [], "groups": []}
         users = [self.user_by_email(e) for e in r["users"]]
-        groups = [{"type": "group", "name": g, "id": f"g-{g}"} for g in r["groups"]]
+        groups = [self.group_json(g) for g in r["groups"]]
         return {
             "operation": "read",
             "restrictions": {
@@ -504,23 +540,48 @@ class ConfluenceEmulator(EmulatorApp):
             )
         return {"results": res, "start": 0, "limit": 25, "size": len(res), "_links": {"base": base}}
 
-    def attachments_json(self, i: int, base: str) -> dict[str, Any]:
+    def attachments_json(self, i: int, base: str, start: int = 0, limit: int = 25) -> dict[str, Any]:
+        """One page of a page's attachments (the ``children.attachment`` expansion is the first 25, as on
+        Confluence; ``_links.next`` points at ``child/attachment`` for the rest)."""
         r = self.record(i)
-        res = []
-        for n, a in enumerate(r["attachments"]):
-            aid = f"att{r['id']}{n:02d}"
-            res.append(
-                {
-                    "id": aid,
-                    "type": "attachment",
-                    "status": "current",
-                    "title": a["name"],
-                    "metadata": {"mediaType": a["media"]},
-                    "extensions": {"mediaType": a["media"], "fileSize": a["size"], "comment": ""},
-                    "_links": {"download": f"/download/attachments/{r['id']}/{a['name']}?version=1&api=v2"},
-                }
-            )
-        return {"results": res, "start": 0, "limit": 25, "size": len(res), "_links": {"base": base}}
+        every = list(enumerate(r["attachments"]))
+        res = [self.attachment_json(r, n, a) for n, a in every[start : start + limit]]
+        links: dict[str, Any] = {"base": base}
+        if start + limit < len(every):
+            links["next"] = f"/rest/api/content/{r['id']}/child/attachment?start={start + limit}&limit={limit}"
+        return {"results": res, "start": start, "limit": limit, "size": len(res), "_links": links}
+
+    def attachment_json(self, r: dict[str, Any], n: int, a: dict[str, Any]) -> dict[str, Any]:
+        """One attachment as v1 ``children.attachment`` / ``child/attachment`` return it."""
+        aid = f"att{r['id']}{n:02d}"
+        size = len(a["content"]) if isinstance(a.get("content"), bytes) else a["size"]
+        if a["media"] == "application/pdf" and a.get("content") is None:
+            size = len(self.attachment_body(r, a))
+        return {
+            "id": aid,
+            "type": "attachment",
+            "status": "current",
+            "title": a["name"],
+            "metadata": {"mediaType": a["media"], "comment": ""},
+            "extensions": {"mediaType": a["media"], "fileSize": size, "comment": "", "fileId": f"f-{aid}"},
+            "container": {"id": str(r["id"]), "type": "page", "title": r["title"]},
+            "_links": {
+                "webui": f"/pages/viewpageattachments.action?pageId={r['id']}&preview=%2F{r['id']}%2F{a['name']}",
+                "download": f"/download/attachments/{r['id']}/{a['name']}?version=1&modificationDate=1&api=v2",
+            },
+        }
+
+    def attachment_body(self, r: dict[str, Any], a: dict[str, Any]) -> bytes:
+        """The file behind ``_links.download``: given content, or generated from the name and size."""
+        if isinstance(a.get("content"), bytes):
+            return bytes(a["content"])
+        if a["media"] == "application/pdf":
+            return pdf_document(f"Specification for {r['title']}: latency budget and rollout plan.")
+        if a["media"].startswith("text/"):
+            line = f"Notes for {r['title']} (page {r['id']}).\n".encode()
+            size = int(a["size"])
+            return (line * (size // len(line) + 1))[:size]
+        return b"\x89PNG\r\n\x1a\n" + bytes(min(int(a["size"]), 4096))
 
     def v2(self, i: int, base: str) -> dict[str, Any]:
         r = self.record(i)
@@ -562,12 +623,16 @@ class ConfluenceEmulator(EmulatorApp):
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/restriction/byOperation/read")(self.h_restriction)
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/child/comment")(self.h_child_comment)
         self.route("GET", w + r"/rest/api/content/(?P<id>\d+)/child/attachment")(self.h_child_attachment)
+        self.route("GET", w + r"/download/attachments/(?P<id>\d+)/(?P<name>[^/?]+)")(self.h_download)
+        self.route("GET", w + r"/rest/api/group/by-id")(self.h_group_by_id)
         self.route("GET", w + r"/rest/api/group/(?P<name>[^/]+)/member")(self.h_group_members)
         self.route("GET", w + r"/rest/api/user/current")(self.h_current_user)
         self.route("GET", r"/_emulator/pages")(self.c_list)
         self.route("POST", r"/_emulator/pages")(self.c_create)
         self.route("PATCH", r"/_emulator/pages/(?P<id>\d+)")(self.c_update)
         self.route("POST", r"/_emulator/pages/(?P<id>\d+)/comments")(self.c_comment)
+        self.route("POST", r"/_emulator/pages/(?P<id>\d+)/attachments")(self.c_attachment)
+        self.route("PATCH", r"/_emulator/blogposts/(?P<id>\d+)")(self.c_blog_update)
         self.route("DELETE", r"/_emulator/pages/(?P<id>\d+)")(self.c_delete)
         self.route("PUT", r"/_emulator/spaces/(?P<key>[^/]+)/permissions")(self.c_space_perms)
         self.route("PUT", r"/_emulator/groups/(?P<name>[^/]+)")(self.c_group)
@@ -591,23 +656,24 @@ class ConfluenceEmulator(EmulatorApp):
         bid = str(900000 + k)
         author, day = self.user(k + 3), datetime(2025, 5, 1 + k % 28, 9, 30, tzinfo=UTC)
         title = f"{name} weekly notes {k + 1}"
+        with self.lock:
+            edit = dict(self.blog_edits.get(k) or {})
+        body = (
+            f"<h2>{title}</h2><p>This week the {name} team shipped the search facets and "
+            f"closed {self.jira_project}-{1 + k % self.jira_issues}.</p>"
+            "<p><ac:placeholder>Add a summary</ac:placeholder></p>"
+        )
+        when = (edit.get("updated") or day).isoformat().replace("+00:00", "Z")
         return {
             "id": bid,
             "type": "blogpost",
             "status": "current",
-            "title": title,
+            "title": edit.get("title", title),
             "space": {"id": 196613 + k % len(SPACES), "key": key, "name": name, "type": "global"},
             "history": {"latest": True, "createdBy": author, "createdDate": day.isoformat().replace("+00:00", "Z")},
-            "version": {"number": 1, "when": day.isoformat().replace("+00:00", "Z"), "by": author},
+            "version": {"number": int(edit.get("version", 1)), "when": when, "by": author},
             "ancestors": [],
-            "body": {
-                "storage": {
-                    "representation": "storage",
-                    "value": f"<h2>{title}</h2><p>This week the {name} team shipped the search facets and "
-                    f"closed {self.jira_project}-{1 + k % self.jira_issues}.</p>"
-                    "<p><ac:placeholder>Add a summary</ac:placeholder></p>",
-                }
-            },
+            "body": {"storage": {"representation": "storage", "value": edit.get("body", body)}},
             "metadata": {"labels": {"results": [{"prefix": "global", "name": "weekly", "id": str(7000 + k)}]}},
             "restrictions": {"read": {"restrictions": {"user": {"results": []}, "group": {"results": []}}}},
             "_links": {
@@ -660,6 +726,16 @@ class ConfluenceEmulator(EmulatorApp):
         expand = set((req.arg("expand") or "").split(","))
         return Response(200, self.v1(i, expand, self.base_for(req), malformed=bool(fault and fault.malformed)))
 
+    def h_download(self, req: Request) -> Response:
+        i, err = self._by_id(req)
+        if err is not None:
+            return err
+        r = self.record(i or 0)
+        for a in r["attachments"]:
+            if a["name"] == req.params["name"]:
+                return Response(200, self.attachment_body(r, a), {"Content-Type": a["media"]})
+        return error_response(404, "attachment not found")
+
     def h_restriction(self, req: Request) -> Response:
         i, err = self._by_id(req)
         return err or Response(200, self.restriction_json(i or 0))
@@ -670,7 +746,8 @@ class ConfluenceEmulator(EmulatorApp):
 
     def h_child_attachment(self, req: Request) -> Response:
         i, err = self._by_id(req)
-        return err or Response(200, self.attachments_json(i or 0, self.base_for(req)))
+        start, limit = int(req.arg("start") or 0), max(1, min(int(req.arg("limit") or 25), 100))
+        return err or Response(200, self.attachments_json(i or 0, self.base_for(req), start, limit))
 
     def h_v2_spaces(self, req: Request) -> Response:
         res = [
@@ -718,6 +795,7 @@ class ConfluenceEmulator(EmulatorApp):
                 "_links": {"webui": f"/spaces/{k}"},
             }
             for s, (k, n) in enumerate(SPACES)
+            if k not in self.invisible_spaces
         ][start : start + limit]
         return Response(
             200,
@@ -756,14 +834,14 @@ class ConfluenceEmulator(EmulatorApp):
                             "size": len(perms["users"]),
                         },
                         "group": {
-                            "results": [{"type": "group", "name": g} for g in perms["groups"]],
+                            "results": [self.group_json(g) for g in perms["groups"]],
                             "size": len(perms["groups"]),
                         },
                     },
                 },
                 {
                     "operation": {"operation": "administer", "targetType": "space"},
-                    "subjects": {"group": {"results": [{"type": "group", "name": "leadership"}], "size": 1}},
+                    "subjects": {"group": {"results": [self.group_json("leadership")], "size": 1}},
                 },
             ]
         return Response(200, out)
@@ -832,15 +910,16 @@ class ConfluenceEmulator(EmulatorApp):
         if anc:
             root = self.index_of(anc.group(1))
             matches = [i for i in matches if root is not None and root in self.ancestors(i)]
-        found: list[tuple[int, int | None]] = [(i, None) for i in matches]
+        # Hits as (kind, index, n): pages, then comments, attachments and blog posts the type list asks for.
+        found: list[tuple[str, int, int]] = [("page", i, 0) for i in matches]
         if re.search(r"type\s+in\s*\([^)]*\bcomment\b", cql):
-            found.extend(self._comment_matches(since, spaces))
+            found.extend(("comment", i, n) for i, n in self._log_matches(self.comment_log, since, spaces))
+        if re.search(r"type\s+in\s*\([^)]*\battachment\b", cql):
+            found.extend(("attachment", i, n) for i, n in self._log_matches(self.attachment_log, since, spaces))
+        if re.search(r"type\s+in\s*\([^)]*\bblogpost\b|type\s*=\s*blogpost\b", cql) and not anc:
+            found.extend(("blog", k, 0) for k in self._blog_matches(since, spaces))
         page = found[start : start + limit]
-        res = [
-            self.v1(i, expand, base) if n is None else self._comment_hit(i, n, base)
-            for i, n in page
-            if self.visible(i)
-        ]
+        res = [self._hit(kind, i, n, expand, base) for kind, i, n in page if kind == "blog" or self.visible(i)]
         links: dict[str, Any] = {"base": base}
         if start + limit < len(found):
             links["next"] = f"/rest/api/content/search?cql={quote(cql)}&start={start + limit}&limit={limit}"
@@ -857,9 +936,36 @@ class ConfluenceEmulator(EmulatorApp):
             },
         )
 
-    def _comment_matches(self, since: datetime | None, spaces: set[str] | None) -> list[tuple[int, int | None]]:
+    def _hit(self, kind: str, i: int, n: int, expand: set[str], base: str) -> dict[str, Any]:
+        if kind == "page":
+            return self.v1(i, expand, base)
+        if kind == "comment":
+            return self._comment_hit(i, n, base)
+        if kind == "blog":
+            return self.blog(i, base)
+        r = self.record(i)
+        return self.attachment_json(r, n, r["attachments"][n]) | {"space": {"key": r["space"]}}
+
+    def _blog_matches(self, since: datetime | None, spaces: set[str] | None) -> list[int]:
+        """Blog posts last modified at or after ``since`` (generated ones date from May 2025)."""
+        out = []
+        for k in range(self.blog_posts * len(SPACES)):
+            if spaces is not None and SPACES[k % len(SPACES)][0] not in spaces:
+                continue
+            if since is None or self._blog_updated(k) >= since:
+                out.append(k)
+        return sorted(out, key=self._blog_updated)
+
+    def _blog_updated(self, k: int) -> datetime:
         with self.lock:
-            log = sorted(self.comment_log)
+            edit = self.blog_edits.get(k)
+        return edit["updated"] if edit else datetime(2025, 5, 1 + k % 28, 9, 30, tzinfo=UTC)
+
+    def _log_matches(
+        self, entries: list[tuple[datetime, int, int]], since: datetime | None, spaces: set[str] | None
+    ) -> list[tuple[int, int]]:
+        with self.lock:
+            log = sorted(entries)
             deleted = set(self.deleted)
         return [
             (i, n)
@@ -1013,6 +1119,43 @@ class ConfluenceEmulator(EmulatorApp):
             self.overlay[i] = rec
             self.comment_log.append((now, i, len(comments) - 1))
         return Response(201, {"id": f"{rec['id']}{len(comments) - 1:03d}"})
+
+    def c_blog_update(self, req: Request) -> Response:
+        """Edit a blog post ``{"title"?, "body"?}``: its version and lastmodified move, as Confluence's do."""
+        k = self._blog_index(req.params["id"])
+        if k is None:
+            return error_response(404, "no such blog post")
+        spec = req.json() or {}
+        with self.lock:
+            edit = dict(self.blog_edits.get(k) or {"version": 1})
+            edit.update({f: spec[f] for f in ("title", "body") if f in spec})
+            edit["updated"] = datetime.now(UTC)
+            edit["version"] = int(edit["version"]) + 1
+            self.blog_edits[k] = edit
+        return Response(200, {"id": req.params["id"], "version": edit["version"]})
+
+    def c_attachment(self, req: Request) -> Response:
+        """Attach a file ``{"name", "media", "text"? | "pdf_text"? | "size"?}`` (``size`` alone: that many
+        bytes of filler). Like a comment it leaves the page's lastmodified alone; CQL
+        ``type in (..., attachment)`` finds it with its page as ``container``."""
+        i = self.index_of(req.params["id"])
+        if i is None:
+            return error_response(404, "no such page")
+        spec = req.json() or {}
+        if "pdf_text" in spec:
+            content = pdf_document(str(spec["pdf_text"]))
+        elif "text" in spec:
+            content = str(spec["text"]).encode()
+        else:
+            content = b"x" * int(spec.get("size") or 0)
+        now = datetime.now(UTC)
+        with self.lock:
+            rec = dict(self.record(i))
+            att = {"name": str(spec.get("name") or "file.txt"), "media": str(spec.get("media") or "text/plain")}
+            rec["attachments"] = [*rec["attachments"], {**att, "size": len(content), "content": content, "at": now}]
+            self.overlay[i] = rec
+            self.attachment_log.append((now, i, len(rec["attachments"]) - 1))
+        return Response(201, {"id": f"att{rec['id']}{len(rec['attachments']) - 1:02d}"})
 
     def c_delete(self, req: Request) -> Response:
         i = self.index_of(req.params["id"])

@@ -69,6 +69,7 @@ import argparse
 import itertools
 import json
 import random
+import re
 import threading
 import uuid
 from collections.abc import Iterator, Mapping
@@ -83,6 +84,7 @@ from connectors.emulators.kit import (
     Response,
     error_response,
     main_cli,
+    pdf_document,
     request_base_url,
     send_atlassian_webhook,
 )
@@ -197,6 +199,11 @@ class JiraEmulator(EmulatorApp):
         # Sparse overlay: index -> changed fields; deleted indexes; created/edited issues in update order.
         self.edits: dict[int, dict[str, Any]] = {}
         self.deleted: set[int] = set()
+        # Projects that exist but the credential cannot browse: as on Jira, /project/{key} answers 404,
+        # their issues are absent from searches, and JQL naming them is refused with 400.
+        self.invisible_projects: set[str] = set()
+        # Jira Cloud's default profile visibility: users carry accountId only (no name/key, no email).
+        self.emails_hidden = False
         self.next_index = issues
         self._clock = T0 + STEP * (issues + 1)
         # v2 offset paging: per JQL, the sequence position before each item of the last page served.
@@ -369,6 +376,18 @@ class JiraEmulator(EmulatorApp):
             )
         return rec
 
+    def attach(self, i: int, filename: str, mime_type: str, pdf_text: str) -> str:
+        """Add a PDF attachment showing ``pdf_text`` to issue ``i`` (id ``40000 + 10 i + n``); its id."""
+        with self._lock:
+            current = list(self.record(i)["attachments"])
+            aid = str(40000 + 10 * i + len(current))
+            current.append(
+                {"id": aid, "filename": filename, "mimeType": mime_type, "text": None, "body": pdf_document(pdf_text)}
+            )
+            # Jira bumps the issue's ``updated`` when a file is attached; edits hold whole records.
+            self.edits[i] = {**self.record(i), "attachments": current, "updated": self._now()}
+        return aid
+
     def record(self, i: int) -> dict[str, Any]:
         with self._lock:
             edit = self.edits.get(i)
@@ -409,11 +428,13 @@ class JiraEmulator(EmulatorApp):
         def user(u: Mapping[str, Any] | None) -> Any:
             if u is None:
                 return None
+            shown = {k: v for k, v in u.items() if not (self.emails_hidden and k == "emailAddress")}
             return {
                 "self": f"{api}/user?accountId={u['accountId']}",
-                **u,
+                **shown,
                 "active": True,
                 "timeZone": self.timezone,
+                "accountType": "atlassian",
             }
 
         status = next(s for s in STATUSES if s[0] == rec["status"])
@@ -492,7 +513,7 @@ class JiraEmulator(EmulatorApp):
                     "id": a["id"],
                     "filename": a["filename"],
                     "mimeType": a["mimeType"],
-                    "size": len(a["text"] or "") or 4096,
+                    "size": len(a["body"]) if a.get("body") else len(a["text"] or "") or 4096,
                     "created": millis_time(rec["created"], zulu=False),
                     "self": f"{api}/attachment/{a['id']}",
                     "content": f"{base_url}/secure/attachment/{a['id']}/{a['filename']}",
@@ -603,10 +624,22 @@ class JiraEmulator(EmulatorApp):
         total += sum(1 for i in self._overlay_order() if pred(self._view(i)))
         return total
 
+    def _unknown_project(self, jql_text: str) -> Response | None:
+        """Jira's answer to JQL naming a project the caller cannot see (it does not say which is which)."""
+        clause = r"\bproject\s*(?:not\s+in|in|=|!=)\s*\(?([^)]*?)\)?(?:\s+(?:and|or|order)\b|$)"
+        for m in re.finditer(clause, jql_text, re.IGNORECASE):
+            for value in (v.strip().strip('"').upper() for v in m.group(1).split(",")):
+                if value and value in self.invisible_projects:
+                    return error_response(400, f"The value '{value}' does not exist for the field 'project'.")
+        return None
+
     def _page(self, req: Request, version: int, token_mode: bool) -> Response:
         body = req.json() if req.method == "POST" else None
         body = body if isinstance(body, Mapping) else {}
         jql_text = str(body.get("jql", req.arg("jql", "")) or "")
+        refused = self._unknown_project(jql_text)
+        if refused is not None:
+            return refused
         max_results = min(MAX_PAGE, int(body.get("maxResults", req.arg("maxResults", "50")) or 50))
         base_url = request_base_url(req)
         if token_mode:
@@ -671,9 +704,11 @@ class JiraEmulator(EmulatorApp):
         )
 
     def _key_rules(self) -> bool:
-        return any(r["keys"] for r in self.faults.describe()["rules"])
+        return bool(self.invisible_projects) or any(r["keys"] for r in self.faults.describe()["rules"])
 
     def _hidden(self, i: int) -> bool:
+        if self.key_of(i).rpartition("-")[0] in self.invisible_projects:
+            return True
         fault = self.faults.for_key(self.key_of(i))
         return fault is not None and fault.status in (403, 404)
 
@@ -742,7 +777,13 @@ class JiraEmulator(EmulatorApp):
         @route("POST", r"/rest/api/3/search/approximate-count")
         def approx(req: Request) -> Response:
             body = req.json() or {}
-            return Response(200, {"count": self.count(str(body.get("jql", "")))})
+            jql_text = str(body.get("jql", ""))
+            refused = self._unknown_project(jql_text)
+            if refused is not None:
+                return refused
+            if self._key_rules():
+                return Response(200, {"count": sum(1 for _, i in self.iterate(jql_text) if not self._hidden(i))})
+            return Response(200, {"count": self.count(jql_text)})
 
         @route("GET", r"/rest/api/(?P<v>[23])/issue/(?P<ref>[^/]+)")
         def get_issue(req: Request) -> Response:
@@ -760,18 +801,19 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/secure/attachment/(?P<id>\d+)/(?P<name>[^/]+)")
         def attachment(req: Request) -> Response:
             aid = int(req.params["id"])
-            i = aid - 20000 if aid < 30000 else aid - 30000
+            i = aid - 20000 if aid < 30000 else aid - 30000 if aid < 40000 else (aid - 40000) // 10
             if not self.exists(i):
                 return error_response(404, "no attachment")
             for a in self.record(i)["attachments"]:
                 if a["id"] == req.params["id"]:
-                    return Response(200, (a["text"] or "\x89PNG").encode(), {"Content-Type": a["mimeType"]})
+                    body = a.get("body") or (a["text"] or "\x89PNG").encode()
+                    return Response(200, body, {"Content-Type": a["mimeType"]})
             return error_response(404, "no attachment")
 
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/permissionscheme")
         def permissions(req: Request) -> Response:
             key = req.params["key"].upper()
-            if key not in self.browse:
+            if key not in self.browse or key in self.invisible_projects:
                 return error_response(404, "No project could be found")
             base = f"{request_base_url(req)}/rest/api/{req.params['v']}"
             holders = [_holder(p) for p in self.browse[key]] if key in self.overridden else self._scheme(key)
@@ -802,7 +844,7 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/role")
         def project_roles(req: Request) -> Response:
             key = req.params["key"].upper()
-            if key not in self.browse:
+            if key not in self.browse or key in self.invisible_projects:
                 return error_response(404, "No project could be found")
             base = f"{request_base_url(req)}/rest/api/{req.params['v']}/project/{key}/role"
             return Response(200, {name: f"{base}/{rid}" for rid, (name, _) in self._roles(key).items()})
@@ -834,7 +876,7 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)")
         def project(req: Request) -> Response:
             key = req.params["key"].upper()
-            if key not in self.browse:
+            if key not in self.browse or key in self.invisible_projects:
                 return error_response(404, "No project could be found")
             j = self.projects.index(key)
             lead = self.users[j + 1]

@@ -21,6 +21,7 @@ patching anything. This module holds what they share:
   - ``{"status": 429, "ratio": 0.5, "retry_after": 1}`` — that share of API requests answers 429 with
     ``Retry-After: 1`` (``retry_after`` optional, any status);
   - ``{"status": 503, "count": 3}`` — the next 3 API requests answer 503 (deterministic storms);
+    ``"headers": {...}`` adds those response headers as they are (garbage ``X-RateLimit-*`` values...);
   - ``{"latency_ms": 50}`` — every API request sleeps that long first;
   - ``{"rate_per_second": 20}`` — a real rate limit: past 20 API requests in the current one-second
     window, requests answer 429 with ``Retry-After`` (seconds to the next window, rounded up) and
@@ -145,6 +146,7 @@ class _Rule:
     retry_after: float | None
     keys: frozenset[str] | None
     malformed: bool
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class Faults:
@@ -163,7 +165,17 @@ class Faults:
         """Validate and add one rule; raises ``ValueError`` on a bad spec."""
         if not isinstance(spec, Mapping):
             raise ValueError("fault spec must be a JSON object")
-        known = {"status", "ratio", "count", "retry_after", "keys", "malformed", "latency_ms", "rate_per_second"}
+        known = {
+            "status",
+            "ratio",
+            "count",
+            "retry_after",
+            "keys",
+            "malformed",
+            "latency_ms",
+            "rate_per_second",
+            "headers",
+        }
         unknown = set(spec) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
@@ -193,6 +205,9 @@ class Faults:
             if not 0.0 <= ratio <= 1.0:
                 raise ValueError("ratio must be within [0, 1]")
             retry_after = spec.get("retry_after")
+            extra = spec.get("headers") or {}
+            if not (isinstance(extra, Mapping) and all(isinstance(v, str) for v in extra.values())):
+                raise ValueError("headers must be an object of strings")
             self._rules.append(
                 _Rule(
                     status=status,
@@ -201,6 +216,7 @@ class Faults:
                     retry_after=float(retry_after) if retry_after is not None else None,
                     keys=frozenset(keys) if keys is not None else None,
                     malformed=malformed,
+                    headers={str(k): v for k, v in extra.items()},
                 )
             )
 
@@ -253,7 +269,7 @@ class Faults:
             time.sleep(latency / 1000.0)
         if chosen is None or chosen.status is None:
             return None
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = dict(chosen.headers)
         if chosen.retry_after is not None:
             headers["Retry-After"] = _format_seconds(chosen.retry_after)
         return error_response(chosen.status, f"injected fault {chosen.status}", headers)
@@ -605,3 +621,30 @@ def main_cli(
             pass
     finally:
         running.stop()
+
+
+def pdf_document(text: str) -> bytes:
+    """A small, valid one-page PDF whose page shows ``text`` (Helvetica), as an attachment body.
+
+    Real PDFs are what the emulators serve as ``application/pdf`` attachments; this writes the
+    minimal object graph (catalog, pages, page, font, content stream) with a correct xref table."""
+    escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+    stream = f"BT /F1 12 Tf 72 720 Td ({escaped}) Tj ET".encode("latin-1", errors="replace")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)

@@ -24,8 +24,14 @@ Rate limits: fault rules (``{"status": 429, "ratio": 0.3, "retry_after": 1}``) a
 ``404`` -> ``channel_not_found``) or message ids ``<channel>:<ts>`` (left out of lists; ``malformed``:
 served with a non-string ``text``).
 
+Files: ``GET /files-pri/<team>-<file id>/[download/]<name>`` with the bearer token (without it, Slack's
+sign-in page). ``connect=True`` adds guests (``is_restricted`` in #incidents, ``is_ultra_restricted`` in
+#random) and the Slack Connect channel ``C0PARTNER`` (``is_ext_shared``, a member ``W0EXTERN01`` of
+another organisation). Private channels are listed to members only.
+
 Control (``/_emulator/``): ``GET messages`` (ids; ``?channel=``), ``POST messages``
-``{"channel", "text", "user"?, "thread_ts"?}`` -> ``{"id", "ts"}``, ``PATCH messages/{channel}/{ts}``
+``{"channel", "text", "user"?, "thread_ts"?, "files"?: [{"name", "mimetype", "text"? | "pdf_text"? |
+"size"?}]}`` -> ``{"id", "ts"}``, ``PATCH messages/{channel}/{ts}``
 ``{"text"}``, ``DELETE messages/{channel}/{ts}``, ``PUT channels/{id}/members`` ``{"members": [ids]}``,
 ``PATCH channels/{id}`` ``{"is_archived"?, "is_member"?}``, ``POST webhooks/send``
 ``{"url", "secret", "type": "message|message_changed|message_deleted", "channel", "ts"}`` — posts an
@@ -47,7 +53,15 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs
 
-from connectors.emulators.kit import EmulatorApp, Request, Response, main_cli, send_slack_event
+from connectors.emulators.kit import (
+    EmulatorApp,
+    Request,
+    Response,
+    main_cli,
+    pdf_document,
+    request_base_url,
+    send_slack_event,
+)
 from connectors.emulators.world import CHANNELS, T0, person, step_for
 
 _PHRASES = [
@@ -87,6 +101,10 @@ def _rich_text_blocks(text: str, block_id: str) -> list[dict[str, Any]]:
     return [{"type": "rich_text", "block_id": block_id, "elements": [section]}]
 
 
+GUEST, SINGLE_GUEST = "U0GUEST001", "U0GUEST002"
+EXTERNAL, EXTERNAL_TEAM, PARTNER = "W0EXTERN01", "T0PARTNER", "C0PARTNER"
+
+
 def micros(ts: str) -> int:
     sec, _, frac = ts.partition(".")
     return int(sec) * 1_000_000 + int((frac + "000000")[:6])
@@ -117,8 +135,13 @@ class SlackEmulator(EmulatorApp):
         jira_project: str = "DEMO",
         jira_issues: int = 40,
         confluence_pages: int = 50,
+        connect: bool = False,
     ) -> None:
         super().__init__(seed=seed, token=None)
+        # Slack Connect and guests (issue 13 §1), off by default: a multi-channel guest (is_restricted)
+        # in #incidents, a single-channel guest (is_ultra_restricted) in #random, and an externally
+        # shared public channel #partner-acme (is_ext_shared) with a member of another organisation.
+        self.connect = connect
         self.api_token = token
         self.n = messages
         self.step = step_for(messages)
@@ -139,9 +162,23 @@ class SlackEmulator(EmulatorApp):
                 "is_archived": False,
                 "is_member": True,
             }
+        if connect:
+            self.channels["C0INCIDENT"]["members"].append(GUEST)
+            self.channels["C0RANDOM"]["members"].append(SINGLE_GUEST)
+            self.channels[PARTNER] = {
+                "id": PARTNER,
+                "name": "partner-acme",
+                "kind": "public",
+                "members": [self.user_id(0), self.user_id(1), GUEST, EXTERNAL],
+                "is_archived": False,
+                "is_member": True,
+                "ext_shared": True,
+            }
         self.edited: dict[str, dict[str, Any]] = {}  # message id -> record (overrides generated)
         self.created: dict[str, dict[str, Any]] = {}  # message id -> record (posted via control API)
         self.deleted: set[str] = set()
+        # File id -> (mimetype, body) for files posted through the control API (served by /files-pri/).
+        self.files: dict[str, tuple[str, bytes]] = {}
         self._routes_api()
 
     # ------------------------------------------------------------ people, channels
@@ -171,6 +208,21 @@ class SlackEmulator(EmulatorApp):
             },
         }
 
+    def guest_json(self, uid: str, single: bool) -> dict[str, Any]:
+        """A guest account as users.list shows it (restricted: multi-channel; ultra: single-channel)."""
+        name = "sam.single" if single else "gale.guest"
+        return {
+            "id": uid,
+            "team_id": self.team_id,
+            "name": name,
+            "deleted": False,
+            "real_name": name.replace(".", " ").title(),
+            "is_bot": False,
+            "is_restricted": True,
+            "is_ultra_restricted": single,
+            "profile": {"real_name": name.title(), "email": f"{name}@contractor.example", "team": self.team_id},
+        }
+
     def bot_json(self) -> dict[str, Any]:
         return {
             "id": "U0BOT00001",
@@ -194,7 +246,14 @@ class SlackEmulator(EmulatorApp):
             "is_group": kind == "private",
             "is_member": c["is_member"],
             "is_general": c["name"] == "general",
+            "is_shared": bool(c.get("ext_shared")),
+            "is_ext_shared": bool(c.get("ext_shared")),
+            "is_org_shared": False,
+            "is_pending_ext_shared": False,
         }
+        if c.get("ext_shared"):
+            out["context_team_id"] = self.team_id
+            out["shared_team_ids"] = [self.team_id, EXTERNAL_TEAM]
         if kind == "im":
             out["user"] = c["members"][-1]
         else:
@@ -277,6 +336,7 @@ class SlackEmulator(EmulatorApp):
                     "mimetype": "image/png",
                     "size": 1000 + k,
                     "url_private": f"https://files.slack.com/files-pri/{self.team_id}-F{k:08d}/graph.png",
+                    "url_private_download": f"https://files.slack.com/files-pri/{self.team_id}-F{k:08d}/download/graph.png",
                     "permalink": f"https://{self.company}.slack.com/files/{author}/F{k:08d}/graph.png",
                 }
             ]
@@ -440,6 +500,21 @@ class SlackEmulator(EmulatorApp):
         self.route("PUT", r"/_emulator/channels/(?P<ch>[A-Z0-9]+)/members")(self.c_members)
         self.route("PATCH", r"/_emulator/channels/(?P<ch>[A-Z0-9]+)")(self.c_channel)
         self.route("POST", r"/_emulator/webhooks/send")(self.c_webhook)
+        self.route("GET", r"/files-pri/(?P<tf>[A-Z0-9-]+)/(?:download/)?(?P<name>[^/?]+)")(self.h_file)
+
+    def h_file(self, req: Request) -> Response:
+        """A file body as ``url_private(_download)`` serves it: only with the workspace token (Bearer)."""
+        if self.api_token is not None:
+            auth = req.headers.get("authorization", "")
+            if not hmac.compare_digest(auth.partition(" ")[2].strip(), self.api_token):
+                # Slack answers an unauthenticated file URL with its HTML sign-in page, not the file.
+                return Response(200, b"<html><body>Sign in</body></html>", {"Content-Type": "text/html"})
+        fid = req.params["tf"].rpartition("-")[2]
+        with self.lock:
+            found = self.files.get(fid)
+        if found is None:
+            return Response(404, b"file not found", {"Content-Type": "text/plain"})
+        return Response(200, found[1], {"Content-Type": found[0]})
 
     def _wrap(self, fn: Any) -> Any:
         def handler(req: Request) -> Response:
@@ -509,6 +584,9 @@ class SlackEmulator(EmulatorApp):
 
     def m_users_list(self, args: dict[str, str]) -> dict[str, Any]:
         users = [self.user_json(k) for k in range(20)] + [self.bot_json()]
+        if self.connect:
+            # Guests are users of this workspace; people of the other organisation are not listed.
+            users += [self.guest_json(GUEST, False), self.guest_json(SINGLE_GUEST, True)]
         page, nxt = self._page(users, args)
         return {"ok": True, "members": page, "cache_ts": T0, "response_metadata": {"next_cursor": nxt}}
 
@@ -522,6 +600,8 @@ class SlackEmulator(EmulatorApp):
                 self.channel_json(c)
                 for c in self.channels.values()
                 if c["kind"] in wanted and not (exclude_archived and c["is_archived"])
+                # Private channels and DMs are listed only to members, as on Slack; public ones to everyone.
+                and (c["kind"] == "public" or c["is_member"])
             ]
         page, nxt = self._page(chans, args, cap=1000)
         return {"ok": True, "channels": page, "response_metadata": {"next_cursor": nxt}}
@@ -611,8 +691,54 @@ class SlackEmulator(EmulatorApp):
             if spec.get("thread_ts"):
                 rec["thread_ts"] = spec["thread_ts"]
                 rec["parent_user_id"] = self.user_id(0)
+            if spec.get("files"):
+                rec["files"] = [self._file(request_base_url(req), f) for f in spec["files"]]
+                rec["upload"] = True
             self.created[f"{cid}:{ts}"] = rec
         return Response(201, {"ok": True, "id": f"{cid}:{ts}", "ts": ts, "channel": cid})
+
+    def _file(self, base: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """A file object as ``conversations.history`` shows it (``files[]``), its body kept for /files-pri/.
+
+        ``spec``: ``{"name", "mimetype", "text"? | "pdf_text"? | "size"?}`` (``size`` alone: filler bytes)."""
+        if "pdf_text" in spec:
+            body = pdf_document(str(spec["pdf_text"]))
+        elif "text" in spec:
+            body = str(spec["text"]).encode()
+        else:
+            body = b"x" * int(spec.get("size") or 0)
+        fid = f"F{len(self.files) + 1:08d}X"
+        name = str(spec.get("name") or "file.txt")
+        mimetype = str(spec.get("mimetype") or "text/plain")
+        self.files[fid] = (mimetype, body)
+        return {
+            "id": fid,
+            "created": int(time.time()),
+            "timestamp": int(time.time()),
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": name.rpartition(".")[2] or "text",
+            "pretty_type": mimetype,
+            "user": self.user_id(0),
+            "user_team": self.team_id,
+            "editable": False,
+            "size": len(body),
+            "mode": "hosted",
+            "is_external": False,
+            "external_type": "",
+            "is_public": False,
+            "public_url_shared": False,
+            "display_as_bot": False,
+            "username": "",
+            "url_private": f"{base}/files-pri/{self.team_id}-{fid}/{name}",
+            "url_private_download": f"{base}/files-pri/{self.team_id}-{fid}/download/{name}",
+            "permalink": f"https://{self.company}.slack.com/files/{self.user_id(0)}/{fid}/{name}",
+            "permalink_public": f"https://slack-files.com/{self.team_id}-{fid}-0000000000",
+            "is_starred": False,
+            "has_rich_preview": False,
+            "file_access": "visible",
+        }
 
     def c_edit(self, req: Request) -> Response:
         cid, ts = req.params["ch"], req.params["ts"]

@@ -39,7 +39,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from connectors.atlassian import auth_headers
-from connectors.attachments import fetch_text
+from connectors.attachments import AttachmentReader
 from connectors.base import (
     CallStats,
     Checkpoint,
@@ -84,13 +84,15 @@ _FIELD_CUSTOM = {
 }
 
 
-def scope_clause(config: SourceConfig) -> str | None:
+def scope_clause(config: SourceConfig, hidden: frozenset[str] = frozenset()) -> str | None:
     """The base JQL of the scope (no ORDER BY), or None for the whole instance.
 
     Seed 000 ``scope_list``: an allow-list under ``scope_mode = 'selected'``, a deny-list under
-    ``'all'`` (``project not in (...)`` and ``NOT (jql)``).
+    ``'all'`` (``project not in (...)`` and ``NOT (jql)``). Projects in ``hidden`` (the credential
+    cannot see them) are left out: Jira refuses the whole JQL when one project value is unknown.
     """
     projects, jqls = _scope_items(config)
+    projects = [p for p in projects if p.upper() not in hidden]
     if config.scope_mode == "all":
         denied = [f"project not in ({', '.join(dict.fromkeys(projects))})"] if projects else []
         denied.extend(f"NOT ({j})" for j in jqls)
@@ -148,8 +150,10 @@ class JiraConnector:
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
-        self.scope = scope_clause(config)
-        self._scope_projects = self._projects_only()
+        self.attachments = AttachmentReader(self.http, stats, "jira")
+        self._scope: str | None = None
+        self._scope_checked = False
+        self._hidden: frozenset[str] = frozenset()
         self._api: int | None = None
         self._tz: ZoneInfo | None = None
         self._tz_known = False
@@ -160,6 +164,44 @@ class JiraConnector:
         self._app_roles_read = False
         self._key_ids: dict[str, str] = {}
         self._missing_keys: set[str] = set()
+
+    @property
+    def scope(self) -> str | None:
+        """The scope's JQL, once the projects it names were checked for visibility (one call each)."""
+        if not self._scope_checked:
+            self._hidden = self._invisible_projects()
+            self._scope = scope_clause(self.config, self._hidden)
+            self._scope_checked = True
+        return self._scope
+
+    @property
+    def _scope_projects(self) -> set[str] | None:
+        """Scope projects when the scope is made of projects only (then links are classified locally)."""
+        if self.scope is None:
+            return None
+        items = self.config.scope_list
+        if all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
+            return {str(i).strip() for i in items} - self._hidden
+        return None
+
+    def _invisible_projects(self) -> frozenset[str]:
+        """Projects named in ``scope_list`` that ``/project/{key}`` does not show to the credential (issue
+        12, bad input): each is named in the run's notes and kept from deletion; the rest of the scope runs."""
+        projects, _ = _scope_items(self.config)
+        hidden: set[str] = set()
+        for key in dict.fromkeys(p.upper() for p in projects):
+            try:
+                self.http.get_json(f"/rest/api/{self.api()}/project/{key}")
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                hidden.add(key)
+                self.stats.unreadable(
+                    key,
+                    f"jira project {key} named in scope_list is not visible to the credential "
+                    f"({exc.status}); its issues were not read and nothing of it was changed",
+                )
+        return frozenset(hidden)
 
     def _filter(self, name: str) -> bool:
         default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
@@ -371,6 +413,7 @@ class JiraConnector:
             if epic_id is not None:
                 key_ids = {epic: epic_id}
         has_level = security is not None
+        texts, reasons = self._attachment_texts(str(data["key"]), fields.get("attachment"))
         ctx = JiraItemContext(
             field_map=self.field_map(),
             neighbour=neighbour,
@@ -380,7 +423,8 @@ class JiraConnector:
             security_fields=level_grants.issue_fields if level_grants else (),
             acl_unknown=project_grants is None or (has_level and level_grants is None),
             key_ids=key_ids,
-            attachment_texts=self._attachment_texts(fields.get("attachment")),
+            attachment_texts=texts,
+            attachment_reasons=reasons,
         )
         return RawItem(
             source_type="ticket",
@@ -392,28 +436,31 @@ class JiraConnector:
             context=ctx,
         )
 
-    def _attachment_texts(self, attachments: Any) -> dict[str, str] | None:
-        """Text attachments inlined when ``attachments_text`` is on (connectors.attachments: allow-list,
-        size cap, streamed); the others, and any that cannot be read, stay links in the metadata."""
+    def _attachment_texts(self, key: str, attachments: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Text and PDF attachments read when ``attachments_text`` is on (connectors.attachments: allow-list,
+        size cap, streamed); the others stay links, with the reason (second map) kept in the metadata."""
         if not self._filter("attachments_text") or not isinstance(attachments, list):
-            return None
+            return None, None
         texts: dict[str, str] = {}
+        reasons: dict[str, str] = {}
         for a in attachments:
             att = _obj(a)
             url, aid = att.get("content"), att.get("id")
-            if not isinstance(url, str) or aid is None:
+            if aid is None:
                 continue
             size = att.get("size")
-            text = fetch_text(
-                self.http,
-                url,
+            got = self.attachments.read(
+                key,
+                url if isinstance(url, str) else None,
                 content_type=str(att.get("mimeType") or ""),
                 filename=str(att.get("filename") or ""),
                 size=size if isinstance(size, int) else None,
             )
-            if text is not None:
-                texts[str(aid)] = text
-        return texts or None
+            if got.text is not None:
+                texts[str(aid)] = got.text
+            elif got.reason:
+                reasons[str(aid)] = got.reason
+        return texts or None, reasons or None
 
     def _issue_id(self, key: str) -> str | None:
         """Id of the issue with ``key`` (cached per connector; None if it does not exist or is hidden)."""
@@ -481,15 +528,6 @@ class JiraConnector:
             start += len(issues)
             if not issues or start >= int(page.get("total") or 0):
                 return
-
-    def _projects_only(self) -> set[str] | None:
-        """Scope projects when the scope is made of projects only (then links are classified locally)."""
-        if self.scope is None:
-            return None
-        items = self.config.scope_list
-        if all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
-            return {str(i).strip() for i in items}
-        return None
 
     def _maybe_outside(self, key: str) -> bool:
         if self.scope is None or not self._filter("neighbours") or self.config.scope_mode == "all":

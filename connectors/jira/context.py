@@ -29,5 +29,7 @@ class JiraItemContext(ItemContext):
     archived: bool = False
     # Attachment id -> text for text attachments the client downloaded.
     attachment_texts: Mapping[str, str] | None = None
+    # Attachment id -> why it stays a link (not text or PDF, over the cap, unreadable).
+    attachment_reasons: Mapping[str, str] | None = None
     # Keys the issue had before a move.
     previous_keys: Sequence[str] = ()

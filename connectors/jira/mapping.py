@@ -18,7 +18,8 @@ Context keys the client provides (all optional):
   project principals; a level -> principals present in both lists (a level only narrows; Jira
   requires browse permission *and* level membership). Missing facts -> ``Acl(None)`` (fail closed).
 - ``neighbour``: fetched one hop outside the scope -> ``out_of_scope``.
-- ``attachment_texts``: ``{attachment id: text}`` for text attachments the client downloaded.
+- ``attachment_texts``: ``{attachment id: text}`` for text and PDF attachments the client read;
+  ``attachment_reasons``: ``{attachment id: why it stays a link}`` (kept as ``text_skipped``).
 - ``previous_keys``: keys the issue had before a move (also read from an expanded changelog).
 - ``archived``: the issue is archived (Cloud also sends ``fields.archiveddate``).
 - ``key_ids``: ``{issue key: issue id}`` for the epic link, which the payload names by key only.
@@ -90,7 +91,9 @@ def map_item(raw: RawItem) -> Entity:
     archived = ctx.archived or bool(fields.get("archiveddate"))
 
     comments = _comments(fields.get("comment"))
-    attachments, attachment_sections = _attachments(fields.get("attachment"), ctx.attachment_texts)
+    attachments, attachment_sections = _attachments(
+        fields.get("attachment"), ctx.attachment_texts, ctx.attachment_reasons
+    )
 
     head = f"{key}: {summary}" if summary else key
     sections = [head + (f"\n\n{description}" if description else "")]
@@ -453,30 +456,30 @@ def _links(value: Any) -> list[dict[str, Any]]:
     return out
 
 
-_TEXT_MIME = re.compile(r"^(text/|application/(json|xml|x-yaml|yaml|csv))")
-
-
-def _attachments(value: Any, texts: Any) -> tuple[list[dict[str, Any]], list[str]]:
+def _attachments(value: Any, texts: Any, reasons: Any) -> tuple[list[dict[str, Any]], list[str]]:
     meta: list[dict[str, Any]] = []
     sections: list[str] = []
     texts = texts if isinstance(texts, JSON_OBJECT) else {}
+    reasons = reasons if isinstance(reasons, JSON_OBJECT) else {}
     for a in _list(value):
         if not isinstance(a, JSON_OBJECT):
             continue
         aid = str(a.get("id")) if a.get("id") is not None else None
         mime = _s(a.get("mimeType"))
-        inline = aid is not None and isinstance(texts.get(aid), str) and bool(_TEXT_MIME.match(mime or ""))
-        meta.append(
-            {
-                "id": aid,
-                "filename": _s(a.get("filename")),
-                "mime_type": mime,
-                "size": a.get("size") if isinstance(a.get("size"), int) else None,
-                "url": _s(a.get("content")) or _s(a.get("self")),
-                "created": iso_utc(parse_time(a.get("created"))),
-                "inline": inline,
-            }
-        )
+        # The client read only what connectors.attachments allows (text types and PDF, under the cap).
+        inline = aid is not None and isinstance(texts.get(aid), str)
+        entry: dict[str, Any] = {
+            "id": aid,
+            "filename": _s(a.get("filename")),
+            "mime_type": mime,
+            "size": a.get("size") if isinstance(a.get("size"), int) else None,
+            "url": _s(a.get("content")) or _s(a.get("self")),
+            "created": iso_utc(parse_time(a.get("created"))),
+            "inline": inline,
+        }
+        if aid is not None and _s(reasons.get(aid)):
+            entry["text_skipped"] = reasons[aid]
+        meta.append(entry)
         if inline and aid is not None:
             sections.append(f"Attachment {a.get('filename')}:\n{str(texts[aid]).strip()}")
     return meta, sections

@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from connectors.attachments import AttachmentReader
 from connectors.base import (
+    ANY_CONTAINER,
     CallStats,
     Checkpoint,
     DeadLetterReason,
@@ -62,7 +64,8 @@ _TRANSIENT = {
 }
 _MENTION_RE = re.compile(r"<@([UW][A-Z0-9]+)")
 ALL = "*"
-_CHANNEL_FACTS = ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")
+FILE_HOSTS = ("files.slack.com",)
+_CHANNEL_FACTS = ("id", "name", "is_private", "is_im", "is_mpim", "is_archived", "is_ext_shared")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +118,18 @@ class SlackConnector:
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
         )
+        # Files are served from Slack's file host with the same bearer token (url_private_download).
+        self.attachments = AttachmentReader(self.http, stats, "slack", extra_hosts=FILE_HOSTS)
         self.config = config
+        self.stats = stats
         self.page_size = page_size
         self.lookback = thread_lookback
         filters = {f.key: f.default for f in MANIFEST.content_filters}
         filters.update(config.content_filters)
         self.filters = filters
         self._team: dict[str, Any] | None = None
-        self._users: dict[str, dict[str, str | None]] | None = None
+        self._users: dict[str, dict[str, Any]] | None = None
+        self._outsiders: dict[str, list[str] | None] = {}
         self._channels: dict[str, dict[str, Any]] = {}
         self._members: dict[str, list[str] | None] = {}
         # Completeness audit: messages enumerated per channel by this process, for channels read from
@@ -318,6 +325,7 @@ class SlackConnector:
         named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
         edited = (msg.get("edited") or {}).get("ts") if isinstance(msg.get("edited"), Mapping) else None
+        texts, reasons = self._file_texts(message_id(channel["id"], ts), msg.get("files"))
         return RawItem(
             source_type="message",
             source_entity_id=message_id(channel["id"], ts),
@@ -326,14 +334,42 @@ class SlackConnector:
             source_updated_at=_when(str(edited or ts)),
             container=channel["id"],
             context=SlackItemContext(
-                channel={k: channel.get(k) for k in ("id", "name", "is_private", "is_im", "is_mpim", "is_archived")},
+                channel={k: channel.get(k) for k in _CHANNEL_FACTS},
+                outsiders=self._channel_outsiders(channel),
                 team_id=team.get("team_id"),
                 team_url=team.get("url"),
                 users={u: users[u] for u in wanted if u in users},
                 members=members,
                 channels=channel_names or None,
+                file_texts=texts,
+                file_reasons=reasons,
             ),
         )
+
+    def _file_texts(self, sid: str, files: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Text and PDF files of a message read within the cap (``url_private_download``, bearer auth);
+        why the others stay links."""
+        if not isinstance(files, list):
+            return None, None
+        texts: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+        for f in files:
+            if not isinstance(f, Mapping) or not f.get("id") or f.get("mode") in ("tombstone", "hidden_by_limit"):
+                continue
+            url = f.get("url_private_download") or f.get("url_private")
+            size = f.get("size")
+            got = self.attachments.read(
+                sid,
+                url if isinstance(url, str) else None,
+                content_type=str(f.get("mimetype") or ""),
+                filename=str(f.get("name") or ""),
+                size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            )
+            if got.text is not None:
+                texts[str(f["id"])] = got.text
+            elif got.reason:
+                reasons[str(f["id"])] = got.reason
+        return texts or None, reasons or None
 
     # ------------------------------------------------------------ workspace facts (cached per run)
 
@@ -342,16 +378,44 @@ class SlackConnector:
             self._team = self.call("auth.test")
         return self._team
 
-    def _user_map(self) -> dict[str, dict[str, str | None]]:
+    def _user_map(self) -> dict[str, dict[str, Any]]:
         if self._users is None:
-            users: dict[str, dict[str, str | None]] = {}
+            users: dict[str, dict[str, Any]] = {}
             for u, _ in self.paged("users.list", "members"):
                 if isinstance(u, Mapping) and u.get("id"):
                     profile = u.get("profile") or {}
                     email = profile.get("email") if isinstance(profile, Mapping) else None
-                    users[str(u["id"])] = {"email": email or None, "name": u.get("name") or None}
+                    entry: dict[str, Any] = {"email": email or None, "name": u.get("name") or None}
+                    if u.get("is_restricted") or u.get("is_ultra_restricted"):
+                        entry["guest"] = True  # sees only the channels they are a member of
+                    users[str(u["id"])] = entry
             self._users = users
         return self._users
+
+    def _channel_outsiders(self, channel: Mapping[str, Any]) -> list[str] | None:
+        """Members of a public channel who are not full members of the workspace (issue 13 §1): guests
+        (``is_restricted`` / ``is_ultra_restricted``: they see only channels they belong to) and people of
+        another organisation in a Slack Connect channel (``is_ext_shared``; not in ``users.list``).
+        [] when there are none; None when the member list cannot be read (they then see nothing)."""
+        if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
+            return []
+        users = self._user_map()
+        if not channel.get("is_ext_shared") and not channel.get("is_shared") and not any(
+            u.get("guest") for u in users.values()
+        ):
+            return []  # no guests in the workspace and no other organisation: the workspace group says it all
+        cid = str(channel["id"])
+        if cid not in self._outsiders:
+            try:
+                ids = [str(m) for m, _ in self.paged("conversations.members", "members", channel=cid)]
+            except (SlackError, HttpError) as exc:
+                self.stats.note(f"slack channel {cid}: members unreadable ({exc}); guests and external people omitted")
+                self._outsiders[cid] = None
+                return None
+            out = [users[m].get("email") or m for m in ids if m in users and users[m].get("guest")]
+            out += [m for m in ids if m not in users]
+            self._outsiders[cid] = out
+        return self._outsiders[cid]
 
     def _channel_members(self, channel: Mapping[str, Any]) -> list[str] | None:
         """Member principals (e-mail, else user id) of a private channel / DM; None when unknown."""
@@ -366,6 +430,18 @@ class SlackConnector:
             except (SlackError, HttpError):
                 self._members[cid] = None
         return self._members[cid]
+
+    def _note_invisible(self, names: set[str]) -> None:
+        """Channels the allow-list names that ``conversations.list`` does not show (issue 12, bad input):
+        named in the run's notes and kept from deletion. A channel named by id protects that channel's
+        messages; one named by name cannot be tied to an id, so the run deletes nothing at all."""
+        for name in sorted(names):
+            by_id = bool(_CHANNEL_ID_RE.match(name))
+            self.stats.unreadable(
+                name if by_id else ANY_CONTAINER,
+                f"slack channel {name if by_id else '#' + name} named in scope_list is not visible to the token "
+                "(not a member, archived or gone); its messages were not read and nothing of it was changed",
+            )
 
     def _scoped_channels(self) -> list[dict[str, Any]]:
         if not self._channels:
@@ -386,14 +462,21 @@ class SlackConnector:
                 )
             except (SlackError, HttpError) as exc:
                 raise SourceError(f"slack conversations.list failed: {exc}") from exc
+            seen: set[str] = set()
             for c, _ in pages:
                 if not isinstance(c, Mapping) or not c.get("id"):
                     continue
                 named = {str(c["id"]), str(c.get("name") or "")} & listed
+                seen |= named
                 keep = bool(named) if self.config.scope_mode == "selected" else not named
                 if keep:
                     self._channels[str(c["id"])] = dict(c)
+            if self.config.scope_mode == "selected":
+                self._note_invisible(listed - seen)
         return list(self._channels.values())
+
+
+_CHANNEL_ID_RE = re.compile(r"^[CGD][A-Z0-9]{6,}$")
 
 
 def _changed_since(msg: Mapping[str, Any], since_ts: str) -> bool:

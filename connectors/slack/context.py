@@ -11,7 +11,7 @@ from connectors.base import ItemContext
 
 @dataclass(frozen=True, slots=True)
 class SlackItemContext(ItemContext):
-    # {"id", "name", "is_private", "is_im", "is_mpim", "is_archived"} of the message's channel.
+    # {"id", "name", "is_private", "is_im", "is_mpim", "is_archived", "is_ext_shared"} of the message's channel.
     channel: Mapping[str, Any] | None = None
     team_id: str | None = None
     team_url: str | None = None  # https://acme.slack.com/ for permalinks
@@ -21,3 +21,9 @@ class SlackItemContext(ItemContext):
     members: Sequence[str] | None = None
     # Channel id -> name for channels the message mentions (``<#C123>`` without a label, blocks).
     channels: Mapping[str, str] | None = None
+    # File id -> text for text and PDF files the client read; file id -> why it stays a link.
+    file_texts: Mapping[str, str] | None = None
+    file_reasons: Mapping[str, str] | None = None
+    # Principal ids (email, else user id) of a public channel's members who are not full workspace
+    # members: guests and people of another organisation (Slack Connect); None: unknown.
+    outsiders: Sequence[str] | None = None

@@ -7,11 +7,16 @@ in ``RawItem.context`` (a :class:`SlackItemContext`):
 - ``channel``: ``{"id", "name", "is_private", "is_im", "is_mpim", "is_archived"}``;
 - ``team_id``, ``team_url`` (``https://acme.slack.com/``) for permalinks and the workspace group;
 - ``users``: ``{user id: {"email", "name"}}`` for the author and every ``<@U...>`` in the text;
-- ``members``: principal ids (email, else user id) of a private channel / DM, None when unknown.
+- ``members``: principal ids (email, else user id) of a private channel / DM, None when unknown;
+- ``file_texts`` / ``file_reasons``: text of the message's text and PDF files the client read (one
+  section each, ``Attachment <name>:``), and why the others stay links (``files[].text_skipped``).
 
-ACL (fail closed): public channel -> ``group:slack:<team>:members``; private channel, group DM and DM
--> ``user:<email>`` of each member (``user:slack:<id>`` when the e-mail is hidden); no channel facts,
-no team id or no member list -> ``Acl(None)``.
+ACL (fail closed): public channel -> ``group:slack:<team>:members`` (full members of the workspace:
+never guests, never people of another organisation) plus ``user:`` tokens of the channel's
+``outsiders`` (its guests, ``is_restricted``/``is_ultra_restricted``, and its Slack Connect members of
+other organisations); private channel, group DM and DM -> ``user:<email>`` of each member
+(``user:slack:<id>`` when the e-mail is hidden); no channel facts, no team id or no member list ->
+``Acl(None)``.
 """
 
 from __future__ import annotations
@@ -85,6 +90,12 @@ def _map(
                 sections.append(part)
             if _str(att.get("title_link")):
                 links.append(str(att["title_link"]))
+    file_texts: Mapping[str, str] = ctx.file_texts or {}
+    file_reasons: Mapping[str, str] = ctx.file_reasons or {}
+    for f in m.get("files") or []:
+        fid = _str(f.get("id")) if isinstance(f, JSON_OBJECT) else None
+        if fid and (file_texts.get(fid) or "").strip():
+            sections.append(f"Attachment {_str(f.get('name')) or fid}:\n{file_texts[fid].strip()}")
     body = "\n\n".join(sections)
 
     user_id = _str(m.get("user"))
@@ -118,6 +129,8 @@ def _map(
             "mimetype": _str(f.get("mimetype")),
             "size": f.get("size"),
             "url": _str(f.get("permalink")) or _str(f.get("url_private")),
+            "inline": True if (file_texts.get(_str(f.get("id")) or "") or "").strip() else None,
+            "text_skipped": _str(file_reasons.get(_str(f.get("id")) or "")),
         }
         for f in m.get("files") or []
         if isinstance(f, JSON_OBJECT)
@@ -126,6 +139,7 @@ def _map(
         "channel_id": channel_id,
         "channel_name": _str(channel.get("name")),
         "channel_type": _channel_type(channel) if channel else _str(m.get("channel_type")),
+        "channel_shared": True if channel.get("is_ext_shared") else None,
         "subtype": _str(m.get("subtype")),
         "thread_ts": thread_ts,
         "reply_count": m.get("reply_count"),
@@ -210,7 +224,10 @@ def channel_acl(channel: Mapping[str, Any], ctx: SlackItemContext) -> Acl:
     team = _str(ctx.team_id)
     if channel.get("is_private") is not False or not team:
         return Acl(None)  # privacy not stated, or no workspace to name: fail closed
-    return Acl((f"group:slack:{team}:members",))
+    # The workspace group holds full members only; guests and people of another organisation (Slack
+    # Connect) see a public channel only as its members, so they are named one by one (issue 13 §1).
+    outsiders = sorted({_member_token(m) for m in ctx.outsiders or () if isinstance(m, str) and m})
+    return Acl((f"group:slack:{team}:members", *outsiders))
 
 
 def permalink(team_url: str | None, channel: str, ts: str, thread_ts: str | None = None) -> str | None:

@@ -44,3 +44,29 @@ def test_role_based_scheme_sync_makes_issues_searchable_through_a_project_role(
     assert {h.natural_key for h in found} & set(final_alpha)
     stranger = Principal(user="accountid:nobody", groups=("group:jira:outsiders",))
     assert search(conn, embedder, query="issue", principal=stranger, k=50) == []
+
+
+def test_an_issue_whose_people_show_an_account_id_only_is_visible_to_that_account(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    """Issue 13 §6: on Jira Cloud users carry ``accountId`` only (no ``name``/``key``, e-mail hidden); the
+    reporter, granted Browse Projects by the scheme's ``reporter`` holder, finds the issue by account id."""
+    jira.app.emails_hidden = True
+    source_id = add_source(conn, keyring, jira, scope=["ALPHA", "BETA"])
+    embedder = HashEmbedder()
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+
+    outcome = execute_run(conn, run_id, worker_id="test-worker", keyring=keyring, chunks=VectorStage(embedder))
+
+    assert outcome.state == "succeeded"
+    rows = probe.execute(
+        "select natural_key, acl_principals from live_entities where source_id = %s and status <> 'draft'",
+        (source_id,),
+    ).fetchall()
+    assert rows and not any("@" in p for r in rows for p in r[1])  # no e-mail anywhere: account ids only
+    key, acl = rows[0]
+    index = next(i for i in range(30) if jira.key(i) == key)
+    reporter = str(jira.app.record(index)["reporter"]["accountId"])
+    assert f"user:accountid:{reporter}" in acl
+    found = search(conn, embedder, query="issue", principal=Principal(user=f"accountid:{reporter}"), k=50)
+    assert key in {h.natural_key for h in found}

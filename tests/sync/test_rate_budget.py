@@ -10,8 +10,9 @@ from typing import Any
 import psycopg
 
 from app.db.connect import connect
+from app.secrets import Keyring
 from app.services.rate_budget import PgRateGate, credential_key
-from tests.sync.conftest import scalar
+from tests.sync.conftest import Jira, add_source, live_ids, scalar, sync
 
 KEY = credential_key("jira", "http://jira.example", "bot@example.com:token")
 
@@ -88,3 +89,19 @@ def test_garbage_rate_limit_headers_write_nothing_or_a_short_pause(
 
     pause = scalar(probe, "select extract(epoch from paused_until - now()) from rate_budgets")
     assert 0 < float(pause) <= 1.0
+
+
+def test_a_source_sending_garbage_rate_limit_headers_syncs_with_nothing_lost(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    """End to end (issue 12, bad input): 429s whose Retry-After and X-RateLimit-* are garbage; the run
+    retries with its own short backoff and loads every issue (200s with garbage headers: the unit test above)."""
+    garbage = {"X-RateLimit-Limit": "lots", "X-RateLimit-Remaining": "-x", "X-RateLimit-Reset": "never"}
+    jira.fault(status=429, count=4, headers={**garbage, "Retry-After": "soon"})
+    source_id = add_source(conn, keyring, jira)
+
+    outcome, run = sync(conn, keyring, source_id, "full")
+
+    assert outcome.state == "succeeded" and run.error_count == 0
+    assert run.rate_limited >= 4
+    assert len(live_ids(probe, source_id)) == len(jira.keys())
