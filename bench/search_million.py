@@ -22,7 +22,7 @@ rank. Queries are fresh draws around the same centres.
 
 Output lines are flushed as they come, so a run cut short still leaves its numbers.
 
-    python bench/search_million.py [--chunks 1000000] [--queries 100] [--clusters 2000]
+    python bench/search_million.py [--chunks 1000000] [--queries 100] [--clusters 2000] [--ef-search-sweep 200 400]
 """
 
 from __future__ import annotations
@@ -186,6 +186,10 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--ef-search", type=int, default=100)
+    parser.add_argument(
+        "--ef-search-sweep", type=int, nargs="*", default=[200, 400],
+        help="further ef_search values for the unfiltered recall/latency trade-off",
+    )
     parser.add_argument("--clusters", type=int, default=2000)
     parser.add_argument(
         "--spread", type=float, default=0.03, help="per-dimension noise around a unit centre (0.03: noise norm 0.6)"
@@ -291,6 +295,16 @@ def main() -> None:
             say(f"unfiltered  recall@{k} {r:.3f} (>= 0.95 {'ok' if r >= 0.95 else 'MISS'}); "
                 f"p95 ANN {base_p95 * 1000:.2f} ms, exact {p95(exact_all_s) * 1000:.1f} ms, "
                 f"ratio {ratio:.4f} (<= 0.02 {'ok' if ratio <= 0.02 else 'MISS'})")
+            for ef in args.ef_search_sweep:
+                def ann_ef(text: str, principal: str, ef: int = ef) -> list[int]:
+                    with conn.transaction():
+                        rows = vector_search(conn, text, MODEL, [principal], k, SearchFilters(), ef_search=ef)
+                    return [r.chunk_id for r in rows]
+
+                got, got_s = run(ann_ef, "group:all")
+                r = recall(got, exact_all)
+                say(f"ef_search {ef:<4} recall@{k} {r:.3f} (>= 0.95 {'ok' if r >= 0.95 else 'MISS'}); "
+                    f"p95 ANN {p95(got_s) * 1000:.2f} ms, ratio to exact {p95(got_s) / p95(exact_all_s):.4f}")
             for label, token, _, target in LEVELS:
                 got, got_s = run(ann, token)
                 truth, truth_s = run(exact, token)
