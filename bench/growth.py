@@ -121,10 +121,11 @@ def search_p95(conn: psycopg.Connection[Any], chunks_per_entity: int, queries: i
     build_s = time.perf_counter() - started
     conn.execute("analyze entity_chunks")
     row = conn.execute(
-        "select t from entity_chunks, unnest(acl_principals) t group by t order by count(*) desc limit 1"
+        "select t, count(*) from entity_chunks, unnest(acl_principals) t group by t order by count(*) desc limit 1"
     ).fetchone()
     assert row is not None, "no ACL token on any chunk"
-    token = str(row[0])
+    token, share = str(row[0]), int(row[1]) / n
+    print(f"  search as {token!r}, who sees {share:.0%} of the {n:,} chunks", flush=True)
     texts = [vector_text(q) for q in draw(queries + 10)]
     seconds = []
     for i, text in enumerate(texts):
