@@ -199,6 +199,7 @@ def main() -> None:
     parser.add_argument("--shared-buffers", default="6GB")
     parser.add_argument("--maintenance-work-mem", default="6GB")
     parser.add_argument("--no-halfvec", action="store_true")
+    parser.add_argument("--explain", action="store_true", help="print SearchChunks' EXPLAIN (ANALYZE, BUFFERS)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     k = args.k
@@ -282,6 +283,17 @@ def main() -> None:
             def recall(got: list[list[int]], truth: list[list[int]]) -> float:
                 return statistics.mean(len(set(g) & set(t)) / max(1, len(t)) for g, t in zip(got, truth, strict=True))
 
+            if args.explain:
+                for principal in ("group:all", "group:p50"):
+                    with conn.transaction():
+                        sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=20_000)
+                        plan = conn.execute(
+                            "explain (analyze, buffers) " + sq.SEARCH_CHUNKS,
+                            {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
+                             "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
+                             "updated_from": None, "updated_to": None},
+                        ).fetchall()
+                    say(f"explain     SearchChunks as {principal}:\n" + "\n".join(str(r[0]) for r in plan))
             # The index pages into the buffer cache before anything is timed, as in a warm server.
             conn.execute("create extension if not exists pg_prewarm")
             conn.execute("select pg_prewarm('entity_chunks_embedding_hnsw_idx')")
