@@ -287,13 +287,13 @@ def main() -> None:
                 for principal in ("group:all", "group:p50"):
                     with conn.transaction():
                         sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=20_000)
-                        plan = conn.execute(
+                        explained = conn.execute(
                             "explain (analyze, buffers) " + sq.SEARCH_CHUNKS,
                             {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
                              "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
                              "updated_from": None, "updated_to": None},
                         ).fetchall()
-                    say(f"explain     SearchChunks as {principal}:\n" + "\n".join(str(r[0]) for r in plan))
+                    say(f"explain     SearchChunks as {principal}:\n" + "\n".join(str(r[0]) for r in explained))
             # The index pages into the buffer cache before anything is timed, as in a warm server.
             conn.execute("create extension if not exists pg_prewarm")
             conn.execute("select pg_prewarm('entity_chunks_embedding_hnsw_idx')")
