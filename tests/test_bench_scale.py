@@ -1,0 +1,58 @@
+"""The scale benchmarks (bench/search_million.py, bench/growth.py; issue 15 §3, §5) still run end to end.
+
+Each runs as a real process at a size CI can afford, so a change to the search query, the schema or the
+CLI that breaks a benchmark fails here instead of on the day someone re-measures docs/performance.md.
+The small runs also check what the benchmarks report: recall, always-k under every filter, the halfvec
+comparison, the hybrid timing, and a growth table with its log-log slopes.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def _bench(script: str, *args: str, timeout: int) -> str:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks() -> None:
+    out = _bench(
+        "search_million.py", "--chunks", "5000", "--queries", "20", "--clusters", "50",
+        "--shared-buffers", "256MB", "--maintenance-work-mem", "256MB", timeout=300,
+    )
+    unfiltered = re.search(r"unfiltered\s+recall@10 ([0-9.]+)", out)
+    assert unfiltered is not None, out
+    assert float(unfiltered.group(1)) >= 0.95, out
+    assert len(re.findall(r"ef_search \d+\s+recall@10 [0-9.]+", out)) == 2, out
+    for level in ("50 %", "10 %", "1 %"):
+        line = next((x for x in out.splitlines() if x.strip().startswith(f"{level} vis")), None)
+        assert line is not None, out
+        assert "always 10: yes" in line, line
+    assert re.search(r"hybrid\s+p95 [0-9.]+ ms", out), out
+    halfvec = re.findall(r"halfvec idx build .* recall@10 ([0-9.]+), p95", out)
+    assert len(halfvec) == 2, out
+    assert float(halfvec[-1]) >= 0.95, out
+    assert "WARNING" not in out, out
+
+
+def test_growth_benchmark_prints_a_table_with_log_log_slopes() -> None:
+    out = _bench("growth.py", "--sizes", "200", "600", "--queries", "10", timeout=300)
+    rows = re.findall(r"issues\s+([0-9,]+): entities ([0-9,]+), full sync", out)
+    assert rows == [("200", "200"), ("600", "600")], out
+    assert "slope 200->600" in out, out
+    table = {line[:24].strip(): line[24:].split() for line in out.splitlines() if line[:24].rstrip().endswith("MB")}
+    assert float(table["entities table MB"][-1]) > 0.5, out  # three times the rows: the table grew
