@@ -11,7 +11,7 @@ database on the embedded server (bench/_db.py); then, in order:
    entity_refs, entity_chunks);
 4. search p95: ``--chunks-per-entity`` synthetic 384-d clustered chunks per entity (binary COPY, the
    chunks inherit each entity's real ACL through the trigger), one HNSW build, then
-   ``app.vector.search.vector_search`` (the product's SearchChunks) for the most common ACL token.
+   ``app.vector.search.vector_search`` (the product's SearchEntities) for the most common ACL token.
 
 Prints one row per size and the log-log slope between consecutive sizes (d log cost / d log N:
 1 = linear, 0 = flat).

@@ -3,13 +3,13 @@
 A throw-away embedded PostgreSQL (temp data dir) migrated with the project's migrations. Every
 product search goes through the code the app runs:
 
-- ANN: ``app.vector.search.vector_search`` (ConfigureVectorScan + the generated SearchChunks, the one
+- ANN: ``app.vector.search.vector_search`` (ConfigureVectorScan + the generated SearchEntities, the one
   statement holding the ACL filter, the narrow-principal exact path and the short-result fallback);
-- exact: the generated ``SearchChunksExact`` (same filters, no index): ground truth and baseline;
-- hybrid: ``app.vector.search.search(hybrid=True)`` (SearchChunks for 50 candidates + SearchChunksText
+- exact: the generated ``SearchEntitiesExact`` (same filters, no index): ground truth and baseline;
+- hybrid: ``app.vector.search.search(hybrid=True)`` (SearchEntities for 50 candidates + SearchEntitiesText
   + reciprocal rank fusion) with an embedder that hands back the query's precomputed vector, so the
   time is the database's and the fusion's, not a model's;
-- halfvec: NOT a product query. HALFVEC_RERANK below is a labelled copy of SearchChunks' ANN + ACL
+- halfvec: NOT a product query. HALFVEC_RERANK below is a labelled copy of SearchEntities' ANN + ACL
   clause over an expression index on ``embedding::halfvec(384)``, taking ``--rerank-candidates`` rows
   and re-ranking them by the full-precision distance; it is what a halfvec storage switch would run.
 
@@ -51,6 +51,7 @@ from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
+from app.vector.search import CHUNKS_PER_ENTITY as SEARCH_CHUNKS_PER_ENTITY
 from app.vector.search import Principal, SearchFilters, search, vector_search
 from app.vector.stage import vector_text
 
@@ -68,18 +69,21 @@ HALFVEC_INDEX = (
     "create index bench_halfvec_hnsw_idx on entity_chunks"
     " using hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) with (m = 16, ef_construction = 64)"
 )
-# Labelled copy (not the product query) of SearchChunks' ANN + ACL clause over the halfvec expression
-# index: `cand` nearest by half precision, then the k best of those by the stored full vector.
+# Labelled copy (not the product query) of SearchEntities' ANN + ACL clause over the halfvec expression
+# index: `cand` nearest by half precision, then the k best entities of those by the stored full vector
+# (each entity by its nearest chunk, as SearchEntities groups).
 HALFVEC_RERANK = """
 with ann as materialized (
-    select c.id, c.embedding
+    select c.id, c.entity_id, c.embedding
     from entity_chunks c
     where c.acl_principals && %(p)s::text[] and not c.entity_deleted and c.entity_status <> 'draft'
       and c.embedding_model = %(m)s
     order by c.embedding::halfvec(384) <=> %(q)s::halfvec(384)
     limit %(cand)s
 )
-select id from ann order by embedding <=> %(q)s::vector, id limit %(k)s
+select entity_id from (
+    select distinct on (entity_id) entity_id, embedding <=> %(q)s::vector as d from ann order by entity_id, d
+) best order by d, entity_id limit %(k)s
 """
 
 
@@ -199,7 +203,7 @@ def main() -> None:
     parser.add_argument("--shared-buffers", default="6GB")
     parser.add_argument("--maintenance-work-mem", default="6GB")
     parser.add_argument("--no-halfvec", action="store_true")
-    parser.add_argument("--explain", action="store_true", help="print SearchChunks' EXPLAIN (ANALYZE, BUFFERS)")
+    parser.add_argument("--explain", action="store_true", help="print SearchEntities' EXPLAIN (ANALYZE, BUFFERS)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     k = args.k
@@ -263,12 +267,14 @@ def main() -> None:
             def ann(text: str, principal: str) -> list[int]:
                 with conn.transaction():
                     rows = vector_search(conn, text, MODEL, [principal], k, SearchFilters(), ef_search=args.ef_search)
-                return [r.chunk_id for r in rows]
+                return [r.entity_id for r in rows]
 
             def exact(text: str, principal: str) -> list[int]:
                 with conn.transaction():
-                    rows = sq.search_chunks_exact(conn, query_embedding=text, principals=[principal], model=MODEL, k=k)
-                return [r.chunk_id for r in rows]
+                    rows = sq.search_entities_exact(
+                        conn, query_embedding=text, principals=[principal], model=MODEL, k=k
+                    )
+                return [r.entity_id for r in rows]
 
             def run(fn: Callable[[str, str], list[int]], principal: str) -> tuple[list[list[int]], list[float]]:
                 for text in warm:
@@ -288,12 +294,12 @@ def main() -> None:
                     with conn.transaction():
                         sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=20_000)
                         explained = conn.execute(
-                            "explain (analyze, buffers) " + sq.SEARCH_CHUNKS,
+                            "explain (analyze, buffers) " + sq.SEARCH_ENTITIES,
                             {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
                              "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
-                             "updated_from": None, "updated_to": None},
+                             "updated_from": None, "updated_to": None, "candidates": k * SEARCH_CHUNKS_PER_ENTITY},
                         ).fetchall()
-                    say(f"explain     SearchChunks as {principal}:\n" + "\n".join(str(r[0]) for r in explained))
+                    say(f"explain     SearchEntities as {principal}:\n" + "\n".join(str(r[0]) for r in explained))
             # The index pages into the buffer cache before anything is timed, as in a warm server.
             conn.execute("create extension if not exists pg_prewarm")
             conn.execute("select pg_prewarm('entity_chunks_embedding_hnsw_idx')")
@@ -311,7 +317,7 @@ def main() -> None:
                 def ann_ef(text: str, principal: str, ef: int = ef) -> list[int]:
                     with conn.transaction():
                         rows = vector_search(conn, text, MODEL, [principal], k, SearchFilters(), ef_search=ef)
-                    return [r.chunk_id for r in rows]
+                    return [r.entity_id for r in rows]
 
                 got, got_s = run(ann_ef, "group:all")
                 r = recall(got, exact_all)
@@ -337,8 +343,8 @@ def main() -> None:
             for w in words[: args.warmup]:
                 hybrid(w)
             hybrid_s = [timed(lambda w=w: hybrid(w))[1] for w in words[args.warmup :]]  # type: ignore[misc]
-            say(f"hybrid      p95 {p95(hybrid_s) * 1000:.2f} ms (search(hybrid=True): SearchChunks k=50 + "
-                f"SearchChunksText k=50 + RRF), {p95(hybrid_s) / base_p95:.2f}x vector-only p95")
+            say(f"hybrid      p95 {p95(hybrid_s) * 1000:.2f} ms (search(hybrid=True): SearchEntities k=50 + "
+                f"SearchEntitiesText k=50 + RRF), {p95(hybrid_s) / base_p95:.2f}x vector-only p95")
             if args.no_halfvec:
                 return
 
