@@ -100,7 +100,10 @@ SEARCH_ENTITIES = """
 with settings as materialized (
     select coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'),
                     false) as include_drafts,
-           (select greatest(20 * %(k)s::integer, (reltuples * %(narrow_share)s::float8)::bigint)
+           -- Capped at 20 000 chunks: the probe's count stops at this bound, so its cost stops growing with
+           -- the table beyond 1 M chunks (docs/performance.md "Growth"); HNSW serves anyone above it.
+           (select greatest(20 * %(k)s::integer,
+                            least((reltuples * %(narrow_share)s::float8)::bigint, 20000))
             from pg_catalog.pg_class where oid = 'public.entity_chunks'::regclass) as narrow_below
 ),
 probe as materialized (
@@ -212,13 +215,13 @@ def search_entities(
     when platform_settings.search_include_drafts or the statuses filter names
     'draft', only vectors of the query's model, plus the optional filters (NULL =
     no filter). A principal who sees few chunks (fewer than `narrow_share` of the
-    table, at least 20 k) is served exactly: `probe` counts them through the ACL
-    index (stopping at that bound), `ann` is skipped and `exact` ranks just those
-    chunks. Otherwise `ann` is the HNSW iterative scan over the `candidates`
-    nearest visible chunks (k x a few, so an entity with several near chunks does
-    not crowd the others out), grouped by entity; `exact` runs only if those held
-    fewer than k entities. So k entities always come back when k visible entities
-    exist.
+    table, capped at 20 000 chunks, and never fewer than 20 x k) is served
+    exactly: `probe` counts them through the ACL index (stopping at that bound),
+    `ann` is skipped and `exact` ranks just those chunks. Otherwise `ann` is the
+    HNSW iterative scan over the `candidates` nearest visible chunks (k x a few,
+    so an entity with several near chunks does not crowd the others out), grouped
+    by entity; `exact` runs only if those held fewer than k entities. So k
+    entities always come back when k visible entities exist.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

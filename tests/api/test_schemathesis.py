@@ -105,7 +105,9 @@ def test_stateful_phase_follows_the_documented_links(api: Server, tmp_path: Path
     st = Path(sys.executable).with_name("st")
     token = new_token()  # its own: whatever ran before on this server may have revoked the shared one
     with psycopg.connect(api.db_url) as conn:
-        tq.create_token(conn, name="stateful-links", scope="admin", token_hash=token_hash(token), expires_at=None)
+        tq.create_token(
+            conn, name="stateful-links", scope="admin", token_hash=token_hash(token), expires_at=None, principals=None
+        )
     proc = subprocess.run(
         [
             str(st),
