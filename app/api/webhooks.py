@@ -29,7 +29,7 @@ class WebhooksController(Controller):
     @post(
         "/{source_id:int}",
         operation_id="receiveWebhook",
-        opt={"auth": "public"},
+        opt={"auth": "public", "query": "any"},
         request_max_body_size=MAX_BODY,
         responses={
             200: ResponseSpec(data_container=s.WebhookOut, description="a replay, or Slack's challenge answered"),

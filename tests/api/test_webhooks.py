@@ -151,3 +151,21 @@ def test_apply_webhook_starts_an_items_run_and_deletes_soft_delete(
     }
     assert deleted == (True,)
     assert job_count(api.db_url, "harvester:run_sync") >= 1
+
+
+def test_a_webhook_url_with_the_admins_own_query_parameters_is_accepted(api: Server, hooked: dict[str, Any]) -> None:
+    # Jira admins may append substitution variables (`?issue=${issue.key}`) to a webhook URL: the source,
+    # not this API, builds that query, so it must not turn a signed delivery into a 422 (every other
+    # operation refuses unknown parameters).
+    body, headers = _signed(_issue_event("10077"), "delivery-with-query")
+    with api.client() as c:
+        answered = c.post(
+            f"/api/v1/webhooks/{hooked['id']}",
+            params={"issue": "ALPHA-7", "user": "anna"},
+            content=body,
+            headers=headers,
+        )
+        elsewhere = c.get(f"/api/v1/sources/{hooked['id']}", params={"issue": "ALPHA-7"})
+    assert answered.status_code == 202, answered.text
+    assert _stored(api, hooked["id"]) == (1, 1)
+    assert elsewhere.status_code == 422 and elsewhere.json()["field"] == "issue"
