@@ -225,7 +225,10 @@ class SourceHttp:
                     if status == 429 or status >= 500:
                         last = f"HTTP {status}"
                         retry_after = parse_retry_after(resp.headers.get("Retry-After"))
-                        if (status == 429 or retry_after is not None) and time.monotonic() < deadline:
+                        # "Slow down" exactly as for pages (HttpError.slow_down): 429, or 503 with Retry-After;
+                        # a 500 stays a failure counted against max_attempts, whatever headers it carries.
+                        slow_down = status == 429 or (status == 503 and retry_after is not None)
+                        if slow_down and time.monotonic() < deadline:
                             # the shared gate already holds the next attempt as long as the source asked
                             wait = 0.0 if self.gate is not None else min(retry_after or 1.0, self.max_wait)
                         else:

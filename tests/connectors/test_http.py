@@ -127,6 +127,21 @@ def test_exhausted_retries_raise_transient_error(emu: RunningEmulator) -> None:
     assert (stats.api_calls, stats.rate_limited) == (3, 3)
 
 
+def test_a_500_with_retry_after_on_a_download_is_a_failure_not_a_slow_down(emu: RunningEmulator) -> None:
+    # Only 429 and 503 + Retry-After mean "wait" (as for pages); a persistent 500 carrying Retry-After
+    # must use up max_attempts, not the whole rate-limit patience (it once held a run for minutes).
+    _fault(emu, {"status": 500, "ratio": 1.0, "retry_after": 0})
+    stats = CallStats()
+    http = _client(emu.base_url, stats, max_attempts=3, max_wait=0.01, rate_limit_patience=300)
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_bytes_capped("/items/A", 1024)
+    finally:
+        http.close()
+    assert info.value.transient and "HTTP 500 after 3 attempts" in str(info.value)
+    assert stats.api_calls == 3
+
+
 def test_slow_down_answers_are_retried_for_a_time_not_a_count(emu: RunningEmulator) -> None:
     # Issue 12, item 7: 429 (and 503 with Retry-After) means "wait", so 5 attempts are no limit; the
     # patience (seconds) is.
