@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -87,7 +87,7 @@ def floor_app(url: str) -> object:
     state: dict[str, Database] = {}
 
     @asynccontextmanager
-    async def lifespan(app: Litestar):  # type: ignore[no-untyped-def]
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url))
         state["db"] = Database(pool)
         try:
