@@ -11,7 +11,7 @@ import base64
 import hashlib
 import os
 import secrets as pysecrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -21,12 +21,18 @@ from app.errors import HarvesterError
 from app.redact import register_secret
 
 _PREFIX = "v1"
+_MAX_DECRYPTED = 4096
 
 
 @dataclass(frozen=True, slots=True)
 class Keyring:
     current: bytes
     previous: tuple[bytes, ...] = ()
+    # (envelope, context) -> plaintext already decrypted and registered by this keyring. A webhook or a
+    # run list decrypts the same stored secret on every request; AES-GCM plus registering every rendering
+    # of it for redaction was per-request work done once is enough (issue 15 §2). A changed secret is a new
+    # envelope (fresh nonce), so it is never answered from here; a tampered one never got in.
+    _decrypted: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @staticmethod
     def key_id(key: bytes) -> str:
@@ -39,6 +45,9 @@ class Keyring:
         return f"{_PREFIX}:{self.key_id(self.current)}:{base64.urlsafe_b64encode(nonce + ct).decode()}"
 
     def decrypt(self, envelope: str, *, context: str) -> str:
+        known = self._decrypted.get((envelope, context))
+        if known is not None:
+            return known
         try:
             prefix, kid, blob = envelope.split(":", 2)
         except ValueError:
@@ -53,6 +62,9 @@ class Keyring:
                 except Exception:
                     raise HarvesterError("stored secret does not decrypt with its key (tampered?)") from None
                 register_secret(plaintext)  # from here on, no log line or audit event can show it
+                if len(self._decrypted) >= _MAX_DECRYPTED:
+                    self._decrypted.clear()  # bounded: a keyring reading many sources re-decrypts, no more
+                self._decrypted[(envelope, context)] = plaintext
                 return plaintext
         raise HarvesterError(f"stored secret was encrypted with key {kid}, which is not configured")
 

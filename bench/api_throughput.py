@@ -5,7 +5,9 @@ Measures requests/s and p50/p95 latency of
   (b) ``POST /api/v1/webhooks/{id}`` (a signed Jira delivery, a new delivery id each time: HMAC check,
       dedupe insert and a deferred job in one transaction),
 against (0) a bare Litestar app under the same uvicorn settings: ``GET`` and ``POST`` handlers that
-return a constant. Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
+return a constant, and (0') the floor of any handler that reads the database: a bare Litestar ``GET`` that
+runs ``select 1`` through the API's own pool (``open_pool``: role harvester_api, the same checks) on a
+worker thread, as ``GET runs`` does. Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
 
 Load generator (``--generator``): ``wrk`` (Debian package ``wrk``; one C thread with ``--concurrency``
 connections for ``--duration`` seconds, p95 from its histogram) when it is installed, else a bounded
@@ -35,7 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -71,6 +73,39 @@ def bare_app() -> object:
         return {"status": "accepted"}
 
     return Litestar([const_get, const_post])
+
+
+def floor_app(url: str) -> object:
+    """The second baseline: one database round trip per request through the API's pool, nothing else."""
+    from contextlib import asynccontextmanager
+
+    import anyio.to_thread
+    from litestar import Litestar, get
+
+    from app.api.db import Database, open_pool
+
+    state: dict[str, Database] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        pool = await anyio.to_thread.run_sync(lambda: open_pool(url))
+        state["db"] = Database(pool)
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(pool.close)
+
+    @get("/const", sync_to_thread=True)
+    def select_one() -> dict[str, int]:
+        with state["db"].read() as conn:
+            row = conn.execute("select 1").fetchone()
+        return {"one": row[0] if row else 0}
+
+    @get("/health", sync_to_thread=False)
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return Litestar([select_one, health], lifespan=[lifespan])
 
 
 def free_port() -> int:
@@ -241,12 +276,14 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per case (wrk)")
     parser.add_argument("--generator", choices=("wrk", "python"), default="wrk" if shutil.which("wrk") else "python")
     parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.bare_server:
+    if args.bare_server or args.floor_server:
         import uvicorn
 
-        uvicorn.run(bare_app(), host="127.0.0.1", port=args.port, log_level="warning", access_log=False)  # type: ignore[arg-type]
+        served = floor_app(os.environ["HARVESTER_DATABASE_URL"]) if args.floor_server else bare_app()
+        uvicorn.run(served, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)  # type: ignore[arg-type]
         return
 
     key = os.urandom(32)
@@ -279,6 +316,8 @@ def main() -> None:
         with serving([str(REPO / "bench" / "api_throughput.py"), "--bare-server"], env) as bare:
             results["bare GET"] = measure(bare, lambda i: ("GET", "/const", {}, None), {200}, 1)
             results["bare POST"] = measure(bare, lambda i: ("POST", "/const", {}, None), {202}, 1)
+        with serving([str(REPO / "bench" / "api_throughput.py"), "--floor-server"], env) as floor:
+            results["select 1 GET"] = measure(floor, lambda i: ("GET", "/const", {}, None), {200}, 1)
         serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning"]
         with serving(serve, env) as ours:
             results["GET runs"] = measure(ours, runs_request, {200}, 1)
@@ -289,7 +328,14 @@ def main() -> None:
     print(f"{'endpoint':14} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
     for name, (rps, p50, p95) in results.items():
         print(f"{name:14} {rps:8.0f} {p50:8.2f} {p95:8.2f}")
-    for ours, bare in (("GET runs", "bare GET"), ("POST webhook", "bare POST")):
+    pairs = (
+        ("GET runs", "bare GET"),
+        ("POST webhook", "bare POST"),
+        ("select 1 GET", "bare GET"),
+        ("GET runs", "select 1 GET"),
+        ("POST webhook", "select 1 GET"),
+    )
+    for ours, bare in pairs:
         rps_ratio = results[ours][0] / results[bare][0]
         p95_ratio = results[ours][2] / results[bare][2]
         print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}")

@@ -60,7 +60,8 @@ def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionP
 
 
 class Database:
-    """Hands handlers a connection inside one transaction: committed on success, rolled back on error."""
+    """Hands handlers a connection inside one transaction (``tx``: committed on success, rolled back on
+    error) or, for read-only handlers, in autocommit (``read``)."""
 
     def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]]) -> None:
         self.pool = pool
@@ -70,3 +71,20 @@ class Database:
         """``timeout``: seconds to wait for a connection (default: the pool's), e.g. short for /health."""
         with self.pool.connection(timeout=timeout) as conn:
             yield conn
+
+    @contextmanager
+    def read(self, *, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
+        """A connection in autocommit for handlers that only read: no BEGIN and COMMIT around their
+        SELECTs, two round trips fewer per request (issue 15 §2). Each statement sees its own snapshot, so
+        only for a handler whose answer does not need two statements to agree. The role stays
+        harvester_api (a session setting); the connection goes back to the pool in transaction mode."""
+        conn = self.pool.getconn(timeout=timeout)
+        try:
+            conn.autocommit = True
+            yield conn
+        finally:
+            try:
+                conn.autocommit = False
+            except psycopg.Error:
+                conn.close()  # left mid-transaction or broken: the pool replaces a closed connection
+            self.pool.putconn(conn)

@@ -220,10 +220,19 @@ class RunsController(Controller):
         """A source's run history, newest first, with the derived type, duration, N of M, errors, API calls
         and 429s; the same filters as ``GET /runs``."""
         filters = RunFilters(run_state, mode, run_type, trigger, started_from, started_to)
-        with db.tx() as conn:
-            if sq.get_source(conn, id=source_id) is None:
+        with db.read() as conn:
+            # A run names an existing source (foreign key): only an empty page, or bad input (a 404 comes
+            # before a 422, as it did), needs to ask whether the source exists, so the usual request is one
+            # query (issue 15 §2).
+            try:
+                page = runs_page(conn, keyring, source_id, filters, cursor, limit)
+            except (InvalidField, ProblemError):
+                if sq.get_source(conn, id=source_id) is None:
+                    raise not_found(f"source {source_id}") from None
+                raise
+            if not page.items and sq.get_source(conn, id=source_id) is None:
                 raise not_found(f"source {source_id}")
-            return runs_page(conn, keyring, source_id, filters, cursor, limit)
+            return page
 
     @get("/runs", operation_id="listAllRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def all_runs(

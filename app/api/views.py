@@ -40,21 +40,28 @@ def secret_mask(keyring: Keyring, envelope: str | None, source_id: int) -> s.Sec
 
 
 def scrubber(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int) -> Scrub:
-    """Redacts every rendering (raw, repr, JSON, URL, base64) of the source's secrets from a text."""
-    row = sq.get_source(conn, id=source_id)
-    redactor = Redactor(
-        p
-        for p in (
-            _plain(keyring, row.credential_enc, source_id) if row else None,
-            _plain(keyring, row.webhook_secret_enc, source_id) if row else None,
-        )
-        if p
-    )
+    """Redacts every rendering (raw, repr, JSON, URL, base64) of the source's secrets from a text.
+
+    Built on the first text there is to scrub: a page of runs without error details reads no source row and
+    decrypts nothing (issue 15 §2). ``conn`` must still be open then (callers scrub inside their block)."""
+    built: list[Redactor] = []
+
+    def redactor() -> Redactor:
+        if not built:
+            row = sq.get_source(conn, id=source_id)
+            secrets = (
+                (_plain(keyring, row.credential_enc, source_id), _plain(keyring, row.webhook_secret_enc, source_id))
+                if row
+                else ()
+            )
+            built.append(Redactor(p for p in secrets if p))
+        return built[0]
 
     def scrub(text: str | None) -> str | None:
-        if text is None or not redactor:
+        if not text:
             return text
-        return redactor(text)
+        redact = redactor()
+        return redact(text) if redact else text
 
     return scrub
 
