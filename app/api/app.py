@@ -113,7 +113,8 @@ def create_app(
             title="Harvester Admin API",
             version="1",
             description="Sources, runs, dead letters, settings, webhooks, workers. Errors are RFC 9457 "
-            "problem documents. Bearer tokens: `harvester token create --name X [--scope admin|read]`.",
+            "problem documents. Bearer tokens: `harvester token create --name X [--scope admin|read|search]`; "
+            "a search token only searches, as its bound principals.",
             components=Components(
                 security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer", description="API token")}
             ),
