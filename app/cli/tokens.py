@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from app.cli.common import ID, Args, add_command, add_group, ready_url_and_keyring
+from app.cli.common import ID, Args, add_command, add_group, json_option, print_json, ready_url_and_keyring
 from app.errors import HarvesterError
 
 
@@ -39,6 +39,13 @@ def _token_list(args: Args) -> int:
     url, _ = ready_url_and_keyring()
     with connect(url) as conn:
         rows = tq.list_tokens(conn)
+    if args.as_json:
+        from app.api import schemas as s
+        from app.api.tokens import token_out
+
+        # GET /tokens' envelope; the CLI lists every token at once, so there is no next page.
+        print_json(s.TokenPage(items=[token_out(r) for r in rows], next_cursor=None))
+        return 0
     for r in rows:
         used = r.last_used_at.isoformat(timespec="seconds") if r.last_used_at else "never"
         expires = r.expires_at.isoformat(timespec="seconds") if r.expires_at else "never"
@@ -96,7 +103,7 @@ def register(cli: click.Group) -> None:
         ),
         help="create a token; prints it once (only its SHA-256 is stored)",
     )
-    add_command(token, "list", _token_list, help="token ids, names, scopes, state, expiry and last use")
+    add_command(token, "list", _token_list, json_option, help="token ids, names, scopes, state, expiry and last use")
     add_command(
         token,
         "revoke",

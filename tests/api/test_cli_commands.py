@@ -174,6 +174,7 @@ def test_json_output_has_the_apis_field_names(api: Server, source: dict[str, Any
             (("runs", "show", str(run_id), "--json"), f"/api/v1/runs/{run_id}"),
             (("dlq", "list", S, "--json"), f"/api/v1/sources/{sid}/dead-letters"),
             (("settings", "get", "--json"), "/api/v1/settings"),
+            (("token", "list", "--json"), "/api/v1/tokens"),
         ]
         try:
             for args, path in pairs:
