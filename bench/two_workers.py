@@ -12,7 +12,11 @@ Throughput = entities loaded / wall time; rounds alternate ``--repeats`` times a
 kept. The workers are started (and idle) before the clock starts. ``--embedder none`` (default) measures
 the sync path; ``--embedder local`` adds the in-process ONNX embedder, which is CPU-bound by design.
 
-    python bench/two_workers.py [--issues 1500] [--repeats 2] [--embedder none|local]
+    python bench/two_workers.py [--issues 1500] [--repeats 2] [--embedder none|local] [--latency-ms 0]
+
+``--latency-ms`` makes each emulator answer every API request that much later (its ``latency_ms``
+fault), as a real source does (100–500 ms a page): a run then waits on its source most of the time,
+which is the case two workers exist for. With 0 the runs are CPU-bound against local emulators.
 
 On a machine with fewer than ~4 cores the ratio is bounded by the cores, not by the product: each run
 keeps about one core busy (Python mapping + PostgreSQL), plus the emulators. ``uptime`` is printed.
@@ -35,6 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import httpx  # noqa: E402
 import psycopg  # noqa: E402
 from psycopg import sql  # noqa: E402
 
@@ -138,12 +143,18 @@ def main() -> None:
     parser.add_argument("--issues", type=int, default=1500)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--embedder", choices=("none", "local"), default="none")
+    parser.add_argument("--latency-ms", type=int, default=0, help="emulator latency fault on every API request")
     args = parser.parse_args()
     key = os.urandom(32)
     logs = Path(tempfile.mkdtemp(prefix="hv-bench-workers-logs-", dir="/tmp"))
     with ExitStack() as stack:
         url = stack.enter_context(database())
         bases = [stack.enter_context(jira_emulator(args.issues, seed=s, token=TOKEN)) for s in (1, 2)]
+        for base in bases:
+            with httpx.Client(base_url=base, timeout=30) as control:
+                control.delete("/_emulator/faults").raise_for_status()
+                if args.latency_ms:
+                    control.post("/_emulator/faults", json={"latency_ms": args.latency_ms}).raise_for_status()
         env = {
             **os.environ,
             "HARVESTER_DATABASE_URL": url,
@@ -158,7 +169,10 @@ def main() -> None:
                 best[count] = max(best.get(count, 0.0), items / elapsed)
                 print(f"  {count} worker(s): {items} entities in {elapsed:.1f} s = {items / elapsed:.0f}/s", flush=True)
     load = os.getloadavg()
-    print(f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, embedder {args.embedder}")
+    print(
+        f"{os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, embedder {args.embedder}, "
+        f"source latency {args.latency_ms} ms per request"
+    )
     print(f"one worker  {best[1]:8.0f} entities/s")
     print(f"two workers {best[2]:8.0f} entities/s   ratio {best[2] / best[1]:.2f} (target >= 1.7)")
     shutil.rmtree(logs, ignore_errors=True)

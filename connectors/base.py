@@ -16,10 +16,13 @@ types in this module; nothing source-specific leaks past ``mapping.py``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
+
+from connectors.fanout import DEFAULT_FANOUT
 
 SourceType = Literal["ticket", "page", "message"]
 DeadLetterReason = Literal["permission", "not_found", "malformed", "rate_limited", "unknown"]
@@ -258,6 +261,8 @@ class SourceConfig:
     # None: the HTTP client's defaults (connectors/http.py).
     max_attempts: int | None = None
     timeout: float | None = None
+    # Requests of one listing page a connector may send at once (connectors.fanout); 1 = one by one.
+    fanout: int = DEFAULT_FANOUT
 
 
 ANY_CONTAINER = "*"  # CallStats.unread: a unit the connector cannot name by container; deletes nothing
@@ -277,15 +282,29 @@ class CallStats:
     # space or channel the credential cannot see): reconciliation keeps their entities as they are.
     # ``ANY_CONTAINER`` when the unit cannot be tied to a container id (a Slack channel named by name).
     unread: set[str] = field(default_factory=set)
+    # A connector's fan-out (connectors.fanout) sends requests from several threads at once.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count_call(self) -> None:
+        """One request sent."""
+        with self._lock:
+            self.api_calls += 1
+
+    def count_rate_limited(self) -> None:
+        """One 429 or 503 answer."""
+        with self._lock:
+            self.rate_limited += 1
 
     def note(self, text: str) -> None:
         """Record one note (repeats are kept once; never put secrets or payload bodies here)."""
-        if text not in self.notes:
-            self.notes.append(text)
+        with self._lock:
+            if text not in self.notes:
+                self.notes.append(text)
 
     def unreadable(self, container: str, why: str) -> None:
         """A scope unit the run cannot read: named in the run's notes, and nothing of it is deleted."""
-        self.unread.add(container)
+        with self._lock:
+            self.unread.add(container)
         self.note(why)
 
 

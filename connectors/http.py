@@ -213,7 +213,7 @@ class SourceHttp:
         while True:
             if self.gate is not None:
                 self.gate.wait(self.rate_limit_patience)
-            self.stats.api_calls += 1
+            self.stats.count_call()
             wait: float | None = None
             try:
                 with self._client.stream("GET", url, headers={"Accept": "*/*"}) as resp:
@@ -221,7 +221,7 @@ class SourceHttp:
                     if self.gate is not None:
                         self.gate.observe(status, resp.headers)
                     if status in _RATE_LIMITED:
-                        self.stats.rate_limited += 1
+                        self.stats.count_rate_limited()
                     if status == 429 or status >= 500:
                         last = f"HTTP {status}"
                         retry_after = parse_retry_after(resp.headers.get("Retry-After"))
@@ -302,7 +302,7 @@ class SourceHttp:
         where = f"{method} {path}"
         if self.gate is not None:
             self.gate.wait(self.rate_limit_patience)
-        self.stats.api_calls += 1
+        self.stats.count_call()
         try:
             resp = self._client.request(
                 method,
@@ -318,7 +318,7 @@ class SourceHttp:
         if self.gate is not None:
             self.gate.observe(status, resp.headers)
         if status in _RATE_LIMITED:
-            self.stats.rate_limited += 1
+            self.stats.count_rate_limited()
         if 200 <= status < 300:
             if status == 204 or not resp.content:
                 return None

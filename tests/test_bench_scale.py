@@ -37,7 +37,7 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
     unfiltered = re.search(r"unfiltered\s+recall@10 ([0-9.]+)", out)
     assert unfiltered is not None, out
     assert float(unfiltered.group(1)) >= 0.95, out
-    assert len(re.findall(r"ef_search \d+\s+recall@10 [0-9.]+", out)) == 2, out
+    assert len(re.findall(r"^ef_search \d+\s+recall@10 [0-9.]+", out, re.MULTILINE)) == 2, out
     for level in ("50 %", "10 %", "1 %"):
         line = next((x for x in out.splitlines() if x.strip().startswith(f"{level} vis")), None)
         assert line is not None, out

@@ -39,8 +39,10 @@ from app.embedding import Embedder
 from app.queries import search as sq
 from app.vector.stage import vector_text
 
-# HNSW candidate list per scan step; recall/latency measured in bench/vector_search.py.
-EF_SEARCH = 100
+# HNSW candidate list per scan step. 800, not pgvector's 40 or our earlier 100: at a million chunks
+# (bench/search_million.py, docs/performance.md) entity recall@10 was 0.83 at 100, 0.93 at 400 and 0.95
+# at 800, at a p95 of 1.4 % of an exact scan; below ~100 k chunks every value answers in a few ms.
+EF_SEARCH = 800
 MAX_EF_SEARCH = 1000  # pgvector's upper bound for hnsw.ef_search
 # Index tuples one iterative scan may visit before SearchEntities' exact branch takes over: at 1 %
 # visibility this still finds k = 10 visible chunks ~200 times over.

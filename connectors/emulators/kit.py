@@ -12,7 +12,7 @@ patching anything. This module holds what they share:
   ``POST /_emulator/faults``  add a fault rule (JSON object, see below); returns the rules
   ``DELETE /_emulator/faults`` remove all fault rules and latency
   ``GET /_emulator/faults``   the current rules
-  ``GET /_emulator/stats``    ``{"requests", "by_status", "by_route", "faults_injected"}``
+  ``GET /_emulator/stats``    ``{"requests", "by_status", "by_route", "faults_injected", "max_in_latency"}``
   ``DELETE /_emulator/stats`` reset the counters
   ==========================  =============================================================
 
@@ -158,6 +158,9 @@ class Faults:
         self._rules: list[_Rule] = []
         self._latency_ms = 0.0
         self.injected = 0
+        # Requests inside the latency wait at once, and the most there ever were (a client's concurrency).
+        self._in_latency = 0
+        self.max_in_latency = 0
         self._rate: int | None = None
         self._window = (0.0, 0)  # (window start, requests in it)
 
@@ -266,7 +269,14 @@ class Faults:
             if chosen is not None:
                 self.injected += 1
         if latency > 0:
-            time.sleep(latency / 1000.0)
+            with self._lock:
+                self._in_latency += 1
+                self.max_in_latency = max(self.max_in_latency, self._in_latency)
+            try:
+                time.sleep(latency / 1000.0)
+            finally:
+                with self._lock:
+                    self._in_latency -= 1
         if chosen is None or chosen.status is None:
             return None
         headers: dict[str, str] = dict(chosen.headers)
@@ -373,6 +383,7 @@ class EmulatorApp:
             self._by_route.clear()
             self._requests = 0
         self.faults.injected = 0
+        self.faults.max_in_latency = 0
         return Response(204)
 
     def stats(self) -> dict[str, Any]:
@@ -383,6 +394,7 @@ class EmulatorApp:
                 "by_status": {str(k): v for k, v in sorted(self._by_status.items())},
                 "by_route": dict(sorted(self._by_route.items())),
                 "faults_injected": self.faults.injected,
+                "max_in_latency": self.faults.max_in_latency,
             }
 
     # ------------------------------------------------------------ dispatch

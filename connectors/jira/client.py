@@ -55,6 +55,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
+from connectors.fanout import FanOut
 from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
@@ -151,6 +152,7 @@ class JiraConnector:
             gate=config.rate_gate,
         )
         self.attachments = AttachmentReader(self.http, stats, "jira")
+        self.fanout = FanOut(config.fanout, name="harvester-jira")
         self._scope: str | None = None
         self._scope_checked = False
         self._hidden: frozenset[str] = frozenset()
@@ -312,6 +314,7 @@ class JiraConnector:
         return unseen
 
     def close(self) -> None:
+        self.fanout.close()
         self.http.close()
 
     # ------------------------------------------------------------ paging
@@ -374,18 +377,36 @@ class JiraConnector:
     def _emit_page(self, issues: Any, candidates: set[str], skip_ids: set[str]) -> Generator[Emitted, None, set[str]]:
         """Emit one page's items; returns the ids on the page (generator return value)."""
         ids: set[str] = set()
+        wanted: list[Any] = []
         for issue in issues or []:
             sid = str(_obj(issue).get("id") or "")
             ids.add(sid)
-            if sid and sid in skip_ids:
-                continue
+            if not (sid and sid in skip_ids):
+                wanted.append(issue)
+        # The page's attachment downloads, a few at a time (connectors.fanout), in the page's order;
+        # everything else of an issue (ACL look-ups and their caches) stays on this thread.
+        for issue, texts in zip(wanted, self.fanout.ordered(self._issue_attachments, wanted), strict=True):
             for key in _linked_keys(issue):
                 if self._maybe_outside(key):
                     candidates.add(key)
-            yield self._emit(issue, neighbour=False)
+            yield self._emit(issue, neighbour=False, attachments=texts)
         return ids
 
-    def _emit(self, issue: Any, *, neighbour: bool) -> RawItem | ItemError:
+    def _issue_attachments(self, issue: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+        """Requests only (runs on the fan-out): the issue's attachment texts, nothing for a malformed one."""
+        data = _obj(issue)
+        fields = data.get("fields")
+        if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
+            return None, None
+        return self._attachment_texts(str(data["key"]), fields.get("attachment"))
+
+    def _emit(
+        self,
+        issue: Any,
+        *,
+        neighbour: bool,
+        attachments: tuple[dict[str, str] | None, dict[str, str] | None] | None = None,
+    ) -> RawItem | ItemError:
         data = _obj(issue)
         if not self._filter("comments") and isinstance(data.get("fields"), Mapping) and "comment" in data["fields"]:
             # A server that ignores "-comment" in ``fields``: the filter still holds.
@@ -413,7 +434,7 @@ class JiraConnector:
             if epic_id is not None:
                 key_ids = {epic: epic_id}
         has_level = security is not None
-        texts, reasons = self._attachment_texts(str(data["key"]), fields.get("attachment"))
+        texts, reasons = attachments or self._attachment_texts(str(data["key"]), fields.get("attachment"))
         ctx = JiraItemContext(
             field_map=self.field_map(),
             neighbour=neighbour,

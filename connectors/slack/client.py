@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from connectors.attachments import AttachmentReader
@@ -46,6 +48,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
+from connectors.fanout import FanOut
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.slack.context import SlackItemContext
 from connectors.slack.manifest import MANIFEST
@@ -120,6 +123,7 @@ class SlackConnector:
         )
         # Files are served from Slack's file host with the same bearer token (url_private_download).
         self.attachments = AttachmentReader(self.http, stats, "slack", extra_hosts=FILE_HOSTS)
+        self.fanout = FanOut(config.fanout, name="harvester-slack")
         self.config = config
         self.stats = stats
         self.page_size = page_size
@@ -240,6 +244,7 @@ class SlackConnector:
         return [s for s in dict.fromkeys(str(i) for i in self.config.scope_list) if s.lstrip("#") not in seen]
 
     def close(self) -> None:
+        self.fanout.close()
         self.http.close()
 
     # ------------------------------------------------------------ Web API
@@ -273,26 +278,46 @@ class SlackConnector:
         members = self._channel_members(channel)
         since_ts = _ts(since) if since is not None else None
         oldest = _ts(since - self.lookback) if since is not None else None
-        last_cursor: str | None = None
-        for msg, nxt in self.paged("conversations.history", "messages", cursor, channel=cid, oldest=oldest):
-            if last_cursor is not None and nxt != last_cursor:
-                yield last_cursor
-            last_cursor = nxt
-            if not isinstance(msg, Mapping):
-                continue
-            ts = str(msg.get("ts", ""))
-            is_parent = bool(msg.get("reply_count")) and msg.get("thread_ts", ts) == ts
-            latest = _key(str(msg.get("latest_reply", "")))
-            # a parent whose thread moved since is re-read whole (its reply count changed too)
-            thread_active = is_parent and (since_ts is None or latest >= _key(since_ts))
-            if (since_ts is None or thread_active or _changed_since(msg, since_ts)) and self._wanted(msg):
-                yield self._raw(channel, msg, members)
-            if thread_active:
-                for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts):
-                    if isinstance(reply, Mapping) and reply.get("ts") != ts and self._wanted(reply):
-                        yield self._raw(channel, reply, members)
-        if last_cursor is not None:
-            yield last_cursor
+        for messages, nxt in self._history_pages(cid, cursor, oldest):
+            plan: list[tuple[Mapping[str, Any], str, bool, bool]] = []
+            for msg in messages:
+                if not isinstance(msg, Mapping):
+                    continue
+                ts = str(msg.get("ts", ""))
+                is_parent = bool(msg.get("reply_count")) and msg.get("thread_ts", ts) == ts
+                latest = _key(str(msg.get("latest_reply", "")))
+                # a parent whose thread moved since is re-read whole (its reply count changed too)
+                thread_active = is_parent and (since_ts is None or latest >= _key(since_ts))
+                shown = (since_ts is None or thread_active or _changed_since(msg, since_ts)) and self._wanted(msg)
+                plan.append((msg, ts, shown, thread_active))
+            # The page's threads are read a few at a time (connectors.fanout) and taken in the page's order.
+            threads = [ts for _, ts, _, active in plan if active]
+            with closing(self.fanout.ordered(partial(self._replies, cid), threads)) as replies:
+                for msg, ts, shown, active in plan:
+                    if shown:
+                        yield self._raw(channel, msg, members)
+                    if active:
+                        for reply in next(replies):
+                            if isinstance(reply, Mapping) and reply.get("ts") != ts and self._wanted(reply):
+                                yield self._raw(channel, reply, members)
+            if messages:
+                yield nxt
+
+    def _history_pages(self, cid: str, cursor: str | None, oldest: str | None) -> Iterator[tuple[list[Any], str]]:
+        """Pages of ``conversations.history``, each with the cursor of the page after it ("" at the end)."""
+        while True:
+            data = self.call(
+                "conversations.history", limit=self.page_size, cursor=cursor or None, channel=cid, oldest=oldest
+            )
+            nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
+            yield list(data.get("messages") or []), nxt
+            if not nxt:
+                return
+            cursor = nxt
+
+    def _replies(self, cid: str, ts: str) -> list[Any]:
+        """Requests only (runs on the fan-out): every message of one thread, the parent included."""
+        return [reply for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts)]
 
     def _one(self, channel: dict[str, Any], ts: str) -> Iterator[RawItem]:
         """One message by ts; a thread parent comes with its whole thread (nothing missed)."""
@@ -400,8 +425,10 @@ class SlackConnector:
         if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
             return []
         users = self._user_map()
-        if not channel.get("is_ext_shared") and not channel.get("is_shared") and not any(
-            u.get("guest") for u in users.values()
+        if (
+            not channel.get("is_ext_shared")
+            and not channel.get("is_shared")
+            and not any(u.get("guest") for u in users.values())
         ):
             return []  # no guests in the workspace and no other organisation: the workspace group says it all
         cid = str(channel["id"])

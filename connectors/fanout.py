@@ -1,0 +1,73 @@
+"""Several requests of one listing page at once, results in the page's order (issue 15 §1).
+
+A listing page names items whose bodies, attachments or threads each cost a request of their own
+(Confluence Cloud lists page ids and reads each page; a Jira issue's attachments; a Slack thread's
+replies). Against a real source each such request waits 100–500 ms, so doing them one after another
+makes the listing page as slow as the sum. :class:`FanOut` runs a function over the page's items on a
+small thread pool and hands the results back **in the items' order**, so what a connector yields, and
+therefore every checkpoint, is exactly what the sequential loop produced.
+
+Only requests belong on the pool: the function must not touch the connector's run state (caches of
+permissions, group names...), which stays on the calling thread. The rate budget still holds: every
+request waits on the credential's shared gate (``connectors.http``) before it goes out, whichever
+thread sends it. An exception is raised at its item's position, after the results before it were
+handed back; requests not yet started are cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Requests of one listing page in flight at once. Small on purpose: it hides the source's latency
+# without looking like a burst to a source that has no rate-limit headers; the shared rate budget caps
+# the rate whatever this is.
+DEFAULT_FANOUT = 4
+
+
+class FanOut:
+    """A connector's request pool; ``workers <= 1`` runs everything on the caller's thread."""
+
+    def __init__(self, workers: int = DEFAULT_FANOUT, *, name: str = "harvester-fanout") -> None:
+        self.workers = max(1, workers)
+        self._name = name
+        self._pool: ThreadPoolExecutor | None = None
+
+    def ordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Generator[R, None, None]:
+        """``fn(item)`` for each item, at most ``workers`` at a time, yielded in the items' order."""
+        if self.workers == 1:
+            yield from map(fn, items)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
+        pending: list[Future[R]] = []
+        source = iter(items)
+        try:
+            # Keep at most `workers` submitted ahead of the one being handed back: memory stays bounded
+            # by the window, not by the listing page.
+            for item in source:
+                pending.append(self._pool.submit(fn, item))
+                if len(pending) >= self.workers:
+                    break
+            while pending:
+                head = pending.pop(0)
+                result = head.result()
+                nxt = next(source, _END)
+                if nxt is not _END:
+                    pending.append(self._pool.submit(fn, nxt))  # type: ignore[arg-type]
+                yield result
+        finally:
+            for f in pending:  # an error or a closed generator: what has not started never will
+                f.cancel()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+_END = object()
