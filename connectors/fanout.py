@@ -27,6 +27,7 @@ R = TypeVar("R")
 # without looking like a burst to a source that has no rate-limit headers; the shared rate budget caps
 # the rate whatever this is.
 DEFAULT_FANOUT = 4
+WINDOW_PER_WORKER = 4  # items submitted ahead per worker thread
 
 
 class FanOut:
@@ -47,11 +48,12 @@ class FanOut:
         pending: list[Future[R]] = []
         source = iter(items)
         try:
-            # Keep at most `workers` submitted ahead of the one being handed back: memory stays bounded
-            # by the window, not by the listing page.
+            # Submitted ahead of the one being handed back: a window of a few times the pool, because
+            # many items need no request at all (an issue without attachments) and would otherwise
+            # leave the pool idle. Memory stays bounded by the window, not by the listing page.
             for item in source:
                 pending.append(self._pool.submit(fn, item))
-                if len(pending) >= self.workers:
+                if len(pending) >= self.workers * WINDOW_PER_WORKER:
                     break
             while pending:
                 head = pending.pop(0)

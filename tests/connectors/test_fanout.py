@@ -21,7 +21,7 @@ from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 from connectors.emulators.slack import SlackEmulator
-from connectors.fanout import DEFAULT_FANOUT, FanOut
+from connectors.fanout import DEFAULT_FANOUT, WINDOW_PER_WORKER, FanOut
 from connectors.jira.client import JiraConnector
 from connectors.slack.client import SlackConnector
 
@@ -144,5 +144,5 @@ def test_ordered_hands_back_in_order_raises_in_place_and_cancels_the_rest() -> N
     pool.close()
     assert got == [0, 10, 20, 30, 40]
     # A bounded window: nothing far past the failure was ever started.
-    assert max(started) <= 5 + 3
+    assert max(started) <= 5 + 3 * WINDOW_PER_WORKER
     assert FanOut(1).ordered(lambda i: i + 1, [1, 2]).__next__() == 2
