@@ -108,6 +108,42 @@ def floor_app(url: str) -> object:
     return Litestar([select_one, health], lifespan=[lifespan])
 
 
+def async_floor_app(url: str) -> object:
+    """The asyncio floor: the same ``select 1`` awaited on the event loop through the API's asyncio pool
+    (``open_async_pool``: same role, same checkout check), as ``GET runs`` now does."""
+    from contextlib import asynccontextmanager
+
+    from litestar import Litestar, get
+
+    from app.api.db import Database, open_async_pool, open_pool
+
+    state: dict[str, Database] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        pool = open_pool(url, min_size=1, max_size=1)  # Database wants one; this floor never uses it
+        state["db"] = Database(pool, await open_async_pool(url))
+        try:
+            yield
+        finally:
+            assert state["db"].apool is not None
+            await state["db"].apool.close()
+            pool.close()
+
+    @get("/const")
+    async def select_one() -> dict[str, int]:
+        async with state["db"].aread() as conn:
+            cur = await conn.execute("select 1")
+            row = await cur.fetchone()
+        return {"one": row[0] if row else 0}
+
+    @get("/health", sync_to_thread=False)
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return Litestar([select_one, health], lifespan=[lifespan])
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -277,13 +313,34 @@ def main() -> None:
     parser.add_argument("--generator", choices=("wrk", "python"), default="wrk" if shutil.which("wrk") else "python")
     parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--async-floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cases", default="bare,floor,afloor,ours", help="servers to measure: bare, floor, afloor, ours (comma list)"
+    )
+    parser.add_argument(
+        "--loop", choices=("auto", "asyncio", "uvloop"), default="auto", help="uvicorn event loop, every server"
+    )
+    parser.add_argument(
+        "--http", choices=("auto", "h11", "httptools"), default="auto", help="uvicorn HTTP parser, every server"
+    )
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.bare_server or args.floor_server:
+    if args.bare_server or args.floor_server or args.async_floor_server:
         import uvicorn
 
-        served = floor_app(os.environ["HARVESTER_DATABASE_URL"]) if args.floor_server else bare_app()
-        uvicorn.run(served, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)  # type: ignore[arg-type]
+        url = os.environ.get("HARVESTER_DATABASE_URL", "")
+        served = bare_app()
+        if args.floor_server or args.async_floor_server:
+            served = floor_app(url) if args.floor_server else async_floor_app(url)
+        uvicorn.run(
+            served,  # type: ignore[arg-type]
+            host="127.0.0.1",
+            port=args.port,
+            log_level="warning",
+            access_log=False,
+            loop=args.loop,
+            http=args.http,
+        )
         return
 
     key = os.urandom(32)
@@ -313,15 +370,24 @@ def main() -> None:
         # table): more distinct ones than the fastest server answers in warm-up + duration.
         deliveries = int(3000 * (args.duration + 2))
         results: dict[str, tuple[float, float, float]] = {}
-        with serving([str(REPO / "bench" / "api_throughput.py"), "--bare-server"], env) as bare:
-            results["bare GET"] = measure(bare, lambda i: ("GET", "/const", {}, None), {200}, 1)
-            results["bare POST"] = measure(bare, lambda i: ("POST", "/const", {}, None), {202}, 1)
-        with serving([str(REPO / "bench" / "api_throughput.py"), "--floor-server"], env) as floor:
-            results["select 1 GET"] = measure(floor, lambda i: ("GET", "/const", {}, None), {200}, 1)
-        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning"]
-        with serving(serve, env) as ours:
-            results["GET runs"] = measure(ours, runs_request, {200}, 1)
-            results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
+        uv = ["--loop", args.loop, "--http", args.http]
+        cases = set(args.cases.split(","))
+        const = lambda i: ("GET", "/const", {}, None)  # noqa: E731
+        if "bare" in cases:
+            with serving([str(REPO / "bench" / "api_throughput.py"), "--bare-server", *uv], env) as bare:
+                results["bare GET"] = measure(bare, const, {200}, 1)
+                results["bare POST"] = measure(bare, lambda i: ("POST", "/const", {}, None), {202}, 1)
+        if "floor" in cases:
+            with serving([str(REPO / "bench" / "api_throughput.py"), "--floor-server", *uv], env) as floor:
+                results["select 1 GET"] = measure(floor, const, {200}, 1)
+        if "afloor" in cases:
+            with serving([str(REPO / "bench" / "api_throughput.py"), "--async-floor-server", *uv], env) as floor:
+                results["select 1 async"] = measure(floor, const, {200}, 1)
+        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning", *uv]
+        if "ours" in cases:
+            with serving(serve, env) as ours:
+                results["GET runs"] = measure(ours, runs_request, {200}, 1)
+                results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
 
     volume = f"{args.duration:g} s" if args.generator == "wrk" else f"{args.requests} requests"
     print(f"generator {args.generator}, {volume}, {args.concurrency} in flight, {os.cpu_count()} CPUs")
@@ -332,10 +398,13 @@ def main() -> None:
         ("GET runs", "bare GET"),
         ("POST webhook", "bare POST"),
         ("select 1 GET", "bare GET"),
+        ("select 1 async", "bare GET"),
         ("GET runs", "select 1 GET"),
         ("POST webhook", "select 1 GET"),
     )
     for ours, bare in pairs:
+        if ours not in results or bare not in results:
+            continue
         rps_ratio = results[ours][0] / results[bare][0]
         p95_ratio = results[ours][2] / results[bare][2]
         print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}")
