@@ -109,32 +109,48 @@ def floor_app(url: str) -> object:
 
 
 def async_floor_app(url: str) -> object:
-    """The asyncio floor: the same ``select 1`` awaited on the event loop through the API's asyncio pool
-    (``open_async_pool``: same role, same checkout check), as ``GET runs`` now does."""
+    """The asyncio floor (issue 15 §2: would an asyncio-native database path beat the thread hop?): the
+    same ``select 1`` awaited on the event loop through psycopg_pool's AsyncConnectionPool, its
+    connections in autocommit and SET ROLE harvester_api, pinged on checkout unless handed back within
+    ``RECENTLY_USED`` seconds, as the API's sync pool does."""
+    import time
     from contextlib import asynccontextmanager
+    from typing import Any
 
     from litestar import Litestar, get
+    from psycopg_pool import AsyncConnectionPool
 
-    from app.api.db import Database, open_async_pool, open_pool
+    from app.api.db import RECENTLY_USED
 
-    state: dict[str, Database] = {}
+    returned: dict[int, float] = {}
+
+    async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute("set role harvester_api")
+
+    async def check(conn: psycopg.AsyncConnection[Any]) -> None:
+        if time.monotonic() - returned.get(id(conn), float("-inf")) >= RECENTLY_USED:
+            await AsyncConnectionPool.check_connection(conn)
+
+    state: dict[str, AsyncConnectionPool[psycopg.AsyncConnection[Any]]] = {}
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        pool = open_pool(url, min_size=1, max_size=1)  # Database wants one; this floor never uses it
-        state["db"] = Database(pool, await open_async_pool(url))
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+            url, min_size=2, max_size=10, kwargs={"autocommit": True}, configure=configure, check=check, open=False
+        )
+        await pool.open(wait=True, timeout=30)
+        state["pool"] = pool
         try:
             yield
         finally:
-            assert state["db"].apool is not None
-            await state["db"].apool.close()
-            pool.close()
+            await pool.close()
 
     @get("/const")
     async def select_one() -> dict[str, int]:
-        async with state["db"].aread() as conn:
+        async with state["pool"].connection() as conn:
             cur = await conn.execute("select 1")
             row = await cur.fetchone()
+            returned[id(conn)] = time.monotonic()
         return {"one": row[0] if row else 0}
 
     @get("/health", sync_to_thread=False)
@@ -169,11 +185,11 @@ def database() -> Iterator[str]:
 
 
 @contextmanager
-def serving(args: list[str], env: dict[str, str]) -> Iterator[str]:
+def serving(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, *args, "--port", str(port)],
-        cwd=REPO,
+        cwd=cwd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -318,6 +334,12 @@ def main() -> None:
         "--cases", default="bare,floor,afloor,ours", help="servers to measure: bare, floor, afloor, ours (comma list)"
     )
     parser.add_argument(
+        "--ours-from",
+        type=Path,
+        default=REPO,
+        help="serve ours from this checkout (e.g. `git archive` of main) for a before/after in one session",
+    )
+    parser.add_argument(
         "--loop", choices=("auto", "asyncio", "uvloop"), default="auto", help="uvicorn event loop, every server"
     )
     parser.add_argument(
@@ -383,9 +405,14 @@ def main() -> None:
         if "afloor" in cases:
             with serving([str(REPO / "bench" / "api_throughput.py"), "--async-floor-server", *uv], env) as floor:
                 results["select 1 async"] = measure(floor, const, {200}, 1)
-        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning", *uv]
+        # `auto` passes nothing, so an older checkout's serve (--ours-from) without these flags runs too.
+        chosen = [
+            *(["--loop", args.loop] if args.loop != "auto" else []),
+            *(["--http", args.http] if args.http != "auto" else []),
+        ]
+        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning", *chosen]
         if "ours" in cases:
-            with serving(serve, env) as ours:
+            with serving(serve, env, cwd=args.ours_from) as ours:
                 results["GET runs"] = measure(ours, runs_request, {200}, 1)
                 results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
 
@@ -400,6 +427,7 @@ def main() -> None:
         ("select 1 GET", "bare GET"),
         ("select 1 async", "bare GET"),
         ("GET runs", "select 1 GET"),
+        ("GET runs", "select 1 async"),
         ("POST webhook", "select 1 GET"),
     )
     for ours, bare in pairs:

@@ -20,7 +20,7 @@ from app.api.audit import audit_middleware
 from app.api.auth import require_token
 from app.api.connection_test import ConnectionTestController
 from app.api.connectors import ConnectorsController
-from app.api.db import Database, open_async_pool, open_pool
+from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
 from app.api.deps import DEPENDENCIES
 from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
@@ -63,9 +63,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size))
-        # The hot reads (run pages, token look-ups) await their query on the event loop (issue 15 §2).
-        apool = await open_async_pool(url, max_size=pool_size)
-        app.state.db = Database(pool, apool)
+        app.state.db = Database(pool)
         # Token look-ups answered in process, dropped on any token change (app/api/token_cache.py).
         token_cache = TokenCache(url)
         await anyio.to_thread.run_sync(token_cache.start)
@@ -76,7 +74,6 @@ def create_app(
             yield
         finally:
             await anyio.to_thread.run_sync(token_cache.stop)
-            await apool.close()
             await anyio.to_thread.run_sync(pool.close)
 
     api = Router(

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
 from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers.base import BaseRouteHandler
 
-from app.api.db import Database
 from app.api.token_cache import CachedToken, TokenCache
-from app.queries.aio import tokens as atq
+from app.queries import tokens as tq
 from app.redact import register_secret
 from app.services.tokens import SCOPES as SCOPES
 from app.services.tokens import new_token as new_token
@@ -78,11 +78,14 @@ async def _look_up(
     connection: ASGIConnection[Any, Any, Any, Any], token: str, digest: str, cache: TokenCache | None
 ) -> CachedToken:
     """The token from the database (401 when unknown, revoked or expired), remembered in ``cache``."""
-    db: Database = connection.app.state.db
+    db = connection.app.state.db
     generation = cache.generation() if cache is not None else 0
-    # One statement (its last_used_at touch commits with it), awaited on the event loop: no thread hop.
-    async with db.aread() as conn:
-        row = await atq.authenticate_token(conn, token_hash=digest)
+
+    def lookup() -> tq.AuthenticateTokenRow | None:
+        with db.tx() as conn:
+            return tq.authenticate_token(conn, token_hash=digest)
+
+    row = await anyio.to_thread.run_sync(lookup)
     if row is None:
         raise NotAuthorizedException("the bearer token is unknown, revoked or expired")
     register_secret(token)  # a valid token is a credential: masked in every later log line

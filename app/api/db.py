@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import ConnectionPool
 
 from app.db.connect import configure_connection
 from app.queries import roles
-from app.queries.aio import roles as aroles
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -27,10 +26,11 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
 # A connection handed back less than this many seconds ago was working then: checking it again on the
 # next checkout would cost every request a round trip. Older ones are pinged (issue 11 §2: a connection
 # broken by a database restart is replaced before a request gets it; a restart takes longer than this).
+# Database notes the time as it hands a connection back, not the pool's ``reset`` hook: with a ``reset``
+# hook psycopg_pool returns every connection through its worker thread, a thread hop per request that
+# cost more than the ping it saved (issue 15 §2: the select-1 floor went from ~1 700 to ~2 700 requests/s).
 RECENTLY_USED = 1.0
-_returned_at: weakref.WeakKeyDictionary[psycopg.Connection[Any] | psycopg.AsyncConnection[Any], float] = (
-    weakref.WeakKeyDictionary()
-)
+_returned_at: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
 
 
 def _returned(conn: psycopg.Connection[Any]) -> None:
@@ -40,20 +40,6 @@ def _returned(conn: psycopg.Connection[Any]) -> None:
 def _check(conn: psycopg.Connection[Any]) -> None:
     if time.monotonic() - _returned_at.get(conn, float("-inf")) >= RECENTLY_USED:
         ConnectionPool.check_connection(conn)
-
-
-async def _configure_async(conn: psycopg.AsyncConnection[Any]) -> None:
-    configure_connection(conn)
-    await aroles.set_api_role(conn)  # autocommit: SET ROLE holds for the session
-
-
-async def _returned_async(conn: psycopg.AsyncConnection[Any]) -> None:
-    _returned_at[conn] = time.monotonic()
-
-
-async def _check_async(conn: psycopg.AsyncConnection[Any]) -> None:
-    if time.monotonic() - _returned_at.get(conn, float("-inf")) >= RECENTLY_USED:
-        await AsyncConnectionPool.check_connection(conn)
 
 
 def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionPool[psycopg.Connection[Any]]:
@@ -68,7 +54,6 @@ def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionP
         # (issue 11 §2): without the check each one answered one 500 after the restart. Connections
         # returned within RECENTLY_USED seconds skip the ping (issue 15 §2: no per-request round trip).
         check=_check,
-        reset=_returned,
         open=False,
         name="harvester-api",
     )
@@ -76,55 +61,21 @@ def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionP
     return pool
 
 
-async def open_async_pool(
-    url: str, *, min_size: int = 2, max_size: int = 10
-) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
-    """The asyncio twin of :func:`open_pool` for the hot read handlers (issue 15 §2): a query awaited on
-    the event loop instead of a worker thread and a sync pool. Same role, same checkout check; its
-    connections stay in autocommit (they serve single-statement reads, :meth:`Database.aread`)."""
-    pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
-        url,
-        min_size=min_size,
-        max_size=max_size,
-        kwargs={"connect_timeout": 10, "autocommit": True},
-        configure=_configure_async,
-        check=_check_async,
-        reset=_returned_async,
-        open=False,
-        name="harvester-api-async",
-    )
-    await pool.open(wait=True, timeout=30)
-    return pool
-
-
 class Database:
     """Hands handlers a connection inside one transaction (``tx``: committed on success, rolled back on
-    error), for read-only handlers in autocommit (``read``), or an asyncio connection in autocommit for
-    read-only handlers that run on the event loop (``aread``)."""
+    error) or, for read-only handlers, in autocommit (``read``)."""
 
-    def __init__(
-        self,
-        pool: ConnectionPool[psycopg.Connection[Any]],
-        apool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None,
-    ) -> None:
+    def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]]) -> None:
         self.pool = pool
-        self.apool = apool
-
-    @asynccontextmanager
-    async def aread(self, *, timeout: float | None = None) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """As :meth:`read`, awaited on the event loop: no thread hop. Each statement commits on its own
-        (the pool's connections are in autocommit), so only for handlers whose statements need not agree
-        on one snapshot."""
-        if self.apool is None:
-            raise RuntimeError("this Database has no asyncio pool (open_async_pool)")
-        async with self.apool.connection(timeout=timeout) as conn:
-            yield conn
 
     @contextmanager
     def tx(self, *, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
         """``timeout``: seconds to wait for a connection (default: the pool's), e.g. short for /health."""
         with self.pool.connection(timeout=timeout) as conn:
-            yield conn
+            try:
+                yield conn
+            finally:
+                _returned(conn)
 
     @contextmanager
     def read(self, *, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
@@ -141,4 +92,5 @@ class Database:
                 conn.autocommit = False
             except psycopg.Error:
                 conn.close()  # left mid-transaction or broken: the pool replaces a closed connection
+            _returned(conn)
             self.pool.putconn(conn)

@@ -6,7 +6,6 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, cast
 
-import anyio.to_thread
 import msgspec
 import psycopg
 from litestar import Controller, Response, get, post
@@ -17,12 +16,10 @@ from app.api.db import Database
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, next_cursor
 from app.api.params import MAX_ID, RunId, SourceId
 from app.api.problems import API_PREFIX, ProblemError, accepted, not_found, problem_responses
-from app.api.views import Scrub, run_out, scrubber, scrubbers
+from app.api.views import Scrub, run_out, scrubber
 from app.queries import completeness as cq
 from app.queries import runs as rq
 from app.queries import sources as sq
-from app.queries.aio import runs as arq
-from app.queries.aio import sources as asq
 from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
@@ -85,7 +82,20 @@ def runs_page(
     limit: int,
 ) -> s.RunPage:
     """One page of run history, newest first (ListRunsPage: keyset on id, never OFFSET)."""
-    rows = rq.list_runs_page(conn, **_page_query(source_id, filters, cursor, limit))
+    filters.check()
+    before_id = decode_cursor("runs", cursor)
+    rows = rq.list_runs_page(
+        conn,
+        source_id=source_id,
+        state=filters.state,
+        mode=filters.mode,
+        run_type=filters.run_type,
+        trigger=filters.trigger,
+        started_from=filters.started_from,
+        started_to=filters.started_to,
+        before_id=before_id,
+        lim=limit + 1,
+    )
     scrubs: dict[int, Scrub] = {}
     items = []
     for r in rows[:limit]:
@@ -93,37 +103,6 @@ def runs_page(
             scrubs[r.source_id] = scrubber(conn, keyring, r.source_id)
         items.append(run_out(r, scrubs[r.source_id]))
     return s.RunPage(items=items, next_cursor=next_cursor("runs", [r.id for r in rows], limit))
-
-
-async def runs_page_async(
-    conn: psycopg.AsyncConnection[Any],
-    keyring: Keyring,
-    source_id: int | None,
-    filters: RunFilters,
-    cursor: str | None,
-    limit: int,
-) -> s.RunPage:
-    """:func:`runs_page` awaited on the event loop (the API's hot read, issue 15 §2)."""
-    rows = await arq.list_runs_page(conn, **_page_query(source_id, filters, cursor, limit))
-    scrub_of = await scrubbers(conn, keyring, rows[:limit])
-    items = [run_out(r, scrub_of(r.source_id)) for r in rows[:limit]]
-    return s.RunPage(items=items, next_cursor=next_cursor("runs", [r.id for r in rows], limit))
-
-
-def _page_query(source_id: int | None, filters: RunFilters, cursor: str | None, limit: int) -> dict[str, Any]:
-    """ListRunsPage's arguments (one more row than the page, to know whether a next page exists)."""
-    filters.check()
-    return {
-        "source_id": source_id,
-        "state": filters.state,
-        "mode": filters.mode,
-        "run_type": filters.run_type,
-        "trigger": filters.trigger,
-        "started_from": filters.started_from,
-        "started_to": filters.started_to,
-        "before_id": decode_cursor("runs", cursor),
-        "lim": limit + 1,
-    }
 
 
 def active_source(conn: psycopg.Connection[Any], source_id: int) -> sq.GetSourceRow:
@@ -223,8 +202,8 @@ class RunsController(Controller):
             conn.commit()
             return accepted(_one_run(conn, keyring, run_id), f"/runs/{run_id}")
 
-    @get("/sources/{source_id:int}/runs", operation_id="listRuns", responses=R(400, 401, 404, 422))
-    async def list_runs(
+    @get("/sources/{source_id:int}/runs", operation_id="listRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    def list_runs(
         self,
         source_id: SourceId,
         db: Database,
@@ -241,22 +220,22 @@ class RunsController(Controller):
         """A source's run history, newest first, with the derived type, duration, N of M, errors, API calls
         and 429s; the same filters as ``GET /runs``."""
         filters = RunFilters(run_state, mode, run_type, trigger, started_from, started_to)
-        async with db.aread() as conn:
+        with db.read() as conn:
             # A run names an existing source (foreign key): only an empty page, or bad input (a 404 comes
             # before a 422, as it did), needs to ask whether the source exists, so the usual request is one
-            # query (issue 15 §2), awaited on the event loop.
+            # query (issue 15 §2).
             try:
-                page = await runs_page_async(conn, keyring, source_id, filters, cursor, limit)
+                page = runs_page(conn, keyring, source_id, filters, cursor, limit)
             except (InvalidField, ProblemError):
-                if await asq.get_source(conn, id=source_id) is None:
+                if sq.get_source(conn, id=source_id) is None:
                     raise not_found(f"source {source_id}") from None
                 raise
-            if not page.items and await asq.get_source(conn, id=source_id) is None:
+            if not page.items and sq.get_source(conn, id=source_id) is None:
                 raise not_found(f"source {source_id}")
             return page
 
-    @get("/runs", operation_id="listAllRuns", responses=R(400, 401, 404, 422))
-    async def all_runs(
+    @get("/runs", operation_id="listAllRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    def all_runs(
         self,
         db: Database,
         keyring: Keyring,
@@ -289,12 +268,12 @@ class RunsController(Controller):
         """
         filters = RunFilters(run_state, mode, run_type, trigger, started_from, started_to)
         if ids is None:
-            async with db.aread() as conn:
-                return await runs_page_async(conn, keyring, source_id, filters, cursor, limit)
+            with db.tx() as conn:
+                return runs_page(conn, keyring, source_id, filters, cursor, limit)
         extra = filters.given() + [n for n, v in (("source_id", source_id), ("cursor", cursor)) if v is not None]
         if extra:
             raise InvalidField(extra[0], "cannot be combined with ids (a group's status is not a page)")
-        return await anyio.to_thread.run_sync(_group, db, keyring, ids)
+        return _group(db, keyring, ids)
 
     @get("/runs/{run_id:int}", operation_id="getRun", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def get_run(self, run_id: RunId, db: Database, keyring: Keyring) -> s.RunOut:

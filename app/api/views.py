@@ -3,7 +3,7 @@ scrubbed of the source's own secrets in case a connector ever echoed one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,7 +13,6 @@ from app.api import schemas as s
 from app.errors import HarvesterError
 from app.queries import runs as rq
 from app.queries import sources as sq
-from app.queries.aio import sources as asq
 from app.registry import get_spec
 from app.schedule import effective_schedule, next_poll_at, next_reconciliation_at
 from app.secrets import Keyring, mask
@@ -49,7 +48,13 @@ def scrubber(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int) ->
 
     def redactor() -> Redactor:
         if not built:
-            built.append(_redactor(keyring, sq.get_source(conn, id=source_id), source_id))
+            row = sq.get_source(conn, id=source_id)
+            secrets = (
+                (_plain(keyring, row.credential_enc, source_id), _plain(keyring, row.webhook_secret_enc, source_id))
+                if row
+                else ()
+            )
+            built.append(Redactor(p for p in secrets if p))
         return built[0]
 
     def scrub(text: str | None) -> str | None:
@@ -59,38 +64,6 @@ def scrubber(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int) ->
         return redact(text) if redact else text
 
     return scrub
-
-
-def _redactor(keyring: Keyring, row: sq.GetSourceRow | None, source_id: int) -> Redactor:
-    secrets = (
-        (_plain(keyring, row.credential_enc, source_id), _plain(keyring, row.webhook_secret_enc, source_id))
-        if row
-        else ()
-    )
-    return Redactor(p for p in secrets if p)
-
-
-def _unscrubbed(text: str | None) -> str | None:
-    return text
-
-
-async def scrubbers(
-    conn: psycopg.AsyncConnection[Any], keyring: Keyring, runs: Iterable[rq.SyncRunHistoryRow]
-) -> Callable[[int], Scrub]:
-    """:func:`scrubber` for a page of runs on an asyncio connection: source id -> its scrub. Reads a
-    source and decrypts its secrets only when one of its runs has an error detail to scrub."""
-    redactors: dict[int, Redactor] = {}
-    for r in runs:
-        if r.error_detail and r.source_id not in redactors:
-            redactors[r.source_id] = _redactor(keyring, await asq.get_source(conn, id=r.source_id), r.source_id)
-
-    def of(source_id: int) -> Scrub:
-        redact = redactors.get(source_id)
-        if not redact:
-            return _unscrubbed
-        return lambda text: redact(text) if text else text
-
-    return of
 
 
 ScheduleOf = Callable[[Any], s.ScheduleOut]

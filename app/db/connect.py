@@ -47,7 +47,7 @@ def connect(
     return conn
 
 
-def configure_connection(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+def configure_connection(conn: psycopg.Connection[Any]) -> None:
     """What every connection the product opens needs: jsonb parameters encoded by :func:`app.db.jsonb.dumps`.
 
     Registered on the connection, not process-wide, so no query's encoding depends on import order.
