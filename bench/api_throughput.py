@@ -7,7 +7,13 @@ Measures requests/s and p50/p95 latency of
 against (0) a bare Litestar app under the same uvicorn settings: ``GET`` and ``POST`` handlers that
 return a constant, and (0') the floor of any handler that reads the database: a bare Litestar ``GET`` that
 runs ``select 1`` through the API's own pool (``open_pool``: role harvester_api, the same checks) on a
-worker thread, as ``GET runs`` does. Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
+worker thread, as ``GET runs`` does, and (0'') the same ``select 1`` awaited on the event loop through
+psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path beat the thread hop?).
+Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
+
+``--loop``/``--http`` choose uvicorn's event loop and HTTP parser for every server (``auto``: uvloop and
+httptools when installed, as ``harvester serve``); ``--cases`` picks the servers; ``--ours-from DIR``
+serves ours from another checkout (e.g. ``git archive`` of main) for a before/after in one session.
 
 Load generator (``--generator``): ``wrk`` (Debian package ``wrk``; one C thread with ``--concurrency``
 connections for ``--duration`` seconds, p95 from its histogram) when it is installed, else a bounded
@@ -16,6 +22,7 @@ per request as the bare handler, so on a small machine it caps the baseline and 
 wrk does not (issue 15 §2: the ratio must measure the server).
 
     python bench/api_throughput.py [--generator wrk|python] [--duration 10] [--requests 2000] [--concurrency 16]
+        [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,ours] [--ours-from DIR]
 
 The generator shares the machine with the servers, so absolute numbers are a floor; the ratios compare
 like with like.
