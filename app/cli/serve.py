@@ -24,8 +24,8 @@ def _serve(args: Args) -> int:
     )
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     # log_config=None: uvicorn's lines go through the process's one handler (app/logs.py, --log-level).
-    # loop/http "auto": uvloop and httptools (declared in pyproject.toml) when installed; they carry most
-    # of the API's throughput gain of issue 15 §2. The flags are for comparing against the pure-Python ones.
+    # loop/http "auto": uvloop and httptools (declared in pyproject.toml) when installed (issue 15 §2:
+    # x1.0-1.35 for our handlers, docs/performance.md API). The flags compare against the pure-Python ones.
     uvicorn.run(
         app,
         host=args.host,
