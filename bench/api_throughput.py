@@ -7,7 +7,13 @@ Measures requests/s and p50/p95 latency of
 against (0) a bare Litestar app under the same uvicorn settings: ``GET`` and ``POST`` handlers that
 return a constant, and (0') the floor of any handler that reads the database: a bare Litestar ``GET`` that
 runs ``select 1`` through the API's own pool (``open_pool``: role harvester_api, the same checks) on a
-worker thread, as ``GET runs`` does. Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
+worker thread, as ``GET runs`` does, and (0'') the same ``select 1`` awaited on the event loop through
+psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path beat the thread hop?).
+Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
+
+``--loop``/``--http`` choose uvicorn's event loop and HTTP parser for every server (``auto``: uvloop and
+httptools when installed, as ``harvester serve``); ``--cases`` picks the servers; ``--ours-from DIR``
+serves ours from another checkout (e.g. ``git archive`` of main) for a before/after in one session.
 
 Load generator (``--generator``): ``wrk`` (Debian package ``wrk``; one C thread with ``--concurrency``
 connections for ``--duration`` seconds, p95 from its histogram) when it is installed, else a bounded
@@ -16,6 +22,7 @@ per request as the bare handler, so on a small machine it caps the baseline and 
 wrk does not (issue 15 §2: the ratio must measure the server).
 
     python bench/api_throughput.py [--generator wrk|python] [--duration 10] [--requests 2000] [--concurrency 16]
+        [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,ours] [--ours-from DIR]
 
 The generator shares the machine with the servers, so absolute numbers are a floor; the ratios compare
 like with like.
@@ -108,6 +115,58 @@ def floor_app(url: str) -> object:
     return Litestar([select_one, health], lifespan=[lifespan])
 
 
+def async_floor_app(url: str) -> object:
+    """The asyncio floor (issue 15 §2: would an asyncio-native database path beat the thread hop?): the
+    same ``select 1`` awaited on the event loop through psycopg_pool's AsyncConnectionPool, its
+    connections in autocommit and SET ROLE harvester_api, pinged on checkout unless handed back within
+    ``RECENTLY_USED`` seconds, as the API's sync pool does."""
+    import time
+    from contextlib import asynccontextmanager
+    from typing import Any
+
+    from litestar import Litestar, get
+    from psycopg_pool import AsyncConnectionPool
+
+    from app.api.db import RECENTLY_USED
+
+    returned: dict[int, float] = {}
+
+    async def configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute("set role harvester_api")
+
+    async def check(conn: psycopg.AsyncConnection[Any]) -> None:
+        if time.monotonic() - returned.get(id(conn), float("-inf")) >= RECENTLY_USED:
+            await AsyncConnectionPool.check_connection(conn)
+
+    state: dict[str, AsyncConnectionPool[psycopg.AsyncConnection[Any]]] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+            url, min_size=2, max_size=10, kwargs={"autocommit": True}, configure=configure, check=check, open=False
+        )
+        await pool.open(wait=True, timeout=30)
+        state["pool"] = pool
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    @get("/const")
+    async def select_one() -> dict[str, int]:
+        async with state["pool"].connection() as conn:
+            cur = await conn.execute("select 1")
+            row = await cur.fetchone()
+            returned[id(conn)] = time.monotonic()
+        return {"one": row[0] if row else 0}
+
+    @get("/health", sync_to_thread=False)
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return Litestar([select_one, health], lifespan=[lifespan])
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -133,11 +192,11 @@ def database() -> Iterator[str]:
 
 
 @contextmanager
-def serving(args: list[str], env: dict[str, str]) -> Iterator[str]:
+def serving(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, *args, "--port", str(port)],
-        cwd=REPO,
+        cwd=cwd,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -277,13 +336,40 @@ def main() -> None:
     parser.add_argument("--generator", choices=("wrk", "python"), default="wrk" if shutil.which("wrk") else "python")
     parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--async-floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cases", default="bare,floor,afloor,ours", help="servers to measure: bare, floor, afloor, ours (comma list)"
+    )
+    parser.add_argument(
+        "--ours-from",
+        type=Path,
+        default=REPO,
+        help="serve ours from this checkout (e.g. `git archive` of main) for a before/after in one session",
+    )
+    parser.add_argument(
+        "--loop", choices=("auto", "asyncio", "uvloop"), default="auto", help="uvicorn event loop, every server"
+    )
+    parser.add_argument(
+        "--http", choices=("auto", "h11", "httptools"), default="auto", help="uvicorn HTTP parser, every server"
+    )
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.bare_server or args.floor_server:
+    if args.bare_server or args.floor_server or args.async_floor_server:
         import uvicorn
 
-        served = floor_app(os.environ["HARVESTER_DATABASE_URL"]) if args.floor_server else bare_app()
-        uvicorn.run(served, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)  # type: ignore[arg-type]
+        url = os.environ.get("HARVESTER_DATABASE_URL", "")
+        served = bare_app()
+        if args.floor_server or args.async_floor_server:
+            served = floor_app(url) if args.floor_server else async_floor_app(url)
+        uvicorn.run(
+            served,  # type: ignore[arg-type]
+            host="127.0.0.1",
+            port=args.port,
+            log_level="warning",
+            access_log=False,
+            loop=args.loop,
+            http=args.http,
+        )
         return
 
     key = os.urandom(32)
@@ -313,15 +399,29 @@ def main() -> None:
         # table): more distinct ones than the fastest server answers in warm-up + duration.
         deliveries = int(3000 * (args.duration + 2))
         results: dict[str, tuple[float, float, float]] = {}
-        with serving([str(REPO / "bench" / "api_throughput.py"), "--bare-server"], env) as bare:
-            results["bare GET"] = measure(bare, lambda i: ("GET", "/const", {}, None), {200}, 1)
-            results["bare POST"] = measure(bare, lambda i: ("POST", "/const", {}, None), {202}, 1)
-        with serving([str(REPO / "bench" / "api_throughput.py"), "--floor-server"], env) as floor:
-            results["select 1 GET"] = measure(floor, lambda i: ("GET", "/const", {}, None), {200}, 1)
-        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning"]
-        with serving(serve, env) as ours:
-            results["GET runs"] = measure(ours, runs_request, {200}, 1)
-            results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
+        uv = ["--loop", args.loop, "--http", args.http]
+        cases = set(args.cases.split(","))
+        const = lambda i: ("GET", "/const", {}, None)  # noqa: E731
+        if "bare" in cases:
+            with serving([str(REPO / "bench" / "api_throughput.py"), "--bare-server", *uv], env) as bare:
+                results["bare GET"] = measure(bare, const, {200}, 1)
+                results["bare POST"] = measure(bare, lambda i: ("POST", "/const", {}, None), {202}, 1)
+        if "floor" in cases:
+            with serving([str(REPO / "bench" / "api_throughput.py"), "--floor-server", *uv], env) as floor:
+                results["select 1 GET"] = measure(floor, const, {200}, 1)
+        if "afloor" in cases:
+            with serving([str(REPO / "bench" / "api_throughput.py"), "--async-floor-server", *uv], env) as floor:
+                results["select 1 async"] = measure(floor, const, {200}, 1)
+        # `auto` passes nothing, so an older checkout's serve (--ours-from) without these flags runs too.
+        chosen = [
+            *(["--loop", args.loop] if args.loop != "auto" else []),
+            *(["--http", args.http] if args.http != "auto" else []),
+        ]
+        serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning", *chosen]
+        if "ours" in cases:
+            with serving(serve, env, cwd=args.ours_from) as ours:
+                results["GET runs"] = measure(ours, runs_request, {200}, 1)
+                results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
 
     volume = f"{args.duration:g} s" if args.generator == "wrk" else f"{args.requests} requests"
     print(f"generator {args.generator}, {volume}, {args.concurrency} in flight, {os.cpu_count()} CPUs")
@@ -332,10 +432,14 @@ def main() -> None:
         ("GET runs", "bare GET"),
         ("POST webhook", "bare POST"),
         ("select 1 GET", "bare GET"),
+        ("select 1 async", "bare GET"),
         ("GET runs", "select 1 GET"),
+        ("GET runs", "select 1 async"),
         ("POST webhook", "select 1 GET"),
     )
     for ours, bare in pairs:
+        if ours not in results or bare not in results:
+            continue
         rps_ratio = results[ours][0] / results[bare][0]
         p95_ratio = results[ours][2] / results[bare][2]
         print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}")

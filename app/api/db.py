@@ -26,6 +26,9 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
 # A connection handed back less than this many seconds ago was working then: checking it again on the
 # next checkout would cost every request a round trip. Older ones are pinged (issue 11 §2: a connection
 # broken by a database restart is replaced before a request gets it; a restart takes longer than this).
+# Database notes the time as it hands a connection back, not the pool's ``reset`` hook: with a ``reset``
+# hook psycopg_pool returns every connection through its worker thread, a thread hop per request that
+# cost more than the ping it saved (issue 15 §2: the select-1 floor went from ~1 700 to ~2 700 requests/s).
 RECENTLY_USED = 1.0
 _returned_at: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
 
@@ -51,7 +54,6 @@ def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionP
         # (issue 11 §2): without the check each one answered one 500 after the restart. Connections
         # returned within RECENTLY_USED seconds skip the ping (issue 15 §2: no per-request round trip).
         check=_check,
-        reset=_returned,
         open=False,
         name="harvester-api",
     )
@@ -70,7 +72,10 @@ class Database:
     def tx(self, *, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
         """``timeout``: seconds to wait for a connection (default: the pool's), e.g. short for /health."""
         with self.pool.connection(timeout=timeout) as conn:
-            yield conn
+            try:
+                yield conn
+            finally:
+                _returned(conn)
 
     @contextmanager
     def read(self, *, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
@@ -87,4 +92,5 @@ class Database:
                 conn.autocommit = False
             except psycopg.Error:
                 conn.close()  # left mid-transaction or broken: the pool replaces a closed connection
+            _returned(conn)
             self.pool.putconn(conn)
