@@ -35,6 +35,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from app.chunking import Ready
+from app.embedding import EmbeddingError
 from app.errors import HarvesterError
 from app.pipeline import completeness
 from app.pipeline.ahead import GROUP, EmbedAhead, Prepared, Stored
@@ -330,6 +331,9 @@ class _Run:
         except HttpError as exc:
             # Retries ran out while enumerating: the source, not one item, is failing.
             return self._finish("failed", f"source kept failing: {exc.detail}"[:500])
+        except EmbeddingError as exc:
+            # Raised on the embedding thread or in a page's transaction: the pages before it are committed.
+            return self._finish("failed", f"embedder failed: {exc}"[:500])
         except Exception as exc:
             if self.conn.broken or self.conn.closed or self._gate_lost(exc):
                 # The database went away: the unit in flight rolled back, the checkpoint is intact.
