@@ -409,7 +409,7 @@ class _Run:
             chunk = items[start : start + ITEMS_PER_PAGE]
             fetched += len(chunk)
             got = list(connector.fetch(chunk))
-            raw = [i for i in got if isinstance(i, RawItem)]
+            raw = [i for i in got if isinstance(i, RawItem)] if self.embed_ahead is not None else []
             futures = [self._embed_ahead(number, raw[g : g + GROUP]) for g in range(0, len(raw), GROUP)]
             yield self._page(got, {"fetched": fetched}, len(items), fetched == len(items), futures)
 
