@@ -153,3 +153,28 @@ def test_a_read_ahead_made_stale_by_a_later_commit_is_completed_in_the_transacti
         assert [r[2] for r in stored_chunks(probe, source_id)] == [c.content_hash for c in chunks]
     finally:
         probe.execute("delete from entities where source_id = %s", (source_id,))
+
+
+def test_an_items_scoped_run_embeds_its_items_ahead_too(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """A DLQ retry or webhook run fetches named items in pages of 50: their groups go to the stage too."""
+    jira = jira_factory(60)
+    expected = source_order(jira)
+    source_id = add_source(conn, keyring, jira)
+    embedder = ThreadRecorder()
+    items = [{"source_type": "ticket", "source_entity_id": sid} for sid in expected]
+    run_id = start_run(conn, source_id, mode="incremental", trigger="manual", scope={"kind": "items", "items": items})
+
+    outcome = execute_run(conn, run_id, worker_id="ahead-test", keyring=keyring, chunks=VectorStage(embedder))
+
+    assert (outcome.state, outcome.done, outcome.errors) == ("succeeded", 60, 0)
+    assert sorted(committed_order(probe, source_id)) == sorted(expected)
+    assert embedder.threads == {f"run-{run_id}-embed"}
+    assert embedder.calls == 5  # pages of 50 and 10 items: groups of 16, 16, 16, 2 and 10
+    without_chunks = probe.execute(
+        "select count(*) from entities e where e.source_id = %s"
+        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
+        (source_id,),
+    ).fetchone()
+    assert without_chunks == (0,)
