@@ -29,7 +29,7 @@ import hashlib
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CountTokens = Callable[[str], int]
 
@@ -50,6 +50,22 @@ class Chunk:
     ordinal: int  # position within the entity, from 0
     text: str  # exactly what is embedded: title, blank line, body
     content_hash: str  # sha256 hex of ``text``
+
+
+Identity = tuple[str, str]  # an entity's (source_type, source_entity_id)
+
+
+@dataclass(slots=True)
+class Ready:
+    """Chunks cut and vectors computed ahead of a page's transaction (app/vector/stage.py ``prepare``),
+    handed to the transaction's ``apply`` so it neither cuts nor embeds them again."""
+
+    vectors: dict[str, str] = field(default_factory=dict)  # content hash -> pgvector text
+    cut: dict[Identity, list[Chunk]] = field(default_factory=dict)  # per entity: its last sighting's chunks
+
+    def merge(self, other: Ready) -> None:
+        self.vectors.update(other.vectors)
+        self.cut.update(other.cut)
 
 
 def chunk_entity(

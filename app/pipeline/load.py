@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import psycopg
 
+from app.chunking import Ready
 from app.pipeline.transform import edge_rows, entity_row, ref_rows
 from app.queries import dead_letters as dlq
 from app.queries import entities as q
@@ -15,9 +16,23 @@ from connectors.base import Entity, ItemError, SourceType
 
 
 class ChunkStage(Protocol):
-    """Seam for the vector projection: called with the entities whose content changed (issue 5)."""
+    """Seam for the vector projection: called with the entities whose content changed (issue 5), and
+    with what was cut and embedded for them ahead of the transaction, if anything (``ready``)."""
 
-    def apply(self, conn: psycopg.Connection[Any], changed: Sequence[tuple[int, Entity]]) -> None: ...
+    def apply(
+        self, conn: psycopg.Connection[Any], changed: Sequence[tuple[int, Entity]], ready: Ready | None = None
+    ) -> None: ...
+
+
+@runtime_checkable
+class PreparingStage(ChunkStage, Protocol):
+    """A ChunkStage that can cut and embed outside the page's transaction (app/pipeline/ahead.py): given
+    entities and the (hash, model) of every chunk each stores, and the hashes already embedded for the
+    same page (``known``), returns the chunks and the vectors of the texts still missing."""
+
+    def prepare(
+        self, entities: Sequence[tuple[Entity, Collection[tuple[str, str | None]]]], known: Collection[str] = ()
+    ) -> Ready: ...
 
 
 @dataclass(slots=True)
@@ -47,6 +62,7 @@ def load_batch(
     record_seen: bool,
     clear_dead_letters: bool = True,
     chunks: ChunkStage | None = None,
+    ready: Ready | None = None,
 ) -> LoadResult:
     """Write one page. ``clear_dead_letters=False`` skips removing loaded items from the DLQ: the caller
     knows the source's queue is empty (one run per source, and only runs add to it)."""
@@ -76,7 +92,7 @@ def load_batch(
             if refs:
                 q.insert_refs(conn, rows=refs)
             if chunks is not None:
-                chunks.apply(conn, written)
+                chunks.apply(conn, written, ready)
         if clear_dead_letters:
             # A loaded item leaves the dead-letter queue (seed 000 "Уход из очереди").
             dlq.delete_dead_letters(conn, source_id=source_id, rows=_identities(entities))

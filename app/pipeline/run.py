@@ -24,8 +24,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,13 +34,17 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from app.chunking import Ready
+from app.embedding import EmbeddingError
 from app.errors import HarvesterError
 from app.pipeline import completeness
+from app.pipeline.ahead import GROUP, EmbedAhead, Prepared, Stored
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
-from app.pipeline.load import Batch, ChunkStage, load_batch
+from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
 from app.pipeline.prefetch import Prefetch
 from app.pipeline.watermark import Watermark
+from app.queries import chunks as cq
 from app.queries import dead_letters as dq
 from app.queries import entities as eq
 from app.queries import runs as rq
@@ -122,6 +127,9 @@ class Page:
     complete: bool  # the enumeration ended with this page
     api_calls: int  # CallStats as of this page's end: a resumed run re-fetches what came after it
     rate_limited: int
+    # Its raw items mapped, cut and embedded on the embedding thread, one future per group, in order
+    # (app/pipeline/ahead.py); empty: the run's thread maps the page and the transaction embeds it.
+    ahead: tuple[Future[Prepared], ...] = ()
 
 
 @dataclass(slots=True)
@@ -237,6 +245,8 @@ class _Run:
         # The rate gate's connection when pages are fetched on the producer thread: the gate runs one
         # statement per request and must not land inside the consumer's open page transaction.
         self.gate_conn: psycopg.Connection[Any] | None = None
+        # Maps, cuts and embeds each page's items ahead of its transaction (prefetch with a PreparingStage).
+        self.embed_ahead: EmbedAhead | None = None
         self.claim = claim
         self.settings = settings
         self.lease = lease
@@ -296,10 +306,18 @@ class _Run:
             # Unknown connector, source down at start, or a credential no configured key decrypts.
             self._close_gate()
             return self._finish("failed", str(exc))
+        if self.prefetch and isinstance(self.chunks, PreparingStage):
+            # The embedding stage needs the producer's own connection for its look-ups (gate_conn).
+            self.embed_ahead = EmbedAhead(self.chunks, spec.map_item, name=f"run-{self.claim.id}-embed")
         pages = self._pages(connector, source)
         ahead = Prefetch(pages, self.prefetch, name=f"run-{self.claim.id}-fetch") if self.prefetch else None
         try:
-            with ahead or nullcontext():
+            with ExitStack() as stages:
+                # Entered in this order, closed in reverse: the producer stops before the embedding thread.
+                if self.embed_ahead is not None:
+                    stages.enter_context(self.embed_ahead)
+                if ahead is not None:
+                    stages.enter_context(ahead)
                 for page in ahead if ahead is not None else pages:
                     self._commit_page(page, spec.map_item)
             if self.record_seen and self.complete and self.claim.mode == "reconciliation":
@@ -313,6 +331,9 @@ class _Run:
         except HttpError as exc:
             # Retries ran out while enumerating: the source, not one item, is failing.
             return self._finish("failed", f"source kept failing: {exc.detail}"[:500])
+        except EmbeddingError as exc:
+            # Raised on the embedding thread or in a page's transaction: the pages before it are committed.
+            return self._finish("failed", f"embedder failed: {exc}"[:500])
         except Exception as exc:
             if self.conn.broken or self.conn.closed or self._gate_lost(exc):
                 # The database went away: the unit in flight rolled back, the checkpoint is intact.
@@ -384,26 +405,42 @@ class _Run:
         return self._enumerated_pages(connector, self._since(source), self.position, self.total)
 
     def _item_pages(self, connector: Connector, items: list[tuple[SourceType, str]], fetched: int) -> Iterator[Page]:
-        for start in range(fetched, len(items), ITEMS_PER_PAGE):
+        for number, start in enumerate(range(fetched, len(items), ITEMS_PER_PAGE)):
             chunk = items[start : start + ITEMS_PER_PAGE]
             fetched += len(chunk)
-            yield self._page(list(connector.fetch(chunk)), {"fetched": fetched}, len(items), fetched == len(items))
+            got = list(connector.fetch(chunk))
+            raw = [i for i in got if isinstance(i, RawItem)] if self.embed_ahead is not None else []
+            futures = [self._embed_ahead(number, raw[g : g + GROUP]) for g in range(0, len(raw), GROUP)]
+            yield self._page(got, {"fetched": fetched}, len(items), fetched == len(items), futures)
 
     def _enumerated_pages(
         self, connector: Connector, since: datetime | None, position: Mapping[str, Any] | None, total: int | None
     ) -> Iterator[Page]:
         buf: list[RawItem | ItemError | ItemGone] = []
+        # With the embedding stage: the page's raw items not yet handed over, and its groups' futures.
+        group: list[RawItem] = []
+        futures: list[Future[Prepared]] = []
+        number = 0
         emitted: Iterator[Emitted] = connector.enumerate(since, position)
         for item in emitted:
             if isinstance(item, Checkpoint):
                 if item.total is not None:
                     total = item.total
-                yield self._page(buf, dict(item.position), total, False)
-                buf = []
+                if group:
+                    futures.append(self._embed_ahead(number, group))
+                yield self._page(buf, dict(item.position), total, False, futures)
+                buf, group, futures, number = [], [], [], number + 1
             else:
                 buf.append(item)
+                if self.embed_ahead is not None and isinstance(item, RawItem):
+                    group.append(item)
+                    if len(group) >= GROUP:
+                        futures.append(self._embed_ahead(number, group))
+                        group = []
             self._check_lease()
-        yield self._page(buf, None, total, True)
+        if group:
+            futures.append(self._embed_ahead(number, group))
+        yield self._page(buf, None, total, True, futures)
 
     def _page(
         self,
@@ -411,8 +448,39 @@ class _Run:
         position: Mapping[str, Any] | None,
         total: int | None,
         complete: bool,
+        ahead: Sequence[Future[Prepared]] = (),
     ) -> Page:
-        return Page(items, position, total, complete, self.stats.api_calls, self.stats.rate_limited)
+        return Page(items, position, total, complete, self.stats.api_calls, self.stats.rate_limited, tuple(ahead))
+
+    def _embed_ahead(self, number: int, items: list[RawItem]) -> Future[Prepared]:
+        """Hand ``items`` of page ``number`` to the embedding thread with what they store now, read on the
+        producer's connection (the run's own may be inside a page transaction). Producer thread only."""
+        assert self.embed_ahead is not None and self.gate_conn is not None
+        rows = [{"source_type": i.source_type, "source_entity_id": i.source_entity_id} for i in items]
+        stored: dict[tuple[str, str], Stored] = {}
+        for r in cq.list_stored_hashes_by_identity(self.gate_conn, rows=rows, source_id=self.claim.source_id):
+            entry = stored.setdefault((r.source_type, r.source_entity_id), Stored(r.entity_hash, r.deleted))
+            if r.chunk_hash is not None:
+                entry.chunks.append((r.chunk_hash, r.embedding_model))
+        return self.embed_ahead.submit(number, items, stored)
+
+    def _prepared(self, page: Page) -> tuple[list[Entity | MalformedPayload], Ready] | None:
+        """The page's items as the embedding thread mapped them and its ready vectors, once all of its
+        groups are done (None: the page was not prepared ahead). Raises what a group raised."""
+        if not page.ahead:
+            return None
+        mapped: list[Entity | MalformedPayload] = []
+        ready = Ready()
+        for future in page.ahead:
+            while True:
+                try:
+                    done = future.result(timeout=0.2)
+                    break
+                except TimeoutError:
+                    self._check_lease()  # a stalled embedder must not outlive the lease unnoticed
+            mapped.extend(done.mapped)
+            ready.merge(done.ready)
+        return mapped, ready
 
     def _check_lease(self) -> None:
         """Stop fetching early once the heartbeat found the lease gone (the next unit would refuse anyway)."""
@@ -423,22 +491,23 @@ class _Run:
         """Load one page with the checkpoint and counters in one transaction that first holds the lease.
         Raises :class:`LeaseLost` when the run is no longer ours; nothing of the page is kept then."""
         self._check_lease()
-        items, position = page.items, page.position
+        prepared = self._prepared(page)
+        ready = prepared[1] if prepared is not None else None
+        ahead = iter(prepared[0]) if prepared is not None else None
+        position = page.position
         if page.total is not None:
             self.total = page.total
         self.complete = page.complete
         batch = Batch()
-        # Taken by the previous run at exactly its boundary and unchanged since (watermark): not loaded.
-        items = [
-            i
-            for i in items
-            if not (isinstance(i, RawItem) and self.previous.already_seen(i.source_entity_id, i.source_updated_at))
-        ]
-        for item in items:
+        items: list[RawItem | ItemError | ItemGone] = []
+        for item in page.items:
             if isinstance(item, RawItem):
+                mapped = next(ahead) if ahead is not None else None  # one per raw item, in order
+                if self.previous.already_seen(item.source_entity_id, item.source_updated_at):
+                    continue  # taken by the previous run at exactly its boundary and unchanged since (watermark)
                 self.watermark = self.watermark.advance(item.source_entity_id, item.source_updated_at)
                 try:
-                    batch.entities.append(map_item(item))
+                    batch.entities.append(map_item(item) if mapped is None else _entity(mapped))
                 except MalformedPayload as exc:
                     batch.errors.append(ItemError(item.source_type, item.source_entity_id, "malformed", str(exc)))
             elif isinstance(item, ItemError):
@@ -447,6 +516,7 @@ class _Run:
                     self.unread_containers.add(item.container)
             else:
                 batch.gone.append((item.source_type, item.source_entity_id))
+            items.append(item)
         self.done += len(items)
         self.enumerated += len(items)
         self.errors += len(batch.errors)
@@ -462,6 +532,7 @@ class _Run:
                 record_seen=self.record_seen,
                 clear_dead_letters=self.dlq_nonempty,
                 chunks=self.chunks,
+                ready=ready,
             )
             saved = rq.save_progress(
                 self.conn,
@@ -632,6 +703,12 @@ class _Run:
                 notify_run_failed(self.conn, self.claim.id)
         except psycopg.Error as exc:
             log.error("run %s: failure alert not queued: %s", self.claim.id, exc, extra=self._fields())
+
+
+def _entity(mapped: Entity | MalformedPayload) -> Entity:
+    if isinstance(mapped, MalformedPayload):
+        raise mapped
+    return mapped
 
 
 def _with_notes(detail: str | None, notes: list[str]) -> str | None:

@@ -70,6 +70,47 @@ def list_chunk_hashes(
     return [ListChunkHashesRow(*row) for row in rows]
 
 
+LIST_STORED_HASHES_BY_IDENTITY = """
+select e.source_type, e.source_entity_id, e.content_hash as entity_hash, (e.deleted_at is not null)::boolean as deleted,
+       c.content_hash as chunk_hash, c.embedding_model
+from jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)
+join entities e
+  on e.source_id = %(source_id)s::bigint and e.source_type = r.source_type
+ and e.source_entity_id = r.source_entity_id
+left join entity_chunks c on c.entity_id = e.id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListStoredHashesByIdentityRow:
+    """One row of ListStoredHashesByIdentity."""
+
+    source_type: str
+    source_entity_id: str
+    entity_hash: str
+    deleted: bool
+    chunk_hash: str | None
+    embedding_model: str | None
+
+
+def list_stored_hashes_by_identity(
+    conn: psycopg.Connection[Any],
+    *,
+    rows: Any,
+    source_id: int,
+) -> list[ListStoredHashesByIdentityRow]:
+    """What the given items store now (entity hash, each chunk's hash and model),
+    read ahead of their page's transaction so that only new texts are embedded
+    while the source is still being fetched.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_STORED_HASHES_BY_IDENTITY,
+            {"rows": Jsonb(rows), "source_id": source_id},
+        ).fetchall()
+    return [ListStoredHashesByIdentityRow(*row) for row in rows]
+
+
 UPSERT_CHUNKS = """
 insert into entity_chunks as c (entity_id, ordinal, body, content_hash, embedding, embedding_model)
 select r.entity_id, r.ordinal, r.body, r.content_hash, r.embedding::vector, r.embedding_model

@@ -9,12 +9,18 @@ changed; an unchanged entity never gets here, so it touches no chunk row. For a 
    one (a paragraph inserted above shifts ordinals, not texts), else are embedded: every such text
    of the page in one ``embed`` call (the embedder batches), identical texts once;
 4. ``UpsertChunks`` writes them with the model name; ``DeleteChunksFrom`` drops a shortened tail.
+
+Embedding ahead (issue 15 §1): :meth:`VectorStage.prepare` runs on the pipeline's embedding thread
+before the page's transaction, with what the items stored when their page was fetched; it cuts the
+entities and embeds the texts they do not store yet. ``apply`` then takes those chunks and vectors
+(``ready``) instead of cutting and embedding again. The transaction still decides: a text that is not
+stored by then after all (the entity changed twice in the run) and not in ``ready`` is embedded there.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from app.chunking import Chunk, chunk_entity
+from app.chunking import Chunk, Identity, Ready, chunk_entity
 from app.embedding import Embedder, EmbeddingError
 from app.queries import chunks as cq
 from app.queries import embeddings as eq
@@ -76,10 +82,38 @@ class VectorStage:
             count_tokens=self.embedder.count_tokens,
         )
 
-    def apply(self, conn: psycopg.Connection[Any], changed: Sequence[tuple[int, Entity]]) -> None:
+    def prepare(
+        self,
+        entities: Sequence[tuple[Entity, Collection[tuple[str, str | None]]]],
+        known: Collection[str] = (),
+    ) -> Ready:
+        """Cut ``entities`` (each with the (hash, model) of every chunk it stores) and embed, in one call,
+        the texts none of its stored chunks of this model carries and ``known`` (hashes embedded
+        ahead already for the same page) does not hold. Touches no database."""
+        model = self.embedder.model_name
+        ready = Ready()
+        to_embed: dict[str, str] = {}
+        for entity, stored in entities:
+            chunks = self.chunks_of(entity)
+            ready.cut[(entity.source_type, entity.source_entity_id)] = chunks
+            have = {h for h, m in stored if m == model}
+            for chunk in chunks:
+                if chunk.content_hash not in have and chunk.content_hash not in known:
+                    to_embed.setdefault(chunk.content_hash, chunk.text)
+        if to_embed:
+            vectors = self.embedder.embed(list(to_embed.values()))
+            self.stats.embedded += len(to_embed)
+            ready.vectors = {h: vector_text(v) for h, v in zip(to_embed, vectors, strict=True)}
+        return ready
+
+    def apply(
+        self, conn: psycopg.Connection[Any], changed: Sequence[tuple[int, Entity]], ready: Ready | None = None
+    ) -> None:
         if not changed:
             return
         model = self.embedder.model_name
+        cut: Mapping[Identity, list[Chunk]] = ready.cut if ready is not None else {}
+        ahead: Mapping[str, str] = ready.vectors if ready is not None else {}
         ids = [entity_id for entity_id, _ in changed]
         stored: dict[tuple[int, int], tuple[str, str | None]] = {
             (r.entity_id, r.ordinal): (r.content_hash, r.embedding_model)
@@ -88,7 +122,9 @@ class VectorStage:
         pending: list[tuple[int, Chunk]] = []
         counts: dict[int, int] = {}
         for entity_id, entity in changed:
-            chunks = self.chunks_of(entity)
+            chunks = cut.get((entity.source_type, entity.source_entity_id))
+            if chunks is None:
+                chunks = self.chunks_of(entity)
             counts[entity_id] = len(chunks)
             self.stats.chunks += len(chunks)
             for chunk in chunks:
@@ -106,13 +142,13 @@ class VectorStage:
             }
             to_embed: dict[str, str] = {}  # hash -> text, one embedding per distinct text
             for entity_id, chunk in pending:
-                if (entity_id, chunk.content_hash) not in reusable:
+                if (entity_id, chunk.content_hash) not in reusable and chunk.content_hash not in ahead:
                     to_embed.setdefault(chunk.content_hash, chunk.text)
-            fresh: dict[str, str] = {}
+            fresh: dict[str, str] = dict(ahead)
             if to_embed:
                 vectors = self.embedder.embed(list(to_embed.values()))
                 self.stats.embedded += len(to_embed)
-                fresh = {h: vector_text(v) for h, v in zip(to_embed, vectors, strict=True)}
+                fresh.update((h, vector_text(v)) for h, v in zip(to_embed, vectors, strict=True))
             for entity_id, chunk in pending:
                 vector = reusable.get((entity_id, chunk.content_hash))
                 if vector is None:

@@ -24,3 +24,14 @@ where c.content_hash is distinct from excluded.content_hash
 -- Removes chunks past an entity's new last ordinal (the text got shorter).
 delete from entity_chunks
 where entity_id = sqlc.arg(entity_id)::bigint and ordinal >= sqlc.arg(first_removed)::integer;
+
+-- name: ListStoredHashesByIdentity :many
+-- What the given items store now (entity hash, each chunk's hash and model), read ahead of their page's
+-- transaction so that only new texts are embedded while the source is still being fetched.
+select e.source_type, e.source_entity_id, e.content_hash as entity_hash, (e.deleted_at is not null)::boolean as deleted,
+       c.content_hash as chunk_hash, c.embedding_model
+from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
+join entities e
+  on e.source_id = sqlc.arg(source_id)::bigint and e.source_type = r.source_type
+ and e.source_entity_id = r.source_entity_id
+left join entity_chunks c on c.entity_id = e.id;

@@ -1,0 +1,180 @@
+"""The embedding stage (app/pipeline/ahead.py): items mapped, cut and embedded on their own thread ahead of
+their page's transaction (issue 15 §1), against the real pipeline, PostgreSQL and the Jira emulator.
+
+What it must not change: the chunks and vectors stored, the order pages commit in, and the run's
+failure when the embedder gives up (pages before it committed, the run failed with a reason). What it
+must handle: a read-ahead made stale by a later commit (the transaction embeds what is missing).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from app.embedding import EmbeddingError, Vectors
+from app.pipeline.load import Batch, load_batch
+from app.pipeline.run import execute_run
+from app.queries import runs as rq
+from app.secrets import Keyring
+from app.services.sources import start_run
+from app.vector.stage import VectorStage
+from tests.sync.conftest import JiraFactory
+from tests.sync.test_overlap import committed_order, source_order
+from tests.vector.conftest import add_source, entity, plain_source
+from tests.vector.fakes import CountingEmbedder, HashEmbedder
+
+ISSUES = 250  # three search pages of 100: the stage prepares page 2 while page 1 commits
+
+
+def stored_chunks(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[str, int, str, str, str]]:
+    rows = probe.execute(
+        "select e.source_entity_id, c.ordinal, c.content_hash, c.embedding::text, c.embedding_model"
+        " from entity_chunks c join entities e on e.id = c.entity_id where e.source_id = %s"
+        " order by 1, 2",
+        (source_id,),
+    )
+    return [tuple(r) for r in rows.fetchall()]  # type: ignore[misc]
+
+
+class ThreadRecorder(CountingEmbedder):
+    """Records the thread of every embed call (the stage's own thread, or the run's in a transaction)."""
+
+    def __init__(self) -> None:
+        super().__init__(HashEmbedder())
+        self.threads: set[str] = set()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.threads.add(threading.current_thread().name)
+        return super().embed(texts)
+
+
+class GivesUpOnCall(CountingEmbedder):
+    """Answers until its ``fail_on``-th call, which raises as an embedder whose retries ran out does."""
+
+    def __init__(self, fail_on: int) -> None:
+        super().__init__(HashEmbedder())
+        self.fail_on = fail_on
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.calls + 1 == self.fail_on:
+            self.calls += 1
+            raise EmbeddingError("embeddings endpoint answered 400: 'input too long'")
+        return super().embed(texts)
+
+
+def run(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, stage: VectorStage, prefetch: int) -> Any:
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    outcome = execute_run(conn, run_id, worker_id="ahead-test", keyring=keyring, chunks=stage, prefetch=prefetch)
+    return run_id, outcome
+
+
+def test_embedding_ahead_stores_what_the_sequential_loop_stores_in_the_same_order(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    jira = jira_factory(ISSUES)
+    expected = source_order(jira)
+    sequential = add_source(conn, keyring, jira, name="sequential")
+    ahead = add_source(conn, keyring, jira, name="ahead")
+    in_transaction, on_thread = ThreadRecorder(), ThreadRecorder()
+
+    _, first = run(conn, keyring, sequential, VectorStage(in_transaction), prefetch=0)
+    run_id, second = run(conn, keyring, ahead, VectorStage(on_thread), prefetch=3)
+
+    assert (first.state, second.state) == ("succeeded", "succeeded")
+    assert second.done == ISSUES
+    assert committed_order(probe, ahead) == expected
+    # Same chunks, hashes and vectors, and each distinct text embedded once per page as before.
+    assert [r[1:] for r in stored_chunks(probe, ahead)] == [r[1:] for r in stored_chunks(probe, sequential)]
+    assert sorted(on_thread.texts) == sorted(in_transaction.texts)
+    # The ahead run embedded on the stage's thread only, never inside a page transaction.
+    assert on_thread.threads == {f"run-{run_id}-embed"}
+    assert in_transaction.threads == {threading.current_thread().name}
+
+
+def test_an_embedder_that_gives_up_on_the_stage_thread_fails_the_run_after_the_pages_before_it(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    jira = jira_factory(ISSUES)
+    expected = source_order(jira)
+    source_id = add_source(conn, keyring, jira)
+    # Groups of 16 items: calls 1-7 are the first page of 100, the 8th is the second page's first group.
+    embedder = GivesUpOnCall(fail_on=8)
+
+    run_id, outcome = run(conn, keyring, source_id, VectorStage(embedder), prefetch=3)
+
+    assert outcome.state == "failed"
+    assert outcome.detail is not None and outcome.detail.startswith("embedder failed: ")
+    assert "answered 400" in outcome.detail
+    assert committed_order(probe, source_id) == expected[:100]
+    saved = rq.get_run(probe, id=run_id)
+    assert saved is not None and (saved.state, saved.entities_done) == ("failed", 100)
+    assert saved.error_detail is not None and "embedder failed" in saved.error_detail
+    without_chunks = probe.execute(
+        "select count(*) from entities e where e.source_id = %s"
+        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
+        (source_id,),
+    ).fetchone()
+    assert without_chunks == (0,)
+
+
+def test_a_read_ahead_made_stale_by_a_later_commit_is_completed_in_the_transaction(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """The same entity on two pages in flight: page N+1 was prepared while the entity still stored text A,
+    page N then committed text B, and page N+1 brings A back. Its ready vectors lack A's texts (they were
+    stored when it was read); the transaction must notice and embed them."""
+    source_id = plain_source(conn, keyring)
+    embedder = CountingEmbedder(HashEmbedder())
+    stage = VectorStage(embedder)
+    text_a = "First paragraph of A.\n\nSecond paragraph of A."
+    text_b = "Something else entirely."
+    a, b = entity(1, text_a, ["group:all"]), entity(1, text_b, ["group:all"])
+
+    def load(e: Any, ready: Any = None) -> None:
+        with conn.transaction():
+            load_batch(conn, source_id=source_id, run_id=0, batch=Batch([e]), record_seen=False, chunks=stage,
+                       ready=ready)  # fmt: skip
+
+    try:
+        load(a)
+        stored_a = [(r[2], r[4]) for r in stored_chunks(probe, source_id)]
+        ready = stage.prepare([(a, stored_a)])  # read while A is stored: nothing to embed
+        assert ready.vectors == {}
+        load(b)
+        embedder.reset()
+        load(a, ready)
+
+        assert embedder.calls == 1
+        chunks = stage.chunks_of(a)
+        assert sorted(embedder.texts) == sorted(c.text for c in chunks)
+        assert [r[2] for r in stored_chunks(probe, source_id)] == [c.content_hash for c in chunks]
+    finally:
+        probe.execute("delete from entities where source_id = %s", (source_id,))
+
+
+def test_an_items_scoped_run_embeds_its_items_ahead_too(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """A DLQ retry or webhook run fetches named items in pages of 50: their groups go to the stage too."""
+    jira = jira_factory(60)
+    expected = source_order(jira)
+    source_id = add_source(conn, keyring, jira)
+    embedder = ThreadRecorder()
+    items = [{"source_type": "ticket", "source_entity_id": sid} for sid in expected]
+    run_id = start_run(conn, source_id, mode="incremental", trigger="manual", scope={"kind": "items", "items": items})
+
+    outcome = execute_run(conn, run_id, worker_id="ahead-test", keyring=keyring, chunks=VectorStage(embedder))
+
+    assert (outcome.state, outcome.done, outcome.errors) == ("succeeded", 60, 0)
+    assert sorted(committed_order(probe, source_id)) == sorted(expected)
+    assert embedder.threads == {f"run-{run_id}-embed"}
+    assert embedder.calls == 5  # pages of 50 and 10 items: groups of 16, 16, 16, 2 and 10
+    without_chunks = probe.execute(
+        "select count(*) from entities e where e.source_id = %s"
+        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
+        (source_id,),
+    ).fetchone()
+    assert without_chunks == (0,)
