@@ -16,7 +16,7 @@ from connectors.base import Acl, Edge, Entity, Ref
 T = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
 
 
-def _cases() -> dict[str, Entity]:
+def awkward_entities() -> dict[str, Entity]:
     plain = Entity(
         source_type="ticket",
         source_entity_id="10001",
@@ -91,13 +91,13 @@ PINNED = {
 
 @pytest.mark.parametrize("name", sorted(PINNED))
 def test_content_hash_keeps_the_digests_already_stored(name: str) -> None:
-    entity = _cases()[name]
+    entity = awkward_entities()[name]
     assert content_hash(entity) == PINNED[name]
     assert entity_row(entity)["content_hash"] == PINNED[name]
 
 
 def test_row_timestamps_reach_the_database_as_isoformat_text() -> None:
-    for entity in _cases().values():
+    for entity in awkward_entities().values():
         row = entity_row(entity)
         for key, value in (("source_created_at", entity.created_at), ("source_updated_at", entity.updated_at)):
             expected = None if value is None else value.isoformat()
@@ -105,7 +105,7 @@ def test_row_timestamps_reach_the_database_as_isoformat_text() -> None:
 
 
 def test_row_stores_each_principal_and_alias_once_and_no_nul() -> None:
-    cases = _cases()
+    cases = awkward_entities()
     assert entity_row(cases["offsets"])["acl_principals"] == ["group:a", "user:b"]
     graph = entity_row(cases["graph"])
     assert graph["acl_principals"] is None
