@@ -101,8 +101,8 @@ def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str
                         r["body"],
                         r["url"],
                         r["author"],
-                        _timestamp(r["source_created_at"]),
-                        _timestamp(r["source_updated_at"]),
+                        datetime.fromisoformat(r["source_created_at"]),
+                        datetime.fromisoformat(r["source_updated_at"]),
                         Jsonb(r["metadata"]),
                         r["acl_principals"],
                         r["aliases"],
@@ -112,11 +112,6 @@ def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str
                 )
         conn.commit()
     return time.perf_counter() - started
-
-
-def _timestamp(value: datetime | str | None) -> datetime | None:
-    # entity_row leaves UTC datetimes for the JSON encoder and turns others into isoformat text.
-    return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
 def load_rows(conn: psycopg.Connection[Any], source_id: int, entities: list[Entity], page: int) -> float:

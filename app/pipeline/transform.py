@@ -11,31 +11,28 @@ import orjson
 from app.db.jsonb import encode
 from connectors.base import Entity
 
-# encode()'s orjson options, keys sorted at every level: the hash's serialisation.
-_HASH_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SORT_KEYS
 
+def _iso(value: datetime | None) -> str | None:
+    """``value.isoformat()``, the text the hash and the row have always carried.
 
-def _iso(value: datetime | None) -> datetime | str | None:
-    """The timestamp as the hash and the row carry it: ``datetime.isoformat()`` text.
-
-    A naive or UTC datetime is left for orjson to write, which writes exactly the isoformat text (the
-    pinned digests check it) in a fraction of the time; only those two shapes are handed over, since
-    orjson drops the seconds of an offset like +05:30:15 and isoformat keeps them. Connectors normalise
-    to UTC (``connectors.timeutil``), so the fallback is rare.
+    orjson writes a naive or UTC datetime as exactly that text (the pinned digests check it) in a
+    fraction of the time; it drops the seconds of an offset like +05:30:15, so any other zone keeps
+    ``isoformat()``. Connectors normalise to UTC (``connectors.timeutil``): the fallback is rare. The row
+    gets text, not the datetime, so it encodes the same with any JSON dumps a connection has.
     """
     if value is None:
         return None
     zone = value.tzinfo
-    return value if zone is None or zone is UTC else value.isoformat()
+    return orjson.dumps(value)[1:-1].decode() if zone is None or zone is UTC else value.isoformat()
 
 
-def _hash(entity: Entity, created: datetime | str | None, updated: datetime | str | None, acl: list[str] | None) -> str:
+def _hash(entity: Entity, created: str | None, updated: str | None, acl: list[str] | None) -> str:
     """SHA-256 of everything the projections store for the entity except the neighbour flag.
 
     Equal hash -> the loader writes nothing, the chunker embeds nothing (seed 000 "content hash"). The
     bytes hashed are a stored contract: every stored ``content_hash`` was made from exactly this document
     (orjson, sorted keys, at every level), so changing a key, a value's shape or the options would make
-    every unchanged entity look changed once after an upgrade (a full rewrite and re-embedding).
+    every unchanged entity look changed once after an upgrade (a full rewrite and re-chunking).
     ``tests/test_transform.py`` pins the digests. Tuples serialise as the lists they were once copied to,
     and empty sequences skip the sort: same bytes, less work (docs/performance.md "Load path").
     """
@@ -62,18 +59,7 @@ def _hash(entity: Entity, created: datetime | str | None, updated: datetime | st
         else (),
         "aliases": sorted(entity.aliases) if entity.aliases else (),
     }
-    try:
-        data = orjson.dumps(doc, default=str, option=_HASH_OPTIONS)
-    except orjson.JSONEncodeError:
-        # Integers beyond 64 bits: encode() falls back to the standard library, which writes a datetime
-        # with str(), so the timestamps go in as the isoformat text they always were.
-        doc["created"], doc["updated"] = _text(created), _text(updated)
-        data = encode(doc, orjson.OPT_SORT_KEYS)
-    return hashlib.sha256(data).hexdigest()
-
-
-def _text(value: datetime | str | None) -> str | None:
-    return value.isoformat() if isinstance(value, datetime) else value
+    return hashlib.sha256(encode(doc, orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def content_hash(entity: Entity) -> str:
