@@ -1,7 +1,7 @@
 """load_batch against a real database with the awkward entities of tests/test_transform.py: NUL in text and
-metadata, naive, UTC and offset timestamps,
-integers beyond 64 bits, repeated principals. The page must store what the row says, and loading the
-same page again must write nothing (the content hash of the stored row is the one computed now)."""
+metadata, naive, UTC and offset timestamps, integers beyond 64 bits, repeated principals. The page must
+store what the row says, and loading the same page again must write nothing (the content hash of the
+stored row is the one computed now)."""
 
 from __future__ import annotations
 
