@@ -1486,7 +1486,7 @@ CREATE INDEX webhook_deliveries_expires_at_idx ON public.webhook_deliveries USIN
 
 CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.dead_letters FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
 
-CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW WHEN (((NOT ((old.last_fetched_at IS DISTINCT FROM new.last_fetched_at) OR (old.last_run_id IS DISTINCT FROM new.last_run_id))) OR (old.content_hash IS DISTINCT FROM new.content_hash) OR (old.deleted_at IS DISTINCT FROM new.deleted_at) OR (old.out_of_scope IS DISTINCT FROM new.out_of_scope))) EXECUTE FUNCTION public.tg__set_updated_at();
+CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entities FOR EACH ROW WHEN ((((NOT ((old.last_fetched_at IS DISTINCT FROM new.last_fetched_at) OR (old.last_run_id IS DISTINCT FROM new.last_run_id))) OR (old.content_hash IS DISTINCT FROM new.content_hash) OR (old.deleted_at IS DISTINCT FROM new.deleted_at) OR (old.out_of_scope IS DISTINCT FROM new.out_of_scope)) AND (new.updated_at IS DISTINCT FROM now()))) EXECUTE FUNCTION public.tg__set_updated_at();
 
 CREATE TRIGGER _100_timestamps BEFORE UPDATE ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg__set_updated_at();
 

@@ -52,7 +52,7 @@ QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
     (
         "upsert_entities",
         entities.UPSERT_ENTITIES,
-        "source_id bigint, rows jsonb, run_id bigint default null",
+        "source_id bigint, rows json, run_id bigint default null",
         "table (id bigint, source_type text, source_entity_id text, inserted boolean)",
     ),
     ("upsert_chunks", chunks.UPSERT_CHUNKS, "rows jsonb", "void"),

@@ -85,10 +85,11 @@ def load_batch(
             q.touch_fetched(conn, source_id=source_id, run_id=run_id, rows=_identities(entities))
         if written:
             # UpsertEntities already dropped the old edges and refs of every rewritten entity.
-            edges = [row for i, e in written for row in edge_rows(i, e)]
+            # Most entities declare neither: skip them without a call each (a page's Python is load time too).
+            edges = [row for i, e in written if e.edges for row in edge_rows(i, e)]
             if edges:
                 q.insert_edges(conn, source_id=source_id, rows=edges)
-            refs = [row for i, e in written for row in ref_rows(i, e)]
+            refs = [row for i, e in written if e.refs for row in ref_rows(i, e)]
             if refs:
                 q.insert_refs(conn, rows=refs)
             if chunks is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import tuple_row
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 CLEAR_SEEN = """
 delete from run_seen_items where run_id = %(run_id)s::bigint
@@ -494,7 +494,7 @@ select %(source_id)s::bigint, r.source_type, r.source_entity_id, r.natural_key, 
        coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
        coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
        r.content_hash, now(), %(run_id)s::bigint
-from jsonb_to_recordset(%(rows)s::jsonb) as r(
+from json_to_recordset(%(rows)s::json) as r(
     source_type text, source_entity_id text, natural_key text, container text, status text, title text,
     body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
     metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
@@ -517,7 +517,9 @@ set natural_key = excluded.natural_key,
     deleted_by_run_id = null,
     deleted_reason = null,
     last_fetched_at = excluded.last_fetched_at,
-    last_run_id = excluded.last_run_id
+    last_run_id = excluded.last_run_id,
+    -- What trigger _100_timestamps would stamp; set here, the trigger skips the row (one call less per row).
+    updated_at = now()
 where e.content_hash is distinct from excluded.content_hash
    or e.deleted_at is not null
    or e.out_of_scope is distinct from excluded.out_of_scope
@@ -549,18 +551,20 @@ def upsert_entities(
 ) -> list[UpsertEntitiesRow]:
     """Entities and their graph projection (edges, refs): the loader's writes, the
     only ones (role harvester_worker), and the reads that summarise them. Batches
-    travel as one jsonb array of records: one statement per batch, typed by
-    jsonb_to_recordset. Upserts a batch on the identity key; returns only rows
-    inserted or changed (equal hash writes nothing). A changed row, a returning
-    (soft-deleted) one or a re-flagged neighbour is rewritten; status is whatever
-    classify says now, so a restore with an equal payload keeps the old status
-    (seed 000 "Удаления"). A written row records its provenance (fetched now by
-    run_id); an unchanged one is left to TouchFetched, and a restore clears the
-    deletion's run and reason. A rewritten row's outgoing edges and refs are
-    dropped in the same statement, before InsertEdges/InsertRefs write what it
-    declares now (seed 003); a freshly inserted row has none. One statement per
-    page: round trips are what a page costs most on a busy machine
-    (docs/performance.md "Load path").
+    travel as one jsonb (UpsertEntities: json) array of records: one statement per
+    batch, typed by jsonb_to_recordset. Upserts a batch on the identity key;
+    returns only rows inserted or changed (equal hash writes nothing). A changed
+    row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten;
+    status is whatever classify says now, so a restore with an equal payload keeps
+    the old status (seed 000 "Удаления"). A written row records its provenance
+    (fetched now by run_id); an unchanged one is left to TouchFetched, and a
+    restore clears the deletion's run and reason. A rewritten row's outgoing edges
+    and refs are dropped in the same statement, before InsertEdges/InsertRefs
+    write what it declares now (seed 003); a freshly inserted row has none. One
+    statement per page: round trips are what a page costs most on a busy machine
+    (docs/performance.md "Load path"). The page travels as json, not jsonb:
+    json_to_recordset reads the text once, where jsonb would first build a tree of
+    the whole page.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -568,7 +572,7 @@ def upsert_entities(
             {
                 "source_id": source_id,
                 "run_id": run_id,
-                "rows": Jsonb(rows),
+                "rows": Json(rows),
             },
         ).fetchall()
     return [UpsertEntitiesRow(*row) for row in rows]
