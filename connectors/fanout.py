@@ -11,13 +11,13 @@ Only requests belong on the pool: the function must not touch the connector's ru
 permissions, group names...), which stays on the calling thread. The rate budget still holds: every
 request waits on the credential's shared gate (``connectors.http``) before it goes out, whichever
 thread sends it. An exception is raised at its item's position, after the results before it were
-handed back; requests not yet started are cancelled.
+handed back; requests not yet started are cancelled and those already sent are waited for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -63,8 +63,12 @@ class FanOut:
                     pending.append(self._pool.submit(fn, nxt))  # type: ignore[arg-type]
                 yield result
         finally:
-            for f in pending:  # an error or a closed generator: what has not started never will
+            # An error or a closed generator: what has not started never will, and what has is waited
+            # for (each request is bounded by its timeout), so no request of this page outlives the call
+            # and none can reach the rate gate's connection while the run commits on it.
+            for f in pending:
                 f.cancel()
+            wait(pending)
 
     def close(self) -> None:
         if self._pool is not None:

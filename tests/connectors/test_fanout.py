@@ -129,18 +129,27 @@ def test_ordered_hands_back_in_order_raises_in_place_and_cancels_the_rest() -> N
     started: list[int] = []
     lock = threading.Lock()
 
+    finished: list[int] = []
+
     def work(i: int) -> int:
         with lock:
             started.append(i)
-        time.sleep(0.05 if i % 2 == 0 else 0.0)  # later items finish first
-        if i == 5:
-            raise ValueError("item 5")
-        return i * 10
+        try:
+            time.sleep(0.05 if i % 2 == 0 else 0.0)  # later items finish first
+            if i == 5:
+                raise ValueError("item 5")
+            return i * 10
+        finally:
+            with lock:
+                finished.append(i)
 
     got: list[int] = []
     with pytest.raises(ValueError, match="item 5"):
         for value in pool.ordered(work, range(40)):
             got.append(value)
+    # Nothing of the call is still running once the error reached the caller.
+    with lock:
+        assert sorted(finished) == sorted(started)
     pool.close()
     assert got == [0, 10, 20, 30, 40]
     # A bounded window: nothing far past the failure was ever started.
