@@ -71,6 +71,15 @@ def run(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, stage: 
     return run_id, outcome
 
 
+def entities_without_chunks(probe: psycopg.Connection[Any], source_id: int) -> int:
+    row = probe.execute(
+        "select count(*) from entities e where e.source_id = %s"
+        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
+        (source_id,),
+    ).fetchone()
+    return int(row[0]) if row else -1
+
+
 def test_embedding_ahead_stores_what_the_sequential_loop_stores_in_the_same_order(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
 ) -> None:
@@ -112,12 +121,7 @@ def test_an_embedder_that_gives_up_on_the_stage_thread_fails_the_run_after_the_p
     saved = rq.get_run(probe, id=run_id)
     assert saved is not None and (saved.state, saved.entities_done) == ("failed", 100)
     assert saved.error_detail is not None and "embedder failed" in saved.error_detail
-    without_chunks = probe.execute(
-        "select count(*) from entities e where e.source_id = %s"
-        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
-        (source_id,),
-    ).fetchone()
-    assert without_chunks == (0,)
+    assert entities_without_chunks(probe, source_id) == 0
 
 
 def test_a_read_ahead_made_stale_by_a_later_commit_is_completed_in_the_transaction(
@@ -172,9 +176,4 @@ def test_an_items_scoped_run_embeds_its_items_ahead_too(
     assert sorted(committed_order(probe, source_id)) == sorted(expected)
     assert embedder.threads == {f"run-{run_id}-embed"}
     assert embedder.calls == 5  # pages of 50 and 10 items: groups of 16, 16, 16, 2 and 10
-    without_chunks = probe.execute(
-        "select count(*) from entities e where e.source_id = %s"
-        " and not exists (select 1 from entity_chunks c where c.entity_id = e.id)",
-        (source_id,),
-    ).fetchone()
-    assert without_chunks == (0,)
+    assert entities_without_chunks(probe, source_id) == 0
