@@ -16,6 +16,7 @@ handed back; requests not yet started are cancelled and those already sent are w
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TypeVar
@@ -45,23 +46,17 @@ class FanOut:
             return
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
-        pending: list[Future[R]] = []
-        source = iter(items)
+        pending: deque[Future[R]] = deque()
         try:
             # Submitted ahead of the one being handed back: a window of a few times the pool, because
             # many items need no request at all (an issue without attachments) and would otherwise
             # leave the pool idle. Memory stays bounded by the window, not by the listing page.
-            for item in source:
+            for item in items:
                 pending.append(self._pool.submit(fn, item))
                 if len(pending) >= self.workers * WINDOW_PER_WORKER:
-                    break
+                    yield pending.popleft().result()
             while pending:
-                head = pending.pop(0)
-                result = head.result()
-                nxt = next(source, _END)
-                if nxt is not _END:
-                    pending.append(self._pool.submit(fn, nxt))  # type: ignore[arg-type]
-                yield result
+                yield pending.popleft().result()
         finally:
             # An error or a closed generator: what has not started never will, and what has is waited
             # for (each request is bounded by its timeout), so no request of this page outlives the call
@@ -75,5 +70,3 @@ class FanOut:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-
-_END = object()

@@ -395,8 +395,8 @@ class JiraConnector:
     def _issue_attachments(self, issue: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
         """Requests only (runs on the fan-out): the issue's attachment texts, nothing for a malformed one."""
         data = _obj(issue)
-        fields = data.get("fields")
-        if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
+        fields = _fields_of(data)
+        if fields is None:
             return None, None
         return self._attachment_texts(str(data["key"]), fields.get("attachment"))
 
@@ -412,8 +412,8 @@ class JiraConnector:
             # A server that ignores "-comment" in ``fields``: the filter still holds.
             data = {**data, "fields": {k: v for k, v in data["fields"].items() if k != "comment"}}
         sid = str(data.get("id") or data.get("key") or "unknown")
-        fields = data.get("fields")
-        if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
+        fields = _fields_of(data)
+        if fields is None:
             return ItemError("ticket", sid, "malformed", "issue without id, key or fields")
         project = str(_obj(fields.get("project")).get("key") or str(data["key"]).rsplit("-", 1)[0])
         security = fields.get("security")
@@ -698,6 +698,14 @@ def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _fields_of(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """An issue's fields, or None when it lacks an id, a key or fields (a malformed issue)."""
+    fields = data.get("fields")
+    if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
+        return None
+    return fields
 
 
 def _linked_keys(issue: Any) -> list[str]:

@@ -259,11 +259,16 @@ class SlackConnector:
 
     def paged(self, method: str, key: str, cursor: str | None = None, **params: Any) -> Iterator[tuple[Any, str]]:
         """Items of a cursor-paged method, each with the cursor of the page *after* its own."""
+        for items, nxt in self.pages(method, key, cursor, **params):
+            for item in items:
+                yield item, nxt
+
+    def pages(self, method: str, key: str, cursor: str | None = None, **params: Any) -> Iterator[tuple[list[Any], str]]:
+        """Pages of a cursor-paged method, each with the cursor of the page after it ("" at the end)."""
         while True:
             data = self.call(method, limit=self.page_size, cursor=cursor or None, **params)
             nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
-            for item in data.get(key) or []:
-                yield item, nxt
+            yield list(data.get(key) or []), nxt
             if not nxt:
                 return
             cursor = nxt
@@ -278,7 +283,7 @@ class SlackConnector:
         members = self._channel_members(channel)
         since_ts = _ts(since) if since is not None else None
         oldest = _ts(since - self.lookback) if since is not None else None
-        for messages, nxt in self._history_pages(cid, cursor, oldest):
+        for messages, nxt in self.pages("conversations.history", "messages", cursor, channel=cid, oldest=oldest):
             plan: list[tuple[Mapping[str, Any], str, bool, bool]] = []
             for msg in messages:
                 if not isinstance(msg, Mapping):
@@ -302,18 +307,6 @@ class SlackConnector:
                                 yield self._raw(channel, reply, members)
             if messages:
                 yield nxt
-
-    def _history_pages(self, cid: str, cursor: str | None, oldest: str | None) -> Iterator[tuple[list[Any], str]]:
-        """Pages of ``conversations.history``, each with the cursor of the page after it ("" at the end)."""
-        while True:
-            data = self.call(
-                "conversations.history", limit=self.page_size, cursor=cursor or None, channel=cid, oldest=oldest
-            )
-            nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
-            yield list(data.get("messages") or []), nxt
-            if not nxt:
-                return
-            cursor = nxt
 
     def _replies(self, cid: str, ts: str) -> list[Any]:
         """Requests only (runs on the fan-out): every message of one thread, the parent included."""
@@ -425,10 +418,8 @@ class SlackConnector:
         if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
             return []
         users = self._user_map()
-        if (
-            not channel.get("is_ext_shared")
-            and not channel.get("is_shared")
-            and not any(u.get("guest") for u in users.values())
+        if not channel.get("is_ext_shared") and not channel.get("is_shared") and not any(
+            u.get("guest") for u in users.values()
         ):
             return []  # no guests in the workspace and no other organisation: the workspace group says it all
         cid = str(channel["id"])
