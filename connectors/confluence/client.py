@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -75,6 +76,16 @@ class _Read:
     error: HttpError | None = None
     texts: dict[str, str] | None = None
     reasons: dict[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _SinceRead:
+    """One read an incremental listing page asks for: a changed page as listed, or the page a changed
+    comment or attachment belongs to (read whole)."""
+
+    space_key: str | None
+    payload: Any = None
+    parent_id: str | None = None
 
 
 class ConfluenceConnector:
@@ -292,30 +303,36 @@ class ConfluenceConnector:
             params = {"cql": cql, "start": start, "limit": self.page_size, "expand": self.expand}
             data = self._list("/rest/api/content/search", params)
             results = _results(data)
+            # What to read is decided on this thread, in the listing's order (it depends only on the
+            # listing); the reads go out a few at a time (connectors.fanout) and come back in that order.
+            todo: list[_SinceRead] = []
             for payload in results:
                 kind = payload.get("type") if isinstance(payload, Mapping) else None
                 if kind in ("comment", "attachment"):
                     parent = _get(payload, "container", "id")
                     if parent is not None and str(parent) not in parents_done:
                         parents_done.add(str(parent))
-                        yield from self._one(str(parent), _space_key(payload) or "")
+                        todo.append(_SinceRead(_space_key(payload) or "", parent_id=str(parent)))
                     continue
                 if isinstance(payload, Mapping):
                     parents_done.add(str(payload.get("id")))
-                yield from self._emit(payload, _space_key(payload))
+                todo.append(_SinceRead(_space_key(payload), payload=payload))
+            with closing(self.fanout.ordered(self._since_read, todo)) as reads:
+                for one, read in zip(todo, reads, strict=True):
+                    yield from self._emit_read(read, one.space_key)
             start += len(results)
             total = data.get("totalSize") if isinstance(data, Mapping) else None
             yield Checkpoint({"mode": "since", "start": start}, total if isinstance(total, int) else None)
             if not results or not _get(data, "_links", "next"):
                 return
 
-    def _one(self, page_id: str, space_key: str) -> Iterator[Emitted]:
-        yield from self._emit_read(self._read(page_id), space_key)
-
     def _emit(self, payload: Any, space_key: str | None) -> Iterator[Emitted]:
         yield from self._emit_read(self._complete(payload), space_key)
 
-    # Requests only, no run state: these two run on the fan-out's threads.
+    # Requests only, no run state: these three run on the fan-out's threads.
+    def _since_read(self, one: _SinceRead) -> _Read:
+        return self._read(one.parent_id) if one.parent_id is not None else self._complete(one.payload)
+
     def _read(self, page_id: str) -> _Read:
         try:
             payload = self.http.get_json(f"/rest/api/content/{page_id}", {"expand": self.expand})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -47,14 +48,16 @@ def shape(emitted: Emitted) -> tuple[Any, ...]:
     return ("gone", emitted.source_type, emitted.source_entity_id)
 
 
-def run_twice(emu: RunningEmulator, make: Any) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int, int]:
+def run_twice(
+    emu: RunningEmulator, make: Any, since: datetime | None = None
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], int, int]:
     """(sequential shapes, fanned-out shapes, max overlapping requests in each)."""
     out = []
     for fanout in (1, DEFAULT_FANOUT):
         control(emu, "DELETE", "stats")
         conn: Connector = make(fanout, CallStats())
         try:
-            out.append(([shape(e) for e in conn.enumerate(None, None)], control(emu, "GET", "stats")["max_in_latency"]))
+            out.append(([shape(e) for e in conn.enumerate(since, None)], control(emu, "GET", "stats")["max_in_latency"]))
         finally:
             conn.close()
     (seq, seq_max), (fan, fan_max) = out
@@ -108,6 +111,27 @@ def test_confluence_page_reads_overlap_keep_order_and_an_error_keeps_its_place(c
     seq, fan, seq_max, fan_max = run_twice(confluence, make)
     assert fan == seq
     assert [s[0] for s in seq if s[0] != "checkpoint"][4] == "error"
+    assert seq_max == 1
+    assert fan_max > 1
+
+
+def test_confluence_incremental_reads_overlap_and_keep_the_listing_order(confluence: RunningEmulator) -> None:
+    def make(fanout: int, stats: CallStats) -> ConfluenceConnector:
+        cfg = SourceConfig(1, confluence.base_url + "/wiki", f"bot@x.example:{TOKEN}", "all", (), {}, fanout=fanout)
+        return ConfluenceConnector(cfg, stats, page_size=10)
+
+    since = datetime.now(UTC) - timedelta(minutes=1)
+    pages = control(confluence, "GET", "pages")["pages"]
+    # Edited pages are listed as they are; a comment lists its page, read whole, once per run, even when
+    # the page itself was edited too (pages[6]) or carries two new comments (pages[9]).
+    for page_id in pages[2:8]:
+        control(confluence, "PATCH", f"pages/{page_id}", {"body": f"<p>edited {page_id}</p>"})
+    for page_id in (pages[6], pages[9], pages[9], pages[12], pages[15], pages[20]):
+        control(confluence, "POST", f"pages/{page_id}/comments", {"text": "a late remark"})
+    seq, fan, seq_max, fan_max = run_twice(confluence, make, since)
+    items = [s[2] for s in seq if s[0] == "item"]
+    assert items == [*pages[2:8], pages[9], pages[12], pages[15], pages[20]]  # CQL's lastmodified order
+    assert fan == seq
     assert seq_max == 1
     assert fan_max > 1
 
