@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -295,21 +295,34 @@ class SlackConnector:
                 thread_active = is_parent and (since_ts is None or latest >= _key(since_ts))
                 shown = (since_ts is None or thread_active or _changed_since(msg, since_ts)) and self._wanted(msg)
                 plan.append((msg, ts, shown, thread_active))
-            # The page's threads are read a few at a time (connectors.fanout) and taken in the page's order.
-            threads = [ts for _, ts, _, active in plan if active]
-            with closing(self.fanout.ordered(partial(self._replies, cid), threads)) as replies:
-                for msg, ts, shown, active in plan:
+            # What needs a request (a thread's replies, a shown message's files) is read a few at a time
+            # (connectors.fanout) and taken in the page's order; the rest is built here at once.
+            asks = [(ts, m if shown else None, active) for m, ts, shown, active in plan if _asks(m, shown, active)]
+            with closing(self.fanout.ordered(partial(self._read_planned, cid), asks)) as reads:
+                for msg, _, shown, active in plan:
+                    read = next(reads) if _asks(msg, shown, active) else _PlanRead()
                     if shown:
-                        yield self._raw(channel, msg, members)
-                    if active:
-                        for reply in next(replies):
-                            if isinstance(reply, Mapping) and reply.get("ts") != ts and self._wanted(reply):
-                                yield self._raw(channel, reply, members)
+                        yield self._raw(channel, msg, members, read.files)
+                    for reply, files in read.replies:
+                        yield self._raw(channel, reply, members, files)
             if messages:
                 yield nxt
 
+    def _read_planned(self, cid: str, need: tuple[str, Mapping[str, Any] | None, bool]) -> _PlanRead:
+        """Requests only (runs on the fan-out): a shown message's files; a thread's wanted replies and
+        their files."""
+        ts, shown, active = need
+        files = self._file_texts(message_id(cid, ts), shown.get("files")) if shown is not None else _NO_FILES
+        replies: list[tuple[Mapping[str, Any], _FileTexts]] = []
+        if active:
+            for reply in self._replies(cid, ts):
+                if isinstance(reply, Mapping) and reply.get("ts") != ts and self._wanted(reply):
+                    sid = message_id(cid, str(reply.get("ts", "")))
+                    replies.append((reply, self._file_texts(sid, reply.get("files"))))
+        return _PlanRead(files, replies)
+
     def _replies(self, cid: str, ts: str) -> list[Any]:
-        """Requests only (runs on the fan-out): every message of one thread, the parent included."""
+        """Every message of one thread, the parent included."""
         return [reply for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts)]
 
     def _one(self, channel: dict[str, Any], ts: str) -> Iterator[RawItem]:
@@ -334,7 +347,13 @@ class SlackConnector:
     def _wanted(self, msg: Mapping[str, Any]) -> bool:
         return self.filters["bot_messages"] or not (msg.get("subtype") == "bot_message" or msg.get("bot_id"))
 
-    def _raw(self, channel: Mapping[str, Any], msg: Mapping[str, Any], members: list[str] | None) -> RawItem:
+    def _raw(
+        self,
+        channel: Mapping[str, Any],
+        msg: Mapping[str, Any],
+        members: list[str] | None,
+        files: _FileTexts | None = None,
+    ) -> RawItem:
         team = self._team_info()
         users = self._user_map()
         ts = str(msg.get("ts", ""))
@@ -343,7 +362,9 @@ class SlackConnector:
         named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
         edited = (msg.get("edited") or {}).get("ts") if isinstance(msg.get("edited"), Mapping) else None
-        texts, reasons = self._file_texts(message_id(channel["id"], ts), msg.get("files"))
+        if files is None:  # a message read on its own (webhook, fetch by id)
+            files = self._file_texts(message_id(channel["id"], ts), msg.get("files"))
+        texts, reasons = files
         return RawItem(
             source_type="message",
             source_entity_id=message_id(channel["id"], ts),
@@ -364,7 +385,7 @@ class SlackConnector:
             ),
         )
 
-    def _file_texts(self, sid: str, files: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    def _file_texts(self, sid: str, files: Any) -> _FileTexts:
         """Text and PDF files of a message read within the cap (``url_private_download``, bearer auth);
         why the others stay links."""
         if not isinstance(files, list):
@@ -522,6 +543,24 @@ def _when(ts: str) -> datetime | None:
         return ts_to_datetime(ts)
     except ValueError:
         return None
+
+
+_FileTexts = tuple[dict[str, str] | None, dict[str, str] | None]  # a message's file texts, and why others stay links
+_NO_FILES: _FileTexts = (None, None)
+
+
+@dataclass(frozen=True, slots=True)
+class _PlanRead:
+    """What the fan-out read for one message of a history page: its files, and its thread's replies."""
+
+    files: _FileTexts = _NO_FILES
+    replies: list[tuple[Mapping[str, Any], _FileTexts]] = field(default_factory=list)
+
+
+def _asks(msg: Mapping[str, Any], shown: bool, active: bool) -> bool:
+    """Whether a planned message needs a request: its thread's replies, or the files it shows."""
+    files = msg.get("files")
+    return active or (shown and isinstance(files, list) and bool(files))
 
 
 def create(config: SourceConfig, stats: CallStats) -> SlackConnector:

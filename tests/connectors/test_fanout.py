@@ -57,7 +57,8 @@ def run_twice(
         control(emu, "DELETE", "stats")
         conn: Connector = make(fanout, CallStats())
         try:
-            out.append(([shape(e) for e in conn.enumerate(since, None)], control(emu, "GET", "stats")["max_in_latency"]))
+            shapes = [shape(e) for e in conn.enumerate(since, None)]
+            out.append((shapes, control(emu, "GET", "stats")["max_in_latency"]))
         finally:
             conn.close()
     (seq, seq_max), (fan, fan_max) = out
@@ -141,8 +142,18 @@ def test_slack_thread_reads_overlap_and_emit_the_same_stream(slack: RunningEmula
         cfg = SourceConfig(1, slack.base_url, TOKEN, "all", (), {"direct_messages": True}, fanout=fanout)
         return SlackConnector(cfg, stats, page_size=20)
 
+    # Text files, each a download of its own: on top-level messages, and on a reply inside a thread.
+    for n in range(6):
+        files = [{"name": f"note{n}-{i}.txt", "mimetype": "text/plain", "text": f"file {n}.{i}"} for i in range(2)]
+        control(slack, "POST", "messages", {"channel": "C0GENERAL", "text": f"files {n}", "files": files})
+    parent = control(slack, "POST", "messages", {"channel": "C0GENERAL", "text": "a thread with a file"})
+    reply_file = [{"name": "reply.txt", "mimetype": "text/plain", "text": "the reply's file"}]
+    reply = {"channel": "C0GENERAL", "text": "r", "thread_ts": parent["ts"], "files": reply_file}
+    control(slack, "POST", "messages", reply)
     seq, fan, seq_max, fan_max = run_twice(slack, make)
     assert sum(1 for s in seq if s[0] == "item" and s[3].get("thread_ts") not in (None, s[3].get("ts"))) > 0
+    file_texts = [t for s in seq if s[0] == "item" for t in (s[6].file_texts or {}).values()]
+    assert {f"file {n}.{i}" for n in range(6) for i in range(2)} | {"the reply's file"} <= set(file_texts)
     assert fan == seq
     assert seq_max == 1
     assert fan_max > 1
