@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 
 from app.queries import settings as q
+from connectors.fanout import DEFAULT_FANOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,7 @@ class PlatformSettings:
     search_include_drafts: bool
     completeness_tolerance: float
     rate_limit_patience: int
+    fetch_fanout: int  # requests of one listing page a connector sends at once (connectors.fanout)
     version: int
 
 
@@ -51,5 +53,6 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         search_include_drafts=bool(values["search_include_drafts"]),
         completeness_tolerance=float(values.get("completeness_tolerance", 0.01)),
         rate_limit_patience=int(values.get("rate_limit_patience", 600)),
+        fetch_fanout=int(values.get("fetch_fanout", DEFAULT_FANOUT)),
         version=version,
     )

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_SECONDS
+from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_FANOUT, MAX_SECONDS
 
 Seconds = Annotated[int, Meta(ge=1, le=MAX_SECONDS, description="seconds")]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
@@ -383,6 +383,7 @@ class SettingsValues(msgspec.Struct):
     search_include_drafts: bool
     completeness_tolerance: float
     rate_limit_patience: int
+    fetch_fanout: int
     alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
     alert_dlq_threshold: int = 100
 
@@ -414,6 +415,7 @@ class SettingsUpdate(Input):
     alert_dlq_threshold: Annotated[int, Meta(ge=1, le=10_000_000)] | UnsetType = UNSET
     completeness_tolerance: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
     rate_limit_patience: Seconds | UnsetType = UNSET
+    fetch_fanout: Annotated[int, Meta(ge=1, le=MAX_FANOUT)] | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health

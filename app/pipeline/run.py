@@ -300,6 +300,7 @@ class _Run:
                 self._scoped(source_config(source, self.keyring)),
                 source.connector_type,
                 self.settings.rate_limit_patience,
+                self.settings.fetch_fanout,
             )
             connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:

@@ -42,11 +42,12 @@ def credential_key(connector_type: str, base_url: str, credential: str | None) -
 
 
 def with_rate_budget(
-    conn: psycopg.Connection[Any], config: SourceConfig, connector_type: str, patience: float
+    conn: psycopg.Connection[Any], config: SourceConfig, connector_type: str, patience: float, fanout: int
 ) -> SourceConfig:
-    """``config`` with the shared budget of its credential and the platform's rate-limit patience."""
+    """``config`` with the shared budget of its credential, the platform's rate-limit patience and the
+    platform's fan-out width (the budget caps the rate whatever the width)."""
     gate = PgRateGate(conn, credential_key(connector_type, config.base_url, config.credential))
-    return replace(config, rate_gate=gate, rate_limit_patience=float(patience))
+    return replace(config, rate_gate=gate, rate_limit_patience=float(patience), fanout=fanout)
 
 
 class PgRateGate:

@@ -38,6 +38,7 @@ SECONDS_KEYS = (
     "rate_limit_patience",
 )
 MAX_DELIVERIES_LIMIT = 1000
+MAX_FANOUT = 16  # requests of one listing page at once; the table's CHECK holds the same bound
 ALERT_EVENTS = ("run_failed", "source_health_error", "mass_delete_held", "dead_letters_over_threshold", "worker_gone")
 CHANNEL_KINDS = ("webhook", "slack")
 MAX_CHANNELS = 20
@@ -90,6 +91,8 @@ def normalise(changes: Mapping[str, Any], keyring: Keyring | None = None) -> dic
             out[key] = _whole(key, value, 1, MAX_SECONDS)
         elif key == "max_deliveries":
             out[key] = _whole(key, value, 1, MAX_DELIVERIES_LIMIT)
+        elif key == "fetch_fanout":
+            out[key] = _whole(key, value, 1, MAX_FANOUT)
         elif key == "reconcile_window":
             if not isinstance(value, Mapping):
                 raise InvalidField(key, 'must be {"day": ..., "time": "HH:MM"}')

@@ -12,6 +12,7 @@ def test_get_shows_defaults_with_the_window_as_day_and_time(api: Server) -> None
         body = c.get("/api/v1/settings").json()
     assert body["values"]["reconcile_window"] == {"day": "sunday", "time": "03:00"}
     assert body["values"]["sync_interval"] == 900 and body["values"]["timezone"] == "UTC"
+    assert body["values"]["fetch_fanout"] == 4
     assert isinstance(body["version"], int)
 
 
@@ -50,6 +51,9 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
         ({"mass_delete_share": 1.5}, "mass_delete_share"),
         ({"search_include_drafts": "yes"}, "search_include_drafts"),
         ({"api_key": "s3cr3t"}, "api_key"),
+        ({"fetch_fanout": 0}, "fetch_fanout"),
+        ({"fetch_fanout": 17}, "fetch_fanout"),
+        ({"fetch_fanout": 2.5}, "fetch_fanout"),
         # One good value with one bad: all or nothing.
         ({"watchdog_silence": 7200, "timezone": "Nowhere/Town"}, "timezone"),
     ]
