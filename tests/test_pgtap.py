@@ -50,12 +50,9 @@ def _ensure_pgtap(url: str) -> str:
 # tap_queries from the generated modules' own text, so a test can never drift from the query the app runs.
 QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
     (
-        "upsert_entity_columns",
+        "upsert_entities",
         entities.UPSERT_ENTITIES,
-        "source_id bigint, run_id bigint, source_type text[], source_entity_id text[], natural_key text[],"
-        " container text[], status text[], title text[], body text[], url text[], author text[],"
-        " source_created_at text[], source_updated_at text[], metadata jsonb[], acl_principals text[],"
-        " aliases text[], out_of_scope boolean[], content_hash text[]",
+        "source_id bigint, rows json, run_id bigint default null",
         "table (id bigint, source_type text, source_entity_id text, inserted boolean)",
     ),
     ("upsert_chunks", chunks.UPSERT_CHUNKS, "rows jsonb", "void"),
@@ -93,45 +90,18 @@ QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
 ]
 
 
-# The pgTAP files write a page as readable json records; this turns one into UpsertEntities' column
-# arrays (as app.pipeline.transform.entity_columns does) and runs the generated statement on them.
-UPSERT_ENTITIES_FROM_JSON = """
-create or replace function tap_queries.upsert_entities(source_id bigint, rows json, run_id bigint default null)
-returns table (id bigint, source_type text, source_entity_id text, inserted boolean) language sql as $$
-select c.*
-from (select array_agg(r.source_type) as source_type, array_agg(r.source_entity_id) as source_entity_id,
-             array_agg(r.natural_key) as natural_key, array_agg(r.container) as container,
-             array_agg(r.status) as status, array_agg(r.title) as title, array_agg(r.body) as body,
-             array_agg(r.url) as url, array_agg(r.author) as author,
-             array_agg(r.source_created_at) as source_created_at,
-             array_agg(r.source_updated_at) as source_updated_at, array_agg(r.metadata) as metadata,
-             array_agg(r.acl_principals::text) as acl_principals, array_agg(r.aliases::text) as aliases,
-             array_agg(r.out_of_scope) as out_of_scope, array_agg(r.content_hash) as content_hash
-      from json_to_recordset(upsert_entities.rows) as r(
-          source_type text, source_entity_id text, natural_key text, container text, status text, title text,
-          body text, url text, author text, source_created_at text, source_updated_at text, metadata jsonb,
-          acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)) p,
-     tap_queries.upsert_entity_columns(
-         upsert_entities.source_id, upsert_entities.run_id, p.source_type, p.source_entity_id, p.natural_key,
-         p.container, p.status, p.title, p.body, p.url, p.author, p.source_created_at, p.source_updated_at,
-         p.metadata, p.acl_principals, p.aliases, p.out_of_scope, p.content_hash) c
-$$
-"""
-
-
 def _install_query_functions(url: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("create schema if not exists tap_queries")
         conn.execute("grant usage on schema tap_queries to public")
         for name, text, args, returns in QUERY_FUNCTIONS:
             # %(param)s -> the function's argument, qualified so it never loses to a column of that name.
-            body = re.sub(r"%\((\w+)\)[sb]", rf"{name}.\1", text).replace("%%", "%")
+            body = re.sub(r"%\((\w+)\)s", rf"{name}.\1", text).replace("%%", "%")
             conn.execute(
                 sql.SQL("create or replace function tap_queries.{}({}) returns {} language sql as {}").format(
                     sql.Identifier(name), sql.SQL(args), sql.SQL(returns), sql.Literal(body)
                 )
             )
-        conn.execute(UPSERT_ENTITIES_FROM_JSON)
 
 
 def _pg_prove_command(url: str) -> tuple[list[str], dict[str, str]]:

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 import psycopg
 
 from app.chunking import Ready
-from app.pipeline.transform import edge_rows, entity_columns, entity_row, ref_rows
+from app.pipeline.transform import edge_rows, entity_row, ref_rows
 from app.queries import dead_letters as dlq
 from app.queries import entities as q
 from connectors.base import Entity, ItemError, SourceType
@@ -74,8 +74,7 @@ def load_batch(
     entities = list(latest.values())
 
     if entities:
-        page = entity_columns([entity_row(e) for e in entities])
-        changed = q.upsert_entities(conn, source_id=source_id, run_id=run_id, **page)
+        changed = q.upsert_entities(conn, source_id=source_id, run_id=run_id, rows=[entity_row(e) for e in entities])
         by_key: dict[tuple[str, str], Entity] = {(e.source_type, e.source_entity_id): e for e in entities}
         written = [(r.id, by_key[(r.source_type, r.source_entity_id)]) for r in changed]
         result.written = len(written)

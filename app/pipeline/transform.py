@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -100,46 +99,6 @@ def entity_row(entity: Entity) -> dict[str, Any]:
         "out_of_scope": entity.out_of_scope,
         "content_hash": _hash(entity, created, updated, acl),
     }
-
-
-# The row's keys in UpsertEntities' parameter order; the text ones may carry NUL, which binary text cannot.
-_COLUMNS = (
-    "source_type", "source_entity_id", "natural_key", "container", "status", "title", "body", "url", "author",
-    "source_created_at", "source_updated_at", "metadata", "acl_principals", "aliases", "out_of_scope",
-    "content_hash",
-)  # fmt: skip
-_TEXT = ("source_entity_id", "natural_key", "container", "url", "author")
-_ARRAYS = ("acl_principals", "aliases")
-
-
-def _array_literal(values: list[str] | None) -> str | None:
-    """A text[] literal of ``values`` (every element quoted; NUL dropped), None for None."""
-    if values is None:
-        return None
-    quoted = ('"' + _clean(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
-    return "{" + ",".join(quoted) + "}"
-
-
-def _clean_or_none(text: str | None) -> str | None:
-    return None if text is None else _clean(text)
-
-
-def entity_columns(rows: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
-    """UpsertEntities' page: the rows of :func:`entity_row` as one list per column (sent as binary arrays).
-
-    The json page used to drop NUL on its way (``app.db.jsonb.dumps``); binary text refuses it, so it is
-    dropped here, in the columns that can hold it (title and body are already clean; metadata still goes
-    through ``dumps``). The per-row arrays (ACL, aliases) travel as text[] literals, NULL kept apart from
-    empty.
-    """
-    columns = {k: [r[k] for r in rows] for k in _COLUMNS}
-    for k in _ARRAYS:
-        columns[k] = [_array_literal(v) for v in columns[k]]
-    # One scan of the page finds the rare NUL; only then is each value cleaned.
-    if "\x00" in "".join(v for k in _TEXT for v in columns[k] if v is not None):
-        for k in _TEXT:
-            columns[k] = [_clean_or_none(v) for v in columns[k]]
-    return columns
 
 
 def edge_rows(entity_id: int, entity: Entity) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 from psycopg.rows import tuple_row
-from psycopg.types.json import Jsonb
+from psycopg.types.json import Json, Jsonb
 
 CLEAR_SEEN = """
 delete from run_seen_items where run_id = %(run_id)s::bigint
@@ -490,21 +490,14 @@ insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
     last_fetched_at, last_run_id)
-select %(source_id)b::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
-       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at::timestamptz,
-       r.source_updated_at::timestamptz, coalesce(r.metadata, '{}'), r.acl_principals::text[],
-       coalesce(r.aliases::text[], '{}'), coalesce(r.out_of_scope, false), r.content_hash, now(),
-       %(run_id)b::bigint
-from rows from (
-    unnest(%(source_type)b::text[]), unnest(%(source_entity_id)b::text[]),
-    unnest(%(natural_key)b::text[]), unnest(%(container)b::text[]), unnest(%(status)b::text[]),
-    unnest(%(title)b::text[]), unnest(%(body)b::text[]), unnest(%(url)b::text[]),
-    unnest(%(author)b::text[]), unnest(%(source_created_at)b::text[]),
-    unnest(%(source_updated_at)b::text[]), unnest(%(metadata)b::jsonb[]),
-    unnest(%(acl_principals)b::text[]), unnest(%(aliases)b::text[]),
-    unnest(%(out_of_scope)b::boolean[]), unnest(%(content_hash)b::text[])) as r(
-    source_type, source_entity_id, natural_key, container, status, title, body, url, author,
-    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
+select %(source_id)s::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
+       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
+       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
+       r.content_hash, now(), %(run_id)s::bigint
+from json_to_recordset(%(rows)s::json) as r(
+    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
+    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
+    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
 on conflict on constraint entities_identity_key do update
 set natural_key = excluded.natural_key,
     container = excluded.container,
@@ -554,43 +547,24 @@ def upsert_entities(
     *,
     source_id: int,
     run_id: int,
-    source_type: list[str],
-    source_entity_id: list[str],
-    natural_key: list[str],
-    container: list[str],
-    status: list[str],
-    title: list[str],
-    body: list[str],
-    url: list[str],
-    author: list[str],
-    source_created_at: list[str],
-    source_updated_at: list[str],
-    metadata: list[Any],
-    acl_principals: list[str],
-    aliases: list[str],
-    out_of_scope: list[bool],
-    content_hash: list[str],
+    rows: Any,
 ) -> list[UpsertEntitiesRow]:
     """Entities and their graph projection (edges, refs): the loader's writes, the
     only ones (role harvester_worker), and the reads that summarise them. Batches
-    travel as one jsonb array of records (jsonb_to_recordset), except
-    UpsertEntities: its page travels as column arrays in binary (see there).
-    Upserts a batch on the identity key; returns only rows inserted or changed
-    (equal hash writes nothing). A changed row, a returning (soft-deleted) one or
-    a re-flagged neighbour is rewritten; status is whatever classify says now, so
-    a restore with an equal payload keeps the old status (seed 000 "Удаления"). A
-    written row records its provenance (fetched now by run_id); an unchanged one
-    is left to TouchFetched, and a restore clears the deletion's run and reason. A
-    rewritten row's outgoing edges and refs are dropped in the same statement,
-    before InsertEdges/InsertRefs write what it declares now (seed 003); a freshly
-    inserted row has none. One statement per page: round trips are what a page
-    costs most on a busy machine (docs/performance.md "Load path"). The page
-    travels as one array per column, in binary (`params: binary`): the server
-    copies each value out of its array, where a json page was parsed character by
-    character (decision D-load-1). Timestamps travel as the ISO text the content
-    hash covers and are read in the session's zone, as before; acl_principals and
-    aliases, an array per row, as array literals (NULL: no ACL captured). Every
-    array holds one element per entity.
+    travel as one jsonb (UpsertEntities: json) array of records: one statement per
+    batch, typed by jsonb_to_recordset. Upserts a batch on the identity key;
+    returns only rows inserted or changed (equal hash writes nothing). A changed
+    row, a returning (soft-deleted) one or a re-flagged neighbour is rewritten;
+    status is whatever classify says now, so a restore with an equal payload keeps
+    the old status (seed 000 "Удаления"). A written row records its provenance
+    (fetched now by run_id); an unchanged one is left to TouchFetched, and a
+    restore clears the deletion's run and reason. A rewritten row's outgoing edges
+    and refs are dropped in the same statement, before InsertEdges/InsertRefs
+    write what it declares now (seed 003); a freshly inserted row has none. One
+    statement per page: round trips are what a page costs most on a busy machine
+    (docs/performance.md "Load path"). The page travels as json, not jsonb:
+    json_to_recordset reads the text once, where jsonb would first build a tree of
+    the whole page.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -598,22 +572,7 @@ def upsert_entities(
             {
                 "source_id": source_id,
                 "run_id": run_id,
-                "source_type": source_type,
-                "source_entity_id": source_entity_id,
-                "natural_key": natural_key,
-                "container": container,
-                "status": status,
-                "title": title,
-                "body": body,
-                "url": url,
-                "author": author,
-                "source_created_at": source_created_at,
-                "source_updated_at": source_updated_at,
-                "metadata": [None if v is None else Jsonb(v) for v in metadata],
-                "acl_principals": acl_principals,
-                "aliases": aliases,
-                "out_of_scope": out_of_scope,
-                "content_hash": content_hash,
+                "rows": Json(rows),
             },
         ).fetchall()
     return [UpsertEntitiesRow(*row) for row in rows]

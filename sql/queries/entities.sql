@@ -1,7 +1,7 @@
 -- Entities and their graph projection (edges, refs): the loader's writes, the only ones (role
 -- harvester_worker), and the reads that summarise them.
--- Batches travel as one jsonb array of records (jsonb_to_recordset), except UpsertEntities: its page travels
--- as column arrays in binary (see there).
+-- Batches travel as one jsonb (UpsertEntities: json) array of records: one statement per batch, typed by
+-- jsonb_to_recordset.
 
 -- name: UpsertEntities :many
 -- Upserts a batch on the identity key; returns only rows inserted or changed (equal hash writes nothing).
@@ -11,32 +11,21 @@
 -- TouchFetched, and a restore clears the deletion's run and reason. A rewritten row's outgoing edges
 -- and refs are dropped in the same statement, before InsertEdges/InsertRefs write what it declares now
 -- (seed 003); a freshly inserted row has none. One statement per page: round trips are what a page
--- costs most on a busy machine (docs/performance.md "Load path"). The page travels as one array per
--- column, in binary (`params: binary`): the server copies each value out of its array, where a json page
--- was parsed character by character (decision D-load-1). Timestamps travel as the ISO text the content
--- hash covers and are read in the session's zone, as before; acl_principals and aliases, an array per
--- row, as array literals (NULL: no ACL captured). Every array holds one element per entity.
--- params: binary
+-- costs most on a busy machine (docs/performance.md "Load path"). The page travels as json, not jsonb:
+-- json_to_recordset reads the text once, where jsonb would first build a tree of the whole page.
 with written as (
 insert into entities as e (
     source_id, source_type, source_entity_id, natural_key, container, status, title, body, url, author,
     source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash,
     last_fetched_at, last_run_id)
 select sqlc.arg(source_id)::bigint, r.source_type, r.source_entity_id, r.natural_key, r.container, r.status,
-       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at::timestamptz,
-       r.source_updated_at::timestamptz, coalesce(r.metadata, '{}'), r.acl_principals::text[],
-       coalesce(r.aliases::text[], '{}'), coalesce(r.out_of_scope, false), r.content_hash, now(),
-       sqlc.arg(run_id)::bigint
-from rows from (
-    unnest(sqlc.arg(source_type)::text[]), unnest(sqlc.arg(source_entity_id)::text[]),
-    unnest(sqlc.arg(natural_key)::text[]), unnest(sqlc.arg(container)::text[]), unnest(sqlc.arg(status)::text[]),
-    unnest(sqlc.arg(title)::text[]), unnest(sqlc.arg(body)::text[]), unnest(sqlc.arg(url)::text[]),
-    unnest(sqlc.arg(author)::text[]), unnest(sqlc.arg(source_created_at)::text[]),
-    unnest(sqlc.arg(source_updated_at)::text[]), unnest(sqlc.arg(metadata)::jsonb[]),
-    unnest(sqlc.arg(acl_principals)::text[]), unnest(sqlc.arg(aliases)::text[]),
-    unnest(sqlc.arg(out_of_scope)::boolean[]), unnest(sqlc.arg(content_hash)::text[])) as r(
-    source_type, source_entity_id, natural_key, container, status, title, body, url, author,
-    source_created_at, source_updated_at, metadata, acl_principals, aliases, out_of_scope, content_hash)
+       coalesce(r.title, ''), coalesce(r.body, ''), r.url, r.author, r.source_created_at, r.source_updated_at,
+       coalesce(r.metadata, '{}'), r.acl_principals, coalesce(r.aliases, '{}'), coalesce(r.out_of_scope, false),
+       r.content_hash, now(), sqlc.arg(run_id)::bigint
+from json_to_recordset(sqlc.arg(rows)::json) as r(
+    source_type text, source_entity_id text, natural_key text, container text, status text, title text,
+    body text, url text, author text, source_created_at timestamptz, source_updated_at timestamptz,
+    metadata jsonb, acl_principals text[], aliases text[], out_of_scope boolean, content_hash text)
 on conflict on constraint entities_identity_key do update
 set natural_key = excluded.natural_key,
     container = excluded.container,

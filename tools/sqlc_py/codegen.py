@@ -18,9 +18,6 @@ SUPPORTED_CMDS = (":one", ":many", ":exec", ":execrows", ":copyfrom")
 # A comment line `-- nullable: a, b` under `-- name:` marks result columns that may be NULL where sqlc's
 # static analysis says they cannot (it calls every cast, `x::interval`, and every view expression NOT NULL).
 NULLABLE = re.compile(r"^\s*nullable:\s*(.*)$")
-# A comment line `-- params: binary` sends every parameter of the query in binary (`%(name)b`): a list
-# then travels as a binary array, which the server copies out instead of parsing (big pages of arrays).
-BINARY = re.compile(r"^\s*params:\s*binary\s*$")
 # ruff's default line length; longer generated lines (long SQL) get a file-level E501 waiver.
 MAX_LINE = 88
 
@@ -104,8 +101,7 @@ class Field:
             return expr
         wrapper = "Jsonb" if kind == "jsonb" else "Json"
         if self.type.array_dims:
-            # A None element stays SQL NULL, not the JSON null a wrapped None would send.
-            inner = f"[None if v is None else {wrapper}(v) for v in {expr}]"
+            inner = f"[{wrapper}(v) for v in {expr}]"
             return f"None if {expr} is None else {inner}" if self.type.nullable else inner
         return (
             f"None if {expr} is None else {wrapper}({expr})" if self.type.nullable else f"{wrapper}({expr})"
@@ -135,14 +131,7 @@ def fields(columns: list[dict[str, Any]], enums: frozenset[str], fallback: str) 
 
 def purpose_lines(query: dict[str, Any]) -> list[str]:
     """The query's comment lines, which become its docstring (directives left out)."""
-    return [
-        str(c) for c in query.get("comments") or [] if not (NULLABLE.match(str(c)) or BINARY.match(str(c)))
-    ]
-
-
-def sends_binary(query: dict[str, Any]) -> bool:
-    """Whether the query carries the `params: binary` directive."""
-    return any(BINARY.match(str(c)) for c in query.get("comments") or [])
+    return [str(c) for c in query.get("comments") or [] if not NULLABLE.match(str(c))]
 
 
 def result_fields(query: dict[str, Any], enums: frozenset[str]) -> list[Field]:
@@ -234,12 +223,10 @@ def render_query(
         f"Run {name} ({cmd}) from {query.get('filename', '?')}."
     ]
     if cmd == ":copyfrom":
-        if sends_binary(query):
-            raise PluginError(f"{name}: params: binary does not apply to :copyfrom")
         return render_copyfrom(query, name, func, const, args, purpose, module)
 
     by_number = {int(p["number"]): a.name for p, a in zip(params, args, strict=True)}
-    sql = to_psycopg(str(query["text"]), by_number, "b" if sends_binary(query) else "s")
+    sql = to_psycopg(str(query["text"]), by_number)
     cols = result_fields(query, enums)
     for col in cols:
         module.use(col)

@@ -39,9 +39,6 @@ docstring): a SQL constant `VERB_NOUN` with `%(name)s` placeholders and a functi
   named after the one table or view they read (`SyncRunHistoryRow`), else after the first query.
 - sqlc calls every cast and view expression NOT NULL; a comment line `-- nullable: col, ...` under
   the query marks those result columns `| None` (an unknown name is an error).
-- a comment line `-- params: binary` under the query sends all its parameters in binary
-  (`%(name)b`): lists become binary arrays (json/jsonb elements wrapped, None elements NULL). Not for
-  `:copyfrom`. Text sent in binary cannot hold NUL (PostgreSQL refuses it): the caller drops it.
 - json/jsonb inputs are wrapped in `psycopg.types.json.Json`/`Jsonb`; vector/halfvec are `Any`
   (numpy arrays once `pgvector.psycopg.register_vector` ran on the connection).
 """

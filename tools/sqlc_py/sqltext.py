@@ -1,4 +1,4 @@
-"""Rewrite sqlc's `$n` placeholders into psycopg's `%(name)s` (or binary `%(name)b`) form."""
+"""Rewrite sqlc's `$n` placeholders into psycopg's `%(name)s` form."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ def _is_ident_char(ch: str) -> bool:
     return ch.isalnum() or ch in "_$"
 
 
-def to_psycopg(sql: str, names: dict[int, str], fmt: str = "s") -> str:
-    """Return `sql` with `$n` -> `%(names[n])s` (`%(names[n])b` with ``fmt="b"``: sent in binary) and every
-    literal `%` doubled.
+def to_psycopg(sql: str, names: dict[int, str]) -> str:
+    """Return `sql` with `$n` -> `%(names[n])s` and every literal `%` doubled.
 
     psycopg scans the whole statement for `%`, literals and comments included, so every `%` is
     doubled; `$n` is only a placeholder outside literals, quoted identifiers, comments and
@@ -73,7 +72,7 @@ def to_psycopg(sql: str, names: dict[int, str], fmt: str = "s") -> str:
                 number = int(placeholder.group(1))
                 if number not in names:
                     raise ValueError(f"placeholder ${number} has no parameter")
-                out.append(f"%({names[number]}){fmt}")
+                out.append(f"%({names[number]})s")
                 i = placeholder.end()
             elif tag:
                 close = sql.find(tag.group(0), tag.end())
