@@ -18,6 +18,9 @@ SUPPORTED_CMDS = (":one", ":many", ":exec", ":execrows", ":copyfrom")
 # A comment line `-- nullable: a, b` under `-- name:` marks result columns that may be NULL where sqlc's
 # static analysis says they cannot (it calls every cast, `x::interval`, and every view expression NOT NULL).
 NULLABLE = re.compile(r"^\s*nullable:\s*(.*)$")
+# A comment line `-- results: binary` under `-- name:` fetches the rows in PostgreSQL's binary format: the
+# same Python values, loaded without parsing text (timestamps, intervals); for hot reads of many rows.
+BINARY = re.compile(r"^\s*results:\s*binary\s*$")
 # ruff's default line length; longer generated lines (long SQL) get a file-level E501 waiver.
 MAX_LINE = 88
 
@@ -103,9 +106,7 @@ class Field:
         if self.type.array_dims:
             inner = f"[{wrapper}(v) for v in {expr}]"
             return f"None if {expr} is None else {inner}" if self.type.nullable else inner
-        return (
-            f"None if {expr} is None else {wrapper}({expr})" if self.type.nullable else f"{wrapper}({expr})"
-        )
+        return f"None if {expr} is None else {wrapper}({expr})" if self.type.nullable else f"{wrapper}({expr})"
 
 
 @dataclass
@@ -123,15 +124,13 @@ class Module:
 
 
 def fields(columns: list[dict[str, Any]], enums: frozenset[str], fallback: str) -> list[Field]:
-    names = unique(
-        [identifier(str(c.get("name") or ""), f"{fallback}_{i + 1}") for i, c in enumerate(columns)]
-    )
+    names = unique([identifier(str(c.get("name") or ""), f"{fallback}_{i + 1}") for i, c in enumerate(columns)])
     return [Field(n, resolve(c, enums), c) for n, c in zip(names, columns, strict=True)]
 
 
 def purpose_lines(query: dict[str, Any]) -> list[str]:
     """The query's comment lines, which become its docstring (directives left out)."""
-    return [str(c) for c in query.get("comments") or [] if not NULLABLE.match(str(c))]
+    return [str(c) for c in query.get("comments") or [] if not NULLABLE.match(str(c)) and not BINARY.match(str(c))]
 
 
 def result_fields(query: dict[str, Any], enums: frozenset[str]) -> list[Field]:
@@ -148,8 +147,7 @@ def result_fields(query: dict[str, Any], enums: frozenset[str]) -> list[Field]:
     if unknown:
         raise PluginError(f"{query.get('name')}: nullable: names no result column {', '.join(sorted(unknown))}")
     return [
-        dataclasses.replace(c, type=dataclasses.replace(c.type, nullable=True)) if c.name in marked else c
-        for c in cols
+        dataclasses.replace(c, type=dataclasses.replace(c.type, nullable=True)) if c.name in marked else c for c in cols
     ]
 
 
@@ -210,18 +208,14 @@ def render_query(
     name = str(query["name"])
     cmd = str(query["cmd"])
     if cmd not in SUPPORTED_CMDS:
-        raise PluginError(
-            f"{query.get('filename')}: {name}: {cmd} is not supported ({', '.join(SUPPORTED_CMDS)})"
-        )
+        raise PluginError(f"{query.get('filename')}: {name}: {cmd} is not supported ({', '.join(SUPPORTED_CMDS)})")
     func = snake(name)
     const = func.upper()
     params = sorted(query.get("params") or [], key=lambda p: int(p["number"]))
     args = fields([p["column"] for p in params], enums, "arg")
     for arg in args:
         module.use(arg)
-    purpose = purpose_lines(query) or [
-        f"Run {name} ({cmd}) from {query.get('filename', '?')}."
-    ]
+    purpose = purpose_lines(query) or [f"Run {name} ({cmd}) from {query.get('filename', '?')}."]
     if cmd == ":copyfrom":
         return render_copyfrom(query, name, func, const, args, purpose, module)
 
@@ -265,7 +259,11 @@ def render_query(
     # An explicit tuple_row cursor keeps positional row building correct even when the pool's
     # connections were configured with another row factory.
     out.append("    with conn.cursor(row_factory=tuple_row) as cur:")
-    call = f"cur.execute(\n            {const},\n            {bound},\n        )"
+    binary = any(BINARY.match(str(c)) for c in query.get("comments") or [])
+    if binary and cmd not in (":one", ":many"):
+        raise PluginError(f"{name}: results: binary needs a query that returns rows (:one or :many)")
+    fmt = "            binary=True,\n" if binary else ""
+    call = f"cur.execute(\n            {const},\n            {bound},\n{fmt}        )"
     if cmd == ":one":
         out += [f"        row = {call}.fetchone()", "    if row is None:", "        return None"]
         if scalar:
@@ -275,9 +273,7 @@ def render_query(
     elif cmd == ":many":
         out.append(f"        rows = {call}.fetchall()")
         out.append(
-            "    return [row[0] for row in rows]"
-            if scalar
-            else f"    return [{row_class}(*row) for row in rows]"
+            "    return [row[0] for row in rows]" if scalar else f"    return [{row_class}(*row) for row in rows]"
         )
     elif cmd == ":exec":
         out.append(f"        {call}")
