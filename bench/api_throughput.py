@@ -245,6 +245,17 @@ def database() -> Iterator[str]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+# base URL -> the serving process, whose CPU time per request the bench reports beside req/s: on a
+# shared, loaded machine req/s of one server swings run to run, the CPU it spends per request does not.
+SERVER_PIDS: dict[str, int] = {}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (and its threads) so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
 def serving(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Iterator[str]:
     port = free_port()
@@ -266,6 +277,7 @@ def serving(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Iterator[
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("server did not start") from None
                 time.sleep(0.1)
+        SERVER_PIDS[base] = proc.pid
         yield base
     finally:
         proc.terminate()
@@ -361,8 +373,9 @@ end
 """
 
 
-def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) -> tuple[float, float, float]:
-    """(requests/s, p50 ms, p95 ms) from wrk: 2 s of warm-up, then ``duration`` seconds measured."""
+def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) -> tuple[float, float, float, float]:
+    """(requests/s, p50 ms, p95 ms, server CPU ms per request) from wrk: 2 s of warm-up, then ``duration``
+    seconds measured."""
     with tempfile.TemporaryDirectory(prefix="hv-wrk-") as tmp:
         script, data = Path(tmp) / "bench.lua", Path(tmp) / "requests.tsv"
         script.write_text(WRK_SCRIPT)
@@ -370,15 +383,18 @@ def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) 
             for method, path, headers, body in requests:
                 fields = [method, path, *(f"{k}={v}" for k, v in headers.items()), (body or b"").decode()]
                 out.write("\t".join(fields) + "\n")
-        result: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        result: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        pid = SERVER_PIDS.get(base)
         for seconds in (2, max(1, round(duration))):
+            cpu_before = cpu_seconds(pid) if pid else 0.0
             cmd = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "-s", str(script), base, "--", str(data)]
             out_text = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
             line = next(x for x in out_text.splitlines() if x.startswith("RESULT "))
             n, micros, p50, p95, errors = (int(v) for v in line.split()[1:])
             if errors:
                 raise RuntimeError(f"wrk saw {errors} failed or non-2xx responses:\n{out_text}")
-            result = (n / (micros / 1e6), p50 / 1000, p95 / 1000)
+            cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / n if pid and n else float("nan")
+            result = (n / (micros / 1e6), p50 / 1000, p95 / 1000, cpu_ms)
     return result
 
 
@@ -454,17 +470,17 @@ def main() -> None:
             headers = {"X-Hub-Signature": signature, "X-Atlassian-Webhook-Identifier": f"bench-{i}"}
             return "POST", f"/api/v1/webhooks/{source_id}", headers, body
 
-        Result = tuple[float, float, float]
+        Result = tuple[float, float, float, float]
 
         def measure(base: str, make: Callable[[int], Req], expect: set[int], distinct: int) -> Result:
             if args.generator == "wrk":
                 return wrk_load(base, args.duration, args.concurrency, [make(i) for i in range(distinct)])
-            return asyncio.run(load(base, args.requests, args.concurrency, make, expect))
+            return (*asyncio.run(load(base, args.requests, args.concurrency, make, expect)), float("nan"))
 
         # Webhook deliveries must stay new for the whole run (a repeated id is answered from the dedupe
         # table): more distinct ones than the fastest server answers in warm-up + duration.
         deliveries = int(3000 * (args.duration + 2))
-        results: dict[str, tuple[float, float, float]] = {}
+        results: dict[str, tuple[float, float, float, float]] = {}
         uv = ["--loop", args.loop, "--http", args.http]
         cases = set(args.cases.split(","))
         const = lambda i: ("GET", "/const", {}, None)  # noqa: E731
@@ -500,9 +516,9 @@ def main() -> None:
     print(f"generator {args.generator}, {volume}, {args.concurrency} in flight, {os.cpu_count()} CPUs")
     load_after = os.getloadavg()
     print(f"load average (1 min) {load_before[0]:.2f} -> {load_after[0]:.2f}")
-    print(f"{'endpoint':16} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
-    for name, (rps, p50, p95) in results.items():
-        print(f"{name:16} {rps:8.0f} {p50:8.2f} {p95:8.2f}")
+    print(f"{'endpoint':16} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'CPU ms/req':>10}")
+    for name, (rps, p50, p95, cpu_ms) in results.items():
+        print(f"{name:16} {rps:8.0f} {p50:8.2f} {p95:8.2f} {cpu_ms:10.3f}")
     pairs = (
         ("GET runs", "bare GET"),
         ("POST webhook", "bare POST"),
@@ -522,7 +538,8 @@ def main() -> None:
             continue
         rps_ratio = results[ours][0] / results[bare][0]
         p95_ratio = results[ours][2] / results[bare][2]
-        print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}")
+        cpu_ratio = results[ours][3] / results[bare][3]
+        print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}, CPU/request x{cpu_ratio:.2f}")
 
 
 if __name__ == "__main__":
