@@ -1,4 +1,4 @@
-"""The Litestar application: routers, guard, problem handlers, and a lifespan that owns the pool.
+"""The Litestar application: routers, the token middleware, problem handlers, and a lifespan that owns the pool.
 
 ``create_app`` is what ``harvester serve`` runs. The lifespan opens one psycopg pool (every connection
 ``SET ROLE harvester_api``); deferring a job is just another statement in the request's transaction
@@ -136,7 +136,7 @@ def _cors(origins: tuple[str, ...]) -> CORSConfig | None:
     """CORS for a browser Admin Panel on another origin (issue 14 item 5).
 
     Litestar's CORS middleware sits outside the router, so a preflight (OPTIONS with Origin) is answered
-    before any guard runs: it needs no token, and carries none from a browser. Tokens travel in the
+    before the token middleware runs: it needs no token, and carries none from a browser. Tokens travel in the
     Authorization header, never in cookies, so credentials mode stays off.
     """
     if not origins:
