@@ -63,7 +63,9 @@ sql:
         out: {PACKAGE}
 """
     )
-    subprocess.run([_sqlc(), "generate", "-f", str(workdir / "sqlc.yaml")], cwd=REPO, check=True, capture_output=True)
+    subprocess.run(
+        [_sqlc(), "generate", "-f", str(workdir / "sqlc.yaml")], cwd=REPO, check=True, capture_output=True
+    )
     return workdir / PACKAGE
 
 
@@ -319,7 +321,9 @@ def test_one_round_trips_every_type(queries: dict[str, ModuleType], conn: psycop
             assert getattr(fetched, field.name) == getattr(row, field.name), field.name
 
 
-def test_nullable_params_round_trip_none(queries: dict[str, ModuleType], conn: psycopg.Connection[Any]) -> None:
+def test_nullable_params_round_trip_none(
+    queries: dict[str, ModuleType], conn: psycopg.Connection[Any]
+) -> None:
     items, owners = queries["items"], queries["owners"]
     nullable = ["note", "payload", "embedding", "score", "ratio", "weight", "rank_small", "rank_int"]
     nullable += ["blob", "uid", "due_on", "ttl", "seen_at"]
@@ -329,7 +333,9 @@ def test_nullable_params_round_trip_none(queries: dict[str, ModuleType], conn: p
     assert all(getattr(row, key) is None for key in nullable)
 
 
-def test_upsert_targets_the_partial_unique_index(queries: dict[str, ModuleType], conn: psycopg.Connection[Any]) -> None:
+def test_upsert_targets_the_partial_unique_index(
+    queries: dict[str, ModuleType], conn: psycopg.Connection[Any]
+) -> None:
     items, owners = queries["items"], queries["owners"]
     first = items.upsert_item(conn, **_full_item(owners, conn, "UPSERT-1"))
     again = items.upsert_item(conn, **(_full_item(owners, conn, "UPSERT-1") | {"title": "renamed"}))
@@ -344,7 +350,9 @@ def test_one_returns_none_when_no_row(queries: dict[str, ModuleType], conn: psyc
     assert queries["items"].get_item_label(conn, id=-1) is None
 
 
-def test_single_column_queries_return_scalars(queries: dict[str, ModuleType], conn: psycopg.Connection[Any]) -> None:
+def test_single_column_queries_return_scalars(
+    queries: dict[str, ModuleType], conn: psycopg.Connection[Any]
+) -> None:
     items, owners = queries["items"], queries["owners"]
     owner_id = owners.upsert_owner(conn, name="zed")
     assert isinstance(owner_id, int)
@@ -377,7 +385,9 @@ def test_many_with_nullable_param_and_literal_percent(
     assert items.search_items_by_title(conn, fragment="no such", note=None) == []
 
 
-def test_many_through_a_view_with_an_array_param(queries: dict[str, ModuleType], conn: psycopg.Connection[Any]) -> None:
+def test_many_through_a_view_with_an_array_param(
+    queries: dict[str, ModuleType], conn: psycopg.Connection[Any]
+) -> None:
     items, owners = queries["items"], queries["owners"]
     values = _full_item(owners, conn, "VIEW-1")
     live = items.upsert_item(conn, **values)

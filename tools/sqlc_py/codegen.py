@@ -106,7 +106,9 @@ class Field:
         if self.type.array_dims:
             inner = f"[{wrapper}(v) for v in {expr}]"
             return f"None if {expr} is None else {inner}" if self.type.nullable else inner
-        return f"None if {expr} is None else {wrapper}({expr})" if self.type.nullable else f"{wrapper}({expr})"
+        return (
+            f"None if {expr} is None else {wrapper}({expr})" if self.type.nullable else f"{wrapper}({expr})"
+        )
 
 
 @dataclass
@@ -124,13 +126,16 @@ class Module:
 
 
 def fields(columns: list[dict[str, Any]], enums: frozenset[str], fallback: str) -> list[Field]:
-    names = unique([identifier(str(c.get("name") or ""), f"{fallback}_{i + 1}") for i, c in enumerate(columns)])
+    names = unique(
+        [identifier(str(c.get("name") or ""), f"{fallback}_{i + 1}") for i, c in enumerate(columns)]
+    )
     return [Field(n, resolve(c, enums), c) for n, c in zip(names, columns, strict=True)]
 
 
 def purpose_lines(query: dict[str, Any]) -> list[str]:
     """The query's comment lines, which become its docstring (directives left out)."""
-    return [str(c) for c in query.get("comments") or [] if not NULLABLE.match(str(c)) and not BINARY.match(str(c))]
+    directive = (NULLABLE, BINARY)
+    return [str(c) for c in query.get("comments") or [] if not any(d.match(str(c)) for d in directive)]
 
 
 def result_fields(query: dict[str, Any], enums: frozenset[str]) -> list[Field]:
@@ -147,7 +152,8 @@ def result_fields(query: dict[str, Any], enums: frozenset[str]) -> list[Field]:
     if unknown:
         raise PluginError(f"{query.get('name')}: nullable: names no result column {', '.join(sorted(unknown))}")
     return [
-        dataclasses.replace(c, type=dataclasses.replace(c.type, nullable=True)) if c.name in marked else c for c in cols
+        dataclasses.replace(c, type=dataclasses.replace(c.type, nullable=True)) if c.name in marked else c
+        for c in cols
     ]
 
 
@@ -208,14 +214,18 @@ def render_query(
     name = str(query["name"])
     cmd = str(query["cmd"])
     if cmd not in SUPPORTED_CMDS:
-        raise PluginError(f"{query.get('filename')}: {name}: {cmd} is not supported ({', '.join(SUPPORTED_CMDS)})")
+        raise PluginError(
+            f"{query.get('filename')}: {name}: {cmd} is not supported ({', '.join(SUPPORTED_CMDS)})"
+        )
     func = snake(name)
     const = func.upper()
     params = sorted(query.get("params") or [], key=lambda p: int(p["number"]))
     args = fields([p["column"] for p in params], enums, "arg")
     for arg in args:
         module.use(arg)
-    purpose = purpose_lines(query) or [f"Run {name} ({cmd}) from {query.get('filename', '?')}."]
+    purpose = purpose_lines(query) or [
+        f"Run {name} ({cmd}) from {query.get('filename', '?')}."
+    ]
     if cmd == ":copyfrom":
         return render_copyfrom(query, name, func, const, args, purpose, module)
 
@@ -273,7 +283,9 @@ def render_query(
     elif cmd == ":many":
         out.append(f"        rows = {call}.fetchall()")
         out.append(
-            "    return [row[0] for row in rows]" if scalar else f"    return [{row_class}(*row) for row in rows]"
+            "    return [row[0] for row in rows]"
+            if scalar
+            else f"    return [{row_class}(*row) for row in rows]"
         )
     elif cmd == ":exec":
         out.append(f"        {call}")
