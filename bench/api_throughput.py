@@ -8,7 +8,10 @@ against (0) a bare Litestar app under the same uvicorn settings: ``GET`` and ``P
 return a constant, and (0') the floor of any handler that reads the database: a bare Litestar ``GET`` that
 runs ``select 1`` through the API's own pool (``open_pool``: role harvester_api, the same checks) on a
 worker thread, as ``GET runs`` does, and (0'') the same ``select 1`` awaited on the event loop through
-psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path beat the thread hop?).
+psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path beat the thread hop?), and
+(0''') bare Litestar serving the same rows: the runs-list SQL of (a) through the same pool on a thread,
+the rows returned as JSON, no token, middleware or input guard (decision D-api-1: ours / that isolates
+our own overhead; ours / the constant handler stays the issue's goal).
 Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
 
 ``--loop``/``--http`` choose uvicorn's event loop and HTTP parser for every server (``auto``: uvloop and
@@ -22,7 +25,8 @@ per request as the bare handler, so on a small machine it caps the baseline and 
 wrk does not (issue 15 §2: the ratio must measure the server).
 
     python bench/api_throughput.py [--generator wrk|python] [--duration 10] [--requests 2000] [--concurrency 16]
-        [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,ours] [--ours-from DIR]
+        [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,rows,ours]
+        [--ours-from DIR]
 
 The generator shares the machine with the servers, so absolute numbers are a floor; the ratios compare
 like with like.
@@ -59,6 +63,7 @@ from app.api.auth import new_token, token_hash  # noqa: E402
 from app.db import embedded  # noqa: E402
 from app.db.connect import connect  # noqa: E402
 from app.db.migrate import migrate  # noqa: E402
+from app.queries import runs as rq  # noqa: E402
 from app.queries import tokens as tq  # noqa: E402
 from app.secrets import Keyring  # noqa: E402
 from app.services.sources import NewSource, create_source  # noqa: E402
@@ -113,6 +118,55 @@ def floor_app(url: str) -> object:
         return {"status": "ok"}
 
     return Litestar([select_one, health], lifespan=[lifespan])
+
+
+def rows_app(url: str, source_id: int) -> object:
+    """The third baseline, bare Litestar serving the same rows (decision D-api-1): one ``GET`` that runs the
+    runs-list SQL ``GET runs`` runs (``ListRunsPage``, one source, a page of 50 fetched as 51) through the
+    API's own pool in autocommit (``open_pool`` + ``Database.read()``) on a worker thread and returns the
+    rows as JSON through Litestar's serializer: no token, no middleware, no input guard, no parameters, no
+    progress or scrubbing. Ours divided by it is what our own layers cost on top of the same database
+    work; ours divided by the constant handler stays the issue's goal."""
+    from contextlib import asynccontextmanager
+
+    import anyio.to_thread
+    from litestar import Litestar, get
+
+    from app.api.db import Database, open_pool
+
+    state: dict[str, Database] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        pool = await anyio.to_thread.run_sync(lambda: open_pool(url))
+        state["db"] = Database(pool)
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(pool.close)
+
+    @get("/const", sync_to_thread=True)
+    def same_rows() -> list[rq.SyncRunHistoryRow]:
+        with state["db"].read() as conn:
+            rows = rq.list_runs_page(
+                conn,
+                source_id=source_id,
+                state=None,
+                mode=None,
+                run_type=None,
+                trigger=None,
+                started_from=None,
+                started_to=None,
+                before_id=None,
+                lim=51,
+            )
+        return rows[:50]
+
+    @get("/health", sync_to_thread=False)
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return Litestar([same_rows, health], lifespan=[lifespan])
 
 
 def async_floor_app(url: str) -> object:
@@ -191,6 +245,17 @@ def database() -> Iterator[str]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+# base URL -> the serving process, whose CPU time per request the bench reports beside req/s: on a
+# shared, loaded machine req/s of one server swings run to run, the CPU it spends per request does not.
+SERVER_PIDS: dict[str, int] = {}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (and its threads) so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
 def serving(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Iterator[str]:
     port = free_port()
@@ -212,6 +277,7 @@ def serving(args: list[str], env: dict[str, str], cwd: Path = REPO) -> Iterator[
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("server did not start") from None
                 time.sleep(0.1)
+        SERVER_PIDS[base] = proc.pid
         yield base
     finally:
         proc.terminate()
@@ -307,8 +373,9 @@ end
 """
 
 
-def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) -> tuple[float, float, float]:
-    """(requests/s, p50 ms, p95 ms) from wrk: 2 s of warm-up, then ``duration`` seconds measured."""
+def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) -> tuple[float, float, float, float]:
+    """(requests/s, p50 ms, p95 ms, server CPU ms per request) from wrk: 2 s of warm-up, then ``duration``
+    seconds measured."""
     with tempfile.TemporaryDirectory(prefix="hv-wrk-") as tmp:
         script, data = Path(tmp) / "bench.lua", Path(tmp) / "requests.tsv"
         script.write_text(WRK_SCRIPT)
@@ -316,15 +383,18 @@ def wrk_load(base: str, duration: float, concurrency: int, requests: list[Req]) 
             for method, path, headers, body in requests:
                 fields = [method, path, *(f"{k}={v}" for k, v in headers.items()), (body or b"").decode()]
                 out.write("\t".join(fields) + "\n")
-        result: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        result: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        pid = SERVER_PIDS.get(base)
         for seconds in (2, max(1, round(duration))):
+            cpu_before = cpu_seconds(pid) if pid else 0.0
             cmd = ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "-s", str(script), base, "--", str(data)]
             out_text = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
             line = next(x for x in out_text.splitlines() if x.startswith("RESULT "))
             n, micros, p50, p95, errors = (int(v) for v in line.split()[1:])
             if errors:
                 raise RuntimeError(f"wrk saw {errors} failed or non-2xx responses:\n{out_text}")
-            result = (n / (micros / 1e6), p50 / 1000, p95 / 1000)
+            cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / n if pid and n else float("nan")
+            result = (n / (micros / 1e6), p50 / 1000, p95 / 1000, cpu_ms)
     return result
 
 
@@ -337,14 +407,23 @@ def main() -> None:
     parser.add_argument("--bare-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--async-floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rows-server", type=int, default=0, help=argparse.SUPPRESS)  # the source id
     parser.add_argument(
-        "--cases", default="bare,floor,afloor,ours", help="servers to measure: bare, floor, afloor, ours (comma list)"
+        "--cases",
+        default="bare,floor,afloor,rows,ours",
+        help="servers to measure: bare, floor, afloor, rows, ours (comma list)",
     )
     parser.add_argument(
         "--ours-from",
         type=Path,
         default=REPO,
         help="serve ours from this checkout (e.g. `git archive` of main) for a before/after in one session",
+    )
+    parser.add_argument(
+        "--before-from",
+        type=Path,
+        default=None,
+        help="also serve ours from this checkout, measured just before ours as 'before' rows (A/B in one run)",
     )
     parser.add_argument(
         "--loop", choices=("auto", "asyncio", "uvloop"), default="auto", help="uvicorn event loop, every server"
@@ -354,13 +433,15 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.bare_server or args.floor_server or args.async_floor_server:
+    if args.bare_server or args.floor_server or args.async_floor_server or args.rows_server:
         import uvicorn
 
         url = os.environ.get("HARVESTER_DATABASE_URL", "")
         served = bare_app()
         if args.floor_server or args.async_floor_server:
             served = floor_app(url) if args.floor_server else async_floor_app(url)
+        if args.rows_server:
+            served = rows_app(url, args.rows_server)
         uvicorn.run(
             served,  # type: ignore[arg-type]
             host="127.0.0.1",
@@ -372,6 +453,7 @@ def main() -> None:
         )
         return
 
+    load_before = os.getloadavg()
     key = os.urandom(32)
     with database() as url:
         source_id, token = seed(url, Keyring(key))
@@ -388,17 +470,17 @@ def main() -> None:
             headers = {"X-Hub-Signature": signature, "X-Atlassian-Webhook-Identifier": f"bench-{i}"}
             return "POST", f"/api/v1/webhooks/{source_id}", headers, body
 
-        Result = tuple[float, float, float]
+        Result = tuple[float, float, float, float]
 
         def measure(base: str, make: Callable[[int], Req], expect: set[int], distinct: int) -> Result:
             if args.generator == "wrk":
                 return wrk_load(base, args.duration, args.concurrency, [make(i) for i in range(distinct)])
-            return asyncio.run(load(base, args.requests, args.concurrency, make, expect))
+            return (*asyncio.run(load(base, args.requests, args.concurrency, make, expect)), float("nan"))
 
         # Webhook deliveries must stay new for the whole run (a repeated id is answered from the dedupe
         # table): more distinct ones than the fastest server answers in warm-up + duration.
         deliveries = int(3000 * (args.duration + 2))
-        results: dict[str, tuple[float, float, float]] = {}
+        results: dict[str, tuple[float, float, float, float]] = {}
         uv = ["--loop", args.loop, "--http", args.http]
         cases = set(args.cases.split(","))
         const = lambda i: ("GET", "/const", {}, None)  # noqa: E731
@@ -412,12 +494,19 @@ def main() -> None:
         if "afloor" in cases:
             with serving([str(REPO / "bench" / "api_throughput.py"), "--async-floor-server", *uv], env) as floor:
                 results["select 1 async"] = measure(floor, const, {200}, 1)
+        if "rows" in cases:
+            rows_server = [str(REPO / "bench" / "api_throughput.py"), "--rows-server", str(source_id), *uv]
+            with serving(rows_server, env) as rows:
+                results["same rows GET"] = measure(rows, const, {200}, 1)
         # `auto` passes nothing, so an older checkout's serve (--ours-from) without these flags runs too.
         chosen = [
             *(["--loop", args.loop] if args.loop != "auto" else []),
             *(["--http", args.http] if args.http != "auto" else []),
         ]
         serve = ["-m", "app.cli", "serve", "--host", "127.0.0.1", "--log-level", "warning", *chosen]
+        if "ours" in cases and args.before_from is not None:
+            with serving(serve, env, cwd=args.before_from) as before:
+                results["GET runs before"] = measure(before, runs_request, {200}, 1)
         if "ours" in cases:
             with serving(serve, env, cwd=args.ours_from) as ours:
                 results["GET runs"] = measure(ours, runs_request, {200}, 1)
@@ -425,9 +514,11 @@ def main() -> None:
 
     volume = f"{args.duration:g} s" if args.generator == "wrk" else f"{args.requests} requests"
     print(f"generator {args.generator}, {volume}, {args.concurrency} in flight, {os.cpu_count()} CPUs")
-    print(f"{'endpoint':14} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8}")
-    for name, (rps, p50, p95) in results.items():
-        print(f"{name:14} {rps:8.0f} {p50:8.2f} {p95:8.2f}")
+    load_after = os.getloadavg()
+    print(f"load average (1 min) {load_before[0]:.2f} -> {load_after[0]:.2f}")
+    print(f"{'endpoint':16} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'CPU ms/req':>10}")
+    for name, (rps, p50, p95, cpu_ms) in results.items():
+        print(f"{name:16} {rps:8.0f} {p50:8.2f} {p95:8.2f} {cpu_ms:10.3f}")
     pairs = (
         ("GET runs", "bare GET"),
         ("POST webhook", "bare POST"),
@@ -435,6 +526,11 @@ def main() -> None:
         ("select 1 async", "bare GET"),
         ("GET runs", "select 1 GET"),
         ("GET runs", "select 1 async"),
+        ("same rows GET", "bare GET"),
+        ("GET runs", "same rows GET"),
+        ("GET runs before", "bare GET"),
+        ("GET runs before", "same rows GET"),
+        ("GET runs", "GET runs before"),
         ("POST webhook", "select 1 GET"),
     )
     for ours, bare in pairs:
@@ -442,7 +538,8 @@ def main() -> None:
             continue
         rps_ratio = results[ours][0] / results[bare][0]
         p95_ratio = results[ours][2] / results[bare][2]
-        print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}")
+        cpu_ratio = results[ours][3] / results[bare][3]
+        print(f"{ours} vs {bare}: throughput x{rps_ratio:.2f}, p95 x{p95_ratio:.2f}, CPU/request x{cpu_ratio:.2f}")
 
 
 if __name__ == "__main__":

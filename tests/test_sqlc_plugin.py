@@ -447,3 +447,19 @@ def test_copyfrom_loads_rows(queries: dict[str, ModuleType], conn: psycopg.Conne
     assert [r.payload for r in loaded] == [None, {"i": 1}, {"i": 2}]
     assert loaded[0].embedding is None
     np.testing.assert_array_equal(loaded[2].embedding.to_numpy(), [2, 1, 0])
+
+
+def test_results_binary_directive_fetches_in_binary_and_stays_out_of_the_docstring() -> None:
+    request = _request(":many", [])
+    request["queries"][0]["comments"] = [" Every thing.", " results: binary"]
+    code = generate(request)["things.py"]
+    assert "binary=True" in code and "results: binary" not in code and "Every thing." in code
+    compile(code, "things.py", "exec")
+    assert "binary=True" not in generate(_request(":many", []))["things.py"]
+
+
+def test_results_binary_directive_on_a_query_without_rows_fails_loudly() -> None:
+    request = _request(":exec", [])
+    request["queries"][0]["comments"] = [" results: binary"]
+    with pytest.raises(PluginError, match="results: binary needs a query that returns rows"):
+        generate(request)

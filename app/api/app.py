@@ -1,4 +1,4 @@
-"""The Litestar application: routers, guard, problem handlers, and a lifespan that owns the pool.
+"""The Litestar application: routers, the token middleware, problem handlers, and a lifespan that owns the pool.
 
 ``create_app`` is what ``harvester serve`` runs. The lifespan opens one psycopg pool (every connection
 ``SET ROLE harvester_api``); deferring a job is just another statement in the request's transaction
@@ -17,12 +17,12 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from app.api.audit import audit_middleware
-from app.api.auth import require_token
+from app.api.auth import token_middleware
 from app.api.connection_test import ConnectionTestController
 from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
-from app.api.deps import DEPENDENCIES
+from app.api.deps import Opened, dependencies
 from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
 from app.api.input_guard import MAX_BODY_BYTES, check_request
 from app.api.notes import NotesController
@@ -60,10 +60,12 @@ def create_app(
     ``cors_origins``: browser origins allowed to call the API (``HARVESTER_CORS_ORIGINS``); empty: none.
     """
 
+    opened = Opened()  # the providers' view of what the lifespan opens (app/api/deps.py)
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size))
-        app.state.db = Database(pool)
+        app.state.db = opened.db = Database(pool)
         # Token look-ups answered in process, dropped on any token change (app/api/token_cache.py).
         token_cache = TokenCache(url)
         await anyio.to_thread.run_sync(token_cache.start)
@@ -74,11 +76,12 @@ def create_app(
             yield
         finally:
             await anyio.to_thread.run_sync(token_cache.stop)
+            opened.db = None
             await anyio.to_thread.run_sync(pool.close)
 
     api = Router(
         path=API_PREFIX,
-        guards=[require_token],
+        middleware=[token_middleware],
         route_handlers=[
             ConnectorsController,
             SourcesController,
@@ -96,11 +99,11 @@ def create_app(
     )
     # Webhooks are authenticated by the source's HMAC signature, not a bearer token: a router of their
     # own keeps the bearer requirement out of their OpenAPI operation (a client must not send one).
-    hooks = Router(path=API_PREFIX, guards=[require_token], route_handlers=[WebhooksController])
-    ops = Router(path="/", guards=[require_token], route_handlers=[health, metrics_handler(metrics_public)])
+    hooks = Router(path=API_PREFIX, middleware=[token_middleware], route_handlers=[WebhooksController])
+    ops = Router(path="/", middleware=[token_middleware], route_handlers=[health, metrics_handler(metrics_public)])
     app = Litestar(
         route_handlers=[api, hooks, ops, assets_router(), *(extra_routes or [])],
-        dependencies=DEPENDENCIES,
+        dependencies=dependencies(opened, keyring),
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[audit_middleware],  # request id on every request; one audit event per admin action
         logging_config=None,  # the process's logging is app/logs.py's (JSON lines, redaction, --log-level)
@@ -133,7 +136,7 @@ def _cors(origins: tuple[str, ...]) -> CORSConfig | None:
     """CORS for a browser Admin Panel on another origin (issue 14 item 5).
 
     Litestar's CORS middleware sits outside the router, so a preflight (OPTIONS with Origin) is answered
-    before any guard runs: it needs no token, and carries none from a browser. Tokens travel in the
+    before the token middleware runs: it needs no token, and carries none from a browser. Tokens travel in the
     Authorization header, never in cookies, so credentials mode stays off.
     """
     if not origins:

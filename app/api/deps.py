@@ -4,27 +4,40 @@ Jobs need no dependency: they are deferred on the request's own connection (app.
 
 from __future__ import annotations
 
-from litestar.datastructures import State
+from dataclasses import dataclass
+
 from litestar.di import Provide
 
 from app.api.db import Database
 from app.secrets import Keyring
 
 
-def _db(state: State) -> Database:
-    db: Database = state.db
-    return db
+@dataclass
+class Opened:
+    """What one app's lifespan opened, for its providers (Litestar copies the ``State`` it is given, so the
+    providers cannot close over that); ``None`` outside the lifespan."""
+
+    db: Database | None = None
 
 
-def _keyring(state: State, db: Database) -> Keyring:
-    # ``db`` is asked for only to order the two: Litestar resolves dependencies of the same depth
-    # concurrently, in an anyio task group with a task each, which cost every request two tasks for two
-    # attribute reads on the event loop (py-spy, issue 15 §2). One after the other there is no task group.
-    keyring: Keyring = state.keyring
-    return keyring
+def dependencies(opened: Opened, keyring: Keyring) -> dict[str, Provide]:
+    """The providers of one app: ``opened`` is filled by its lifespan, ``keyring`` the one it was built with.
 
+    ``db`` takes no argument: Litestar parses a provider's arguments through a signature model on every
+    request, which for ``state: State`` cost ~4 % of a ``GET runs`` request (py-spy, issue 15 §2); a
+    closure over this app's state needs none. ``keyring`` asks for ``db`` only to order the two: Litestar
+    resolves dependencies of the same depth concurrently, in an anyio task group with a task each, which
+    cost every request two tasks for two attribute reads on the event loop."""
 
-DEPENDENCIES = {
-    "db": Provide(_db, sync_to_thread=False),
-    "keyring": Provide(_keyring, sync_to_thread=False),
-}
+    def db() -> Database:
+        if opened.db is None:
+            raise RuntimeError("the API's pool is not open (outside the app's lifespan)")
+        return opened.db
+
+    def keyring_after(db: Database) -> Keyring:
+        return keyring
+
+    return {
+        "db": Provide(db, sync_to_thread=False),
+        "keyring": Provide(keyring_after, sync_to_thread=False),
+    }

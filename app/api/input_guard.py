@@ -42,6 +42,10 @@ _ESCAPES = re.compile(rb"\\.", re.DOTALL)
 _STRINGS = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _SIGNED_INT = re.compile(r"-?[0-9]+")
+# A path of only these characters has no segment that ``int()`` reads other than as plain ASCII digits:
+# ``int()`` also takes whitespace, ``+``, ``_`` and non-ASCII digits, none of which is here. Such a path (the
+# usual one) skips the per-segment check, which cost ~2.5 % of a ``GET runs`` request (issue 15 §2).
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/.~-]*")
 
 
 def _looks_like_int(segment: str) -> bool:
@@ -54,6 +58,8 @@ def _looks_like_int(segment: str) -> bool:
 
 def check_path(path: str) -> None:
     """404 for a segment ``int()`` accepts that is not ASCII digits (Unicode digits, ``_``, spaces, ``+``)."""
+    if _PLAIN_PATH.fullmatch(path):
+        return
     for segment in path.split("/"):
         if segment and not _SIGNED_INT.fullmatch(segment) and _looks_like_int(segment):
             raise ProblemError(404, "not-found", "no such resource")

@@ -268,7 +268,7 @@ class RunsController(Controller):
         """
         filters = RunFilters(run_state, mode, run_type, trigger, started_from, started_to)
         if ids is None:
-            with db.tx() as conn:
+            with db.read() as conn:  # one query, as GET /sources/{id}/runs (decision 51)
                 return runs_page(conn, keyring, source_id, filters, cursor, limit)
         extra = filters.given() + [n for n, v in (("source_id", source_id), ("cursor", cursor)) if v is not None]
         if extra:
@@ -278,7 +278,9 @@ class RunsController(Controller):
     @get("/runs/{run_id:int}", operation_id="getRun", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def get_run(self, run_id: RunId, db: Database, keyring: Keyring) -> s.RunOut:
         """One run with live progress: N of M, rate (items/s since it started) and ETA."""
-        with db.tx() as conn:
+        # Autocommit (decision 51): the Admin Panel polls this. A reconciliation's completeness rows are read
+        # after the run, so they are never older than it; no BEGIN/COMMIT round trips (issue 15 §2).
+        with db.read() as conn:
             return _one_run(conn, keyring, run_id)
 
     @post(

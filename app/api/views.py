@@ -184,5 +184,5 @@ def run_out(r: rq.GetRunRow | rq.SyncRunHistoryRow, scrub: Scrub) -> s.RunOut:
         finished_at=r.finished_at,
         heartbeat_at=r.heartbeat_at,
         duration_seconds=seconds(r.duration),
-        progress=s.ProgressOut(p.done, p.total, p.percent, p.elapsed_seconds, p.rate_per_second, p.eta_seconds),
+        progress=s.ProgressOut(*p),  # RunProgress has ProgressOut's fields, in its order
     )

@@ -656,6 +656,7 @@ def list_runs_page(
                 "before_id": before_id,
                 "lim": lim,
             },
+            binary=True,
         ).fetchall()
     return [SyncRunHistoryRow(*row) for row in rows]
 

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 LIVE = ("queued", "running")
 STATES = ("queued", "running", "succeeded", "failed", "cancelled")
 
 
-@dataclass(frozen=True, slots=True)
-class RunProgress:
+class RunProgress(NamedTuple):
+    """A NamedTuple, not a frozen dataclass: built once per run on every page of run history, where a frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` per field) was a third of ``progress()`` (issue 15
+    §2). Immutable all the same."""
+
     done: int
     total: int | None
     percent: float | None

@@ -126,6 +126,7 @@ order by id;
 -- Run history, newest first: one keyset page (ids below the cursor's), of one source or all, filtered by
 -- state, mode, derived type, trigger and creation time [started_from, started_to).
 -- nullable: duration
+-- results: binary
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
        started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
        duration::interval as duration

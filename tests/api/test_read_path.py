@@ -61,3 +61,53 @@ def test_listing_runs_asks_for_the_source_only_when_it_must(api: Server, make_so
     assert unknown.status_code == 404 and unknown_bad_cursor.status_code == 404
     assert known_bad_cursor.status_code == 422 and known_bad_cursor.json()["field"] == "cursor"
     assert none_match.status_code == 200 and none_match.json()["items"] == []
+
+
+def test_the_run_history_page_read_in_binary_equals_the_same_runs_read_as_text(fresh_db_url: str) -> None:
+    """ListRunsPage fetches its rows in PostgreSQL's binary format (``-- results: binary``, issue 15 §2);
+    ListRunsByIds reads the same view as text. Every kind of value a run holds must come out equal."""
+    from app.db.connect import connect
+    from app.queries import runs as rq
+    from app.services.sources import NewSource, create_source
+
+    with connect(fresh_db_url) as conn:
+        source_id = create_source(
+            conn,
+            Keyring(os.urandom(32)),
+            NewSource(name="binary", connector_type="jira", base_url="http://127.0.0.1:9", credential="t" * 20),
+        )
+        conn.execute(
+            "insert into sync_runs (source_id, mode, trigger, state, scope, started_at, finished_at, heartbeat_at,"
+            " entities_done, entities_total, error_count, error_detail, api_calls, rate_limited) values"
+            " (%(s)s, 'full', 'manual', 'succeeded', null, '2026-11-30 10:00:00.123456+00',"
+            "  '2026-11-30 10:01:02.5+00', null, 7, 9, 2, 'boom: «ünïcode» \"quoted\"\n', 5, 1),"
+            " (%(s)s, 'incremental', 'schedule', 'failed',"
+            '  \'{"kind": "window", "since": "2026-11-01T00:00:00+00:00"}\','
+            "  '2026-11-30 11:00:00+00', '2026-12-02 11:00:00.000001+00', '2026-12-02 10:59:00+00', null, null, 0,"
+            "  null, 0, 0)",
+            {"s": source_id},
+        )
+        conn.execute(
+            "insert into sync_runs (source_id, mode, trigger, state)"
+            " values (%(s)s, 'reconciliation', 'manual', 'queued')",
+            {"s": source_id},
+        )
+        conn.commit()
+        page = rq.list_runs_page(
+            conn,
+            source_id=source_id,
+            state=None,
+            mode=None,
+            run_type=None,
+            trigger=None,
+            started_from=None,
+            started_to=None,
+            before_id=None,
+            lim=10,
+        )
+        as_text = rq.list_runs_by_ids(conn, ids=[r.id for r in page])
+
+    assert len(page) == 3
+    assert sorted(page, key=lambda r: r.id) == as_text
+    assert {type(r.duration) for r in page} >= {type(None)} and page[-1].started_at is not None
+    assert page[-1].started_at.tzinfo is not None and page[-1].started_at.microsecond == 123456

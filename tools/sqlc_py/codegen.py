@@ -18,6 +18,9 @@ SUPPORTED_CMDS = (":one", ":many", ":exec", ":execrows", ":copyfrom")
 # A comment line `-- nullable: a, b` under `-- name:` marks result columns that may be NULL where sqlc's
 # static analysis says they cannot (it calls every cast, `x::interval`, and every view expression NOT NULL).
 NULLABLE = re.compile(r"^\s*nullable:\s*(.*)$")
+# A comment line `-- results: binary` under `-- name:` fetches the rows in PostgreSQL's binary format: the
+# same Python values, loaded without parsing text (timestamps, intervals); for hot reads of many rows.
+BINARY = re.compile(r"^\s*results:\s*binary\s*$")
 # ruff's default line length; longer generated lines (long SQL) get a file-level E501 waiver.
 MAX_LINE = 88
 
@@ -131,7 +134,8 @@ def fields(columns: list[dict[str, Any]], enums: frozenset[str], fallback: str) 
 
 def purpose_lines(query: dict[str, Any]) -> list[str]:
     """The query's comment lines, which become its docstring (directives left out)."""
-    return [str(c) for c in query.get("comments") or [] if not NULLABLE.match(str(c))]
+    directive = (NULLABLE, BINARY)
+    return [str(c) for c in query.get("comments") or [] if not any(d.match(str(c)) for d in directive)]
 
 
 def result_fields(query: dict[str, Any], enums: frozenset[str]) -> list[Field]:
@@ -265,7 +269,11 @@ def render_query(
     # An explicit tuple_row cursor keeps positional row building correct even when the pool's
     # connections were configured with another row factory.
     out.append("    with conn.cursor(row_factory=tuple_row) as cur:")
-    call = f"cur.execute(\n            {const},\n            {bound},\n        )"
+    binary = any(BINARY.match(str(c)) for c in query.get("comments") or [])
+    if binary and cmd not in (":one", ":many"):
+        raise PluginError(f"{name}: results: binary needs a query that returns rows (:one or :many)")
+    fmt = "            binary=True,\n" if binary else ""
+    call = f"cur.execute(\n            {const},\n            {bound},\n{fmt}        )"
     if cmd == ":one":
         out += [f"        row = {call}.fetchone()", "    if row is None:", "        return None"]
         if scalar:
