@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import email.utils
 import json
-import re
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -48,7 +47,9 @@ _SNIPPET_CHARS = 300  # of an error body, kept in the error text
 _SCAN_CHARS = 20_000  # of an error body, redacted before the snippet is cut
 # 19 digits in a row may be an integer orjson cannot hold (it gives a float past 64 bits); such a body,
 # like anything orjson refuses (NaN, a BOM, a lone surrogate escape), is decoded by the stdlib instead.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# Found by turning every digit into "0" and looking for nineteen of them: a tenth of a regex scan's time.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 
 
 class UnsendableCredential(SourceError):
@@ -355,7 +356,7 @@ def decode_json(body: bytes) -> Any:
     """``json.loads(body)``, value for value, at orjson's speed: parsing the source's pages was the largest
     single cost of a fetch (docs/decisions.md D-cpu-1). Raises ``ValueError`` or ``RecursionError`` as
     ``json.loads`` does."""
-    if _LONG_DIGITS.search(body) is None:
+    if body.translate(_DIGITS_TO_ZERO).find(_LONG_DIGITS) < 0:
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
