@@ -5,6 +5,7 @@
 # source: rate_budgets.sql
 """Typed psycopg 3 functions for the queries in rate_budgets.sql."""
 
+import dataclasses
 from typing import Any
 
 import psycopg
@@ -59,18 +60,30 @@ def observe_rate_limit(
 
 
 TAKE_RATE_TOKEN = """
-select harvester_take_rate_token(%(credential_key)s::text)::float8 as wait_seconds
+select harvester_take_rate_token(%(credential_key)s::text)::float8 as wait_seconds,
+       exists (select 1 from rate_budgets
+               where credential_key = %(credential_key)s::text and capacity > 0 and refill_per_second > 0) as metered
 """
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TakeRateTokenRow:
+    """One row of TakeRateToken."""
+
+    wait_seconds: float
+    metered: bool
 
 
 def take_rate_token(
     conn: psycopg.Connection[Any],
     *,
     credential_key: str,
-) -> float | None:
+) -> TakeRateTokenRow | None:
     """One rate budget per credential (issue 12, item 7): every run of a credential
     takes a token before a request and feeds the budget what the source answered.
-    0 when a request may go now, else the seconds to wait (pause or empty bucket).
+    0 when a request may go now, else the seconds to wait (pause or empty bucket);
+    metered: the credential has a bucket whose tokens each request spends (false:
+    nothing to spend until a source describes a limit).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
@@ -79,5 +92,4 @@ def take_rate_token(
         ).fetchone()
     if row is None:
         return None
-    value: float = row[0]
-    return value
+    return TakeRateTokenRow(*row)

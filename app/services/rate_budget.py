@@ -12,7 +12,11 @@ Remaining: 0`` with ``X-RateLimit-Reset`` (epoch seconds or an HTTP/ISO date) ->
 nothing about limits writes nothing.
 
 The gate uses the run's own connection between page transactions (the pipeline fetches outside them),
-one autocommit statement per request.
+one autocommit statement per request — except while the credential has no bucket to spend (no source
+ever described a limit, and no pause is on): that answer is trusted for ``UNMETERED_FOR`` seconds, so an
+unlimited source costs one statement per ``UNMETERED_FOR``, not one per request (docs/decisions.md
+D-cpu-2). A limit this gate observes itself ends the trust at once; one another run observes reaches
+this run within ``UNMETERED_FOR``.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from connectors.http import parse_retry_after
 SAFETY = 0.9  # share of the advertised refill rate a bucket-shaped budget uses
 WINDOW_SHARE = 0.98  # share of a fixed window's limit the evenly paced budget uses
 MAX_SLEEP = 5.0  # ask again at least this often: another run may have refilled or a pause ended
+# How long "this credential has nothing to spend" holds without asking again. The statement per request
+# was a third of the fan-out threads' time against a source answering at once (docs/performance.md).
+UNMETERED_FOR = 0.5
 
 
 def credential_key(connector_type: str, base_url: str, credential: str | None) -> str:
@@ -55,12 +62,20 @@ class PgRateGate:
         self.conn = conn
         self.key = key
         self.waited = 0.0  # seconds this gate slept (for measurements)
+        self._unmetered_until = 0.0  # monotonic time until which requests go without asking
 
     def wait(self, patience: float) -> None:
-        deadline = time.monotonic() + max(0.0, patience)
+        now = time.monotonic()
+        if now < self._unmetered_until:
+            return
+        deadline = now + max(0.0, patience)
         while True:
-            wait = rb.take_rate_token(self.conn, credential_key=self.key) or 0.0
-            left = deadline - time.monotonic()
+            taken = rb.take_rate_token(self.conn, credential_key=self.key)
+            wait = (taken.wait_seconds or 0.0) if taken is not None else 0.0
+            now = time.monotonic()
+            if wait <= 0 and taken is not None and not taken.metered:
+                self._unmetered_until = now + UNMETERED_FOR
+            left = deadline - now
             if wait <= 0 or left <= 0:
                 return
             pause = min(wait, left, MAX_SLEEP)
@@ -83,6 +98,7 @@ class PgRateGate:
             pause_seconds=pause,
             resume_tokens=fresh,
         )
+        self._unmetered_until = 0.0  # a limit now applies: the next request asks first
 
 
 def _pause(status: int, headers: Mapping[str, str]) -> float | None:

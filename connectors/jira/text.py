@@ -192,6 +192,8 @@ _CARD_MARK = "\x00"
 
 def _space_cards(text: str) -> str:
     """Inline cards and statuses sit between words without spaces in ADF; give them one on each side."""
+    if _CARD_MARK not in text:
+        return text  # every pattern below needs a mark; a scan for one char is far cheaper than three
     text = re.sub(rf"(^|\n)[ ]*{_CARD_MARK}+[ ]*", r"\1", text)
     text = re.sub(rf"[ ]*{_CARD_MARK}+[ ]*(?=\n|$)", "", text)
     return re.sub(rf"[ ]*{_CARD_MARK}+[ ]*", " ", text)

@@ -2,8 +2,11 @@
 -- request and feeds the budget what the source answered.
 
 -- name: TakeRateToken :one
--- 0 when a request may go now, else the seconds to wait (pause or empty bucket).
-select harvester_take_rate_token(sqlc.arg(credential_key)::text)::float8 as wait_seconds;
+-- 0 when a request may go now, else the seconds to wait (pause or empty bucket); metered: the credential
+-- has a bucket whose tokens each request spends (false: nothing to spend until a source describes a limit).
+select harvester_take_rate_token(sqlc.arg(credential_key)::text)::float8 as wait_seconds,
+       exists (select 1 from rate_budgets
+               where credential_key = sqlc.arg(credential_key)::text and capacity > 0 and refill_per_second > 0) as metered;
 
 -- name: ObserveRateLimit :exec
 -- Records what the source said: a pause until now + pause_seconds (never shortening a longer one) after

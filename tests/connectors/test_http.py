@@ -27,7 +27,7 @@ from connectors.emulators.kit import (
     send_signed_webhook,
     serve,
 )
-from connectors.http import HttpError, SourceHttp, parse_retry_after
+from connectors.http import HttpError, SourceHttp, decode_json, parse_retry_after
 
 TOKEN = "s3cr3t-token-value"
 REPO = Path(__file__).resolve().parents[2]
@@ -194,6 +194,35 @@ def test_non_json_success_body_is_malformed(emu: RunningEmulator) -> None:
     finally:
         http.close()
     assert (info.value.status, info.value.reason, info.value.transient) == (200, "malformed", False)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"id": "10001", "n": 3, "f": 0.1, "neg": -0.0, "big": 1.7976931348623157e308, "tiny": 5e-324}',
+        b'{"a": 1, "a": 2}',
+        b"18446744073709551616",  # past 64 bits: orjson would give a float
+        b"-9223372036854775809",
+        b'[123456789012345678901234567890, "x"]',
+        b"1e400",
+        b"NaN",
+        b'"\\ud800"',  # a lone surrogate escape
+        b'\xef\xbb\xbf{"bom": true}',
+        '{"utf16": "\u00e9"}'.encode("utf-16"),
+        b'{"text": "caf\xc3\xa9 \\u00e9 \\n"}',
+    ],
+)
+def test_a_source_body_decodes_to_exactly_what_the_stdlib_gives(body: bytes) -> None:
+    expected = json.loads(body)
+    got = decode_json(body)
+    assert repr(got) == repr(expected)
+    assert type(got) is type(expected)
+
+
+@pytest.mark.parametrize("body", [b"<html>oops</html>", b"{", b"[1,]", b"[" * 100_000 + b"]" * 100_000])
+def test_a_body_that_is_not_json_fails_as_the_stdlib_fails(body: bytes) -> None:
+    with pytest.raises((ValueError, RecursionError)):
+        decode_json(body)
 
 
 def test_wrong_credential_fails_the_run_and_never_leaks(emu: RunningEmulator) -> None:

@@ -11,7 +11,7 @@ import psycopg
 
 from app.db.connect import connect
 from app.secrets import Keyring
-from app.services.rate_budget import PgRateGate, credential_key
+from app.services.rate_budget import UNMETERED_FOR, PgRateGate, credential_key
 from tests.sync.conftest import Jira, add_source, live_ids, scalar, sync
 
 KEY = credential_key("jira", "http://jira.example", "bot@example.com:token")
@@ -40,6 +40,35 @@ def test_a_429_seen_by_one_run_pauses_another_run_of_the_same_credential(
     assert unrelated < 0.2
     assert 0.7 <= paused <= 2.5
     assert scalar(probe, "select count(*) from rate_budgets") == 1
+
+
+def test_a_pause_another_run_sees_reaches_an_unlimited_run_within_the_trusted_window(fresh_db_url: str) -> None:
+    with connect(fresh_db_url, autocommit=True) as a, connect(fresh_db_url, autocommit=True) as b:
+        mine, theirs = PgRateGate(a, KEY), PgRateGate(b, KEY)
+        mine.wait(patience=30)  # no limit known: trusted for UNMETERED_FOR seconds
+        theirs.observe(429, {"Retry-After": "2"})
+        t0 = time.monotonic()
+        mine.wait(patience=30)
+        trusted = time.monotonic() - t0
+        time.sleep(UNMETERED_FOR)
+        t0 = time.monotonic()
+        mine.wait(patience=30)
+        paused = time.monotonic() - t0
+
+    assert trusted < 0.2
+    assert 0.7 <= paused <= 2.5
+
+
+def test_a_limit_a_run_sees_itself_holds_its_next_request_at_once(fresh_db_url: str) -> None:
+    with connect(fresh_db_url, autocommit=True) as conn:
+        gate = PgRateGate(conn, KEY)
+        gate.wait(patience=30)
+        gate.observe(429, {"Retry-After": "1"})
+        t0 = time.monotonic()
+        gate.wait(patience=30)
+        paused = time.monotonic() - t0
+
+    assert 0.7 <= paused <= 2.5
 
 
 def test_the_bucket_from_x_ratelimit_headers_spaces_requests(fresh_db_url: str) -> None:
