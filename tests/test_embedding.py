@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -77,7 +78,7 @@ def test_batch_cuts_are_the_cheapest_partition_within_the_cap() -> None:
     cap, overhead = 4, 30
 
     def cost(bounds: list[int]) -> int:
-        return sum(overhead + (j - i) * lengths[j - 1] for i, j in zip(bounds, bounds[1:], strict=False))
+        return sum(overhead + (j - i) * lengths[j - 1] for i, j in itertools.pairwise(bounds))
 
     def cheapest(start: int) -> int:  # brute force over every partition of lengths[start:]
         if start == len(lengths):
@@ -89,7 +90,7 @@ def test_batch_cuts_are_the_cheapest_partition_within_the_cap() -> None:
 
     bounds = batch_bounds(lengths, cap=cap, overhead=overhead)
     assert bounds[0] == 0 and bounds[-1] == len(lengths)
-    assert all(0 < j - i <= cap for i, j in zip(bounds, bounds[1:], strict=False))
+    assert all(0 < j - i <= cap for i, j in itertools.pairwise(bounds))
     assert cost(bounds) == cheapest(0)
 
 
