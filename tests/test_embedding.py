@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -21,7 +22,7 @@ import pytest
 from app.chunking import chunk_entity
 from app.config import ConfigError, load_config
 from app.embedding import DimensionMismatch, Embedder, EmbeddingError, get_embedder
-from app.embedding.local import LocalEmbedder
+from app.embedding.local import LocalEmbedder, batch_bounds
 from app.embedding.openai import OpenAIEmbedder, endpoint_url, parse_retry_after
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,6 +63,35 @@ def test_length_sorting_and_batching_do_not_change_vectors_or_their_order(local:
     together = local.embed(texts)
     one_by_one = np.vstack([local.embed([t]) for t in texts])
     np.testing.assert_allclose((together * one_by_one).sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_batches_are_cut_where_padding_costs_more_than_a_pass() -> None:
+    # Four short rows and two long ones: padding the short ones to 160 would cost far more than a pass.
+    assert batch_bounds([10, 11, 12, 12, 160, 165], cap=32, overhead=30) == [0, 4, 6]
+    # Equal lengths pad nothing: as few passes as the cap allows.
+    assert len(batch_bounds([48] * 10, cap=4, overhead=30)) - 1 == 3
+    assert batch_bounds([], cap=8) == [0]
+
+
+def test_batch_cuts_are_the_cheapest_partition_within_the_cap() -> None:
+    lengths = sorted([25, 26, 45, 45, 46, 47, 61, 62, 86, 92, 119, 120, 131, 156, 162])
+    cap, overhead = 4, 30
+
+    def cost(bounds: list[int]) -> int:
+        return sum(overhead + (j - i) * lengths[j - 1] for i, j in itertools.pairwise(bounds))
+
+    def cheapest(start: int) -> int:  # brute force over every partition of lengths[start:]
+        if start == len(lengths):
+            return 0
+        return min(
+            overhead + (end - start) * lengths[end - 1] + cheapest(end)
+            for end in range(start + 1, min(start + cap, len(lengths)) + 1)
+        )
+
+    bounds = batch_bounds(lengths, cap=cap, overhead=overhead)
+    assert bounds[0] == 0 and bounds[-1] == len(lengths)
+    assert all(0 < j - i <= cap for i, j in itertools.pairwise(bounds))
+    assert cost(bounds) == cheapest(0)
 
 
 def test_count_tokens_is_untruncated_and_input_is_truncated_at_256(local: LocalEmbedder) -> None:

