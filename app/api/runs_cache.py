@@ -24,6 +24,7 @@ Staying fresh:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import OrderedDict
@@ -69,6 +70,8 @@ class RunsCache:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.hits = 0
+        # (key, generation) -> set when the request building that page is done; event loop only.
+        self.flights: dict[tuple[tuple[str, bytes], int], asyncio.Event] = {}
         self.misses = 0
 
     # -- look-ups -------------------------------------------------------------------------------------
@@ -196,8 +199,24 @@ def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
             await send(hit.start)
             await send({"type": "http.response.body", "body": hit.body, "more_body": False})
             return
-        cache.misses += 1
         generation = cache.generation()  # before the handler reads the database
+        flight = (key, generation)
+        leader = cache.flights.get(flight)
+        if leader is not None:
+            # The same page is being built under this generation: wait for it rather than build it again
+            # (after a clear, every request in flight would otherwise miss at once). What it kept, if
+            # anything, is in the cache; put() already refused it if a clear came in between.
+            await leader.wait()
+            hit = cache.get(key)
+            if hit is not None:
+                cache.hits += 1
+                await send(hit.start)
+                await send({"type": "http.response.body", "body": hit.body, "more_body": False})
+                return
+        cache.misses += 1
+        done = asyncio.Event()
+        if leader is None:
+            cache.flights[flight] = done
         start: list[Message] = []
         chunks: list[bytes] = []
         keep = [True]
@@ -211,11 +230,17 @@ def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
                 )
             elif message["type"] == "http.response.body" and keep[0]:
                 chunks.append(message.get("body", b""))
+                if not message.get("more_body", False) and start:
+                    # Kept before the last byte leaves, so a waiter finds it however the send goes.
+                    cache.put(key, CachedResponse(start[0], b"".join(chunks)), generation)
             await send(message)
 
-        await app(scope, receive, capture)
-        if keep[0] and start:
-            cache.put(key, CachedResponse(start[0], b"".join(chunks)), generation)
+        try:
+            await app(scope, receive, capture)
+        finally:
+            if cache.flights.get(flight) is done:
+                del cache.flights[flight]
+            done.set()
 
     return middleware
 
