@@ -26,7 +26,10 @@ wrk does not (issue 15 §2: the ratio must measure the server).
 
     python bench/api_throughput.py [--generator wrk|python] [--duration 10] [--requests 2000] [--concurrency 16]
         [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,rows,ours]
-        [--ours-from DIR]
+        [--ours-from DIR] [--before-from DIR] [--churn N]
+
+``--churn N``: a thread updates one run of the measured page N times a second for the whole run (as a sync
+in progress does), so every change clears the API's runs cache (D-cache-1) and its hit rate drops.
 
 The generator shares the machine with the servers, so absolute numbers are a floor; the ratios compare
 like with like.
@@ -46,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -312,6 +316,15 @@ def seed(url: str, keyring: Keyring) -> tuple[int, str]:
     return source_id, token
 
 
+def churn(url: str, source_id: int, per_second: float, stop: threading.Event) -> None:
+    """Update the newest run of the source ``per_second`` times a second until ``stop`` (a worker's progress
+    commits): each commit NOTIFYs harvester_runs and clears the API's runs cache."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        run_id = conn.execute("select max(id) from sync_runs where source_id = %s", (source_id,)).fetchone()
+        while not stop.wait(1.0 / per_second):
+            conn.execute("update sync_runs set heartbeat_at = clock_timestamp() where id = %s", run_id)
+
+
 async def load(
     base: str, n: int, concurrency: int, make: Callable[[int], Req], expect: set[int]
 ) -> tuple[float, float, float]:
@@ -431,6 +444,9 @@ def main() -> None:
     parser.add_argument(
         "--http", choices=("auto", "h11", "httptools"), default="auto", help="uvicorn HTTP parser, every server"
     )
+    parser.add_argument(
+        "--churn", type=float, default=0.0, help="update one run of the page N times a second while measuring"
+    )
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_server or args.floor_server or args.async_floor_server or args.rows_server:
@@ -477,6 +493,10 @@ def main() -> None:
                 return wrk_load(base, args.duration, args.concurrency, [make(i) for i in range(distinct)])
             return (*asyncio.run(load(base, args.requests, args.concurrency, make, expect)), float("nan"))
 
+        stop_churn = threading.Event()
+        churner = threading.Thread(target=churn, args=(url, source_id, args.churn, stop_churn), daemon=True)
+        if args.churn > 0:
+            churner.start()
         # Webhook deliveries must stay new for the whole run (a repeated id is answered from the dedupe
         # table): more distinct ones than the fastest server answers in warm-up + duration.
         deliveries = int(3000 * (args.duration + 2))
@@ -512,6 +532,12 @@ def main() -> None:
                 results["GET runs"] = measure(ours, runs_request, {200}, 1)
                 results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
 
+        stop_churn.set()
+        if args.churn > 0:
+            churner.join(timeout=10)
+
+    if args.churn > 0:
+        print(f"churn: one run of the page updated {args.churn:g} times a second (as a sync in progress)")
     volume = f"{args.duration:g} s" if args.generator == "wrk" else f"{args.requests} requests"
     print(f"generator {args.generator}, {volume}, {args.concurrency} in flight, {os.cpu_count()} CPUs")
     load_after = os.getloadavg()

@@ -634,6 +634,18 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION public.tg__notify_runs_changed() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    perform pg_catalog.pg_notify('harvester_runs', '');
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg__notify_runs_changed() IS 'AFTER statement trigger on sync_runs, run_completeness and sources: NOTIFY harvester_runs (no payload), so API processes drop their cached runs responses.';
+
 CREATE FUNCTION public.tg__set_updated_at() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1504,6 +1516,12 @@ CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id, source_id,
 CREATE TRIGGER _300_propagate_acl AFTER UPDATE OF acl_principals, status, deleted_at ON public.entities FOR EACH ROW WHEN (((old.acl_principals IS DISTINCT FROM new.acl_principals) OR (old.status IS DISTINCT FROM new.status) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)))) EXECUTE FUNCTION public.tg_entities__propagate_acl();
 
 CREATE TRIGGER _900_notify AFTER DELETE OR UPDATE OF revoked_at, expires_at, scope, token_hash, name ON public.api_tokens FOR EACH ROW EXECUTE FUNCTION public.tg_api_tokens__notify_change();
+
+CREATE TRIGGER _900_notify_runs AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.run_completeness FOR EACH STATEMENT EXECUTE FUNCTION public.tg__notify_runs_changed();
+
+CREATE TRIGGER _900_notify_runs AFTER DELETE OR UPDATE OF credential_enc, webhook_secret_enc ON public.sources FOR EACH STATEMENT EXECUTE FUNCTION public.tg__notify_runs_changed();
+
+CREATE TRIGGER _900_notify_runs AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.sync_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg__notify_runs_changed();
 
 CREATE TRIGGER procrastinate_jobs_notify_queue_job_aborted_v1 AFTER UPDATE OF abort_requested ON public.procrastinate_jobs FOR EACH ROW WHEN (((old.abort_requested = false) AND (new.abort_requested = true) AND (new.status = 'doing'::public.procrastinate_job_status))) EXECUTE FUNCTION public.procrastinate_notify_queue_abort_job_v1();
 

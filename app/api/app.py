@@ -31,6 +31,7 @@ from app.api.ops import health, metrics_handler
 from app.api.principals import PrincipalsController
 from app.api.problems import EXCEPTION_HANDLERS
 from app.api.runs import RunsController
+from app.api.runs_cache import RunsCache, writes_clear_middleware
 from app.api.search import SearchController
 from app.api.settings import SettingsController
 from app.api.sources import SourcesController
@@ -70,11 +71,16 @@ def create_app(
         token_cache = TokenCache(url)
         await anyio.to_thread.run_sync(token_cache.start)
         app.state.token_cache = token_cache
+        # Encoded runs responses, dropped on any runs change (app/api/runs_cache.py, D-cache-1).
+        runs_cache = RunsCache(url)
+        await anyio.to_thread.run_sync(runs_cache.start)
+        app.state.runs_cache = runs_cache
         app.state.keyring = keyring
         app.state.embedder_config = embedder
         try:
             yield
         finally:
+            await anyio.to_thread.run_sync(runs_cache.stop)
             await anyio.to_thread.run_sync(token_cache.stop)
             opened.db = None
             await anyio.to_thread.run_sync(pool.close)
@@ -105,7 +111,8 @@ def create_app(
         route_handlers=[api, hooks, ops, assets_router(), *(extra_routes or [])],
         dependencies=dependencies(opened, keyring),
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[audit_middleware],  # request id on every request; one audit event per admin action
+        # request id on every request; one audit event per admin action; a write clears the runs cache
+        middleware=[audit_middleware, writes_clear_middleware],
         logging_config=None,  # the process's logging is app/logs.py's (JSON lines, redaction, --log-level)
         # Hostile input (size, nesting, content type, path ids, NUL) answered before any handler reads it.
         before_request=check_request,

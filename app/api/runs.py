@@ -16,6 +16,7 @@ from app.api.db import Database
 from app.api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, next_cursor
 from app.api.params import MAX_ID, RunId, SourceId
 from app.api.problems import API_PREFIX, ProblemError, accepted, not_found, problem_responses
+from app.api.runs_cache import runs_cache_middleware
 from app.api.views import Scrub, run_out, scrubber
 from app.queries import completeness as cq
 from app.queries import runs as rq
@@ -27,6 +28,8 @@ from app.services.run_status import group_status
 from app.services.sources import InvalidField, RunConflict
 
 R = problem_responses
+# The run lists and a run, answered from encoded bytes until runs change (app/api/runs_cache.py).
+CACHED = [runs_cache_middleware]
 _IDS = re.compile(r"^\d{1,19}(,\d{1,19}){0,999}$")
 
 # Filters shared by GET /runs and GET /sources/{id}/runs (documented in docs/api.md "Lists").
@@ -202,7 +205,13 @@ class RunsController(Controller):
             conn.commit()
             return accepted(_one_run(conn, keyring, run_id), f"/runs/{run_id}")
 
-    @get("/sources/{source_id:int}/runs", operation_id="listRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    @get(
+        "/sources/{source_id:int}/runs",
+        operation_id="listRuns",
+        sync_to_thread=True,
+        responses=R(400, 401, 404, 422),
+        middleware=CACHED,
+    )
     def list_runs(
         self,
         source_id: SourceId,
@@ -234,7 +243,7 @@ class RunsController(Controller):
                 raise not_found(f"source {source_id}")
             return page
 
-    @get("/runs", operation_id="listAllRuns", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    @get("/runs", operation_id="listAllRuns", sync_to_thread=True, responses=R(400, 401, 404, 422), middleware=CACHED)
     def all_runs(
         self,
         db: Database,
@@ -275,7 +284,13 @@ class RunsController(Controller):
             raise InvalidField(extra[0], "cannot be combined with ids (a group's status is not a page)")
         return _group(db, keyring, ids)
 
-    @get("/runs/{run_id:int}", operation_id="getRun", sync_to_thread=True, responses=R(400, 401, 404, 422))
+    @get(
+        "/runs/{run_id:int}",
+        operation_id="getRun",
+        sync_to_thread=True,
+        responses=R(400, 401, 404, 422),
+        middleware=CACHED,
+    )
     def get_run(self, run_id: RunId, db: Database, keyring: Keyring) -> s.RunOut:
         """One run with live progress: N of M, rate (items/s since it started) and ETA."""
         # Autocommit (decision 51): the Admin Panel polls this. A reconciliation's completeness rows are read

@@ -82,7 +82,7 @@ select set_eq(
         ('sources_name_key', 'u')$$,
     'Table sources has exactly the expected named constraints.');
 select indexes_are('public', 'sources', array['sources_name_key', 'sources_pkey'], 'Table sources has exactly the expected indexes.');
-select triggers_are('public', 'sources', array['_100_timestamps'], 'Table sources has exactly the expected triggers.');
+select triggers_are('public', 'sources', array['_100_timestamps', '_900_notify_runs'], 'Table sources has exactly the expected triggers.');
 select trigger_is('public', 'sources', '_100_timestamps', 'public', 'tg__set_updated_at', 'Trigger _100_timestamps on sources runs tg__set_updated_at().');
 select col_is_unique('public', 'sources', array['name'], 'Source names are unique.');
 
