@@ -10,7 +10,7 @@ runs ``select 1`` through the API's own pool (``open_pool``: role harvester_api,
 worker thread, as ``GET runs`` does, and (0'') the same ``select 1`` awaited on the event loop through
 psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path beat the thread hop?), and
 (0''') bare Litestar serving the same rows: the runs-list SQL of (a) through the same pool on a thread,
-the rows returned as JSON, no token, middleware or input guard (decision D-api-1: ours / that isolates
+the rows returned as JSON, no token, middleware or input guard (decision 60: ours / that isolates
 our own overhead; ours / the constant handler stays the issue's goal).
 Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
 
@@ -29,7 +29,7 @@ wrk does not (issue 15 §2: the ratio must measure the server).
         [--ours-from DIR] [--before-from DIR] [--churn N]
 
 ``--churn N``: a thread updates one run of the measured page N times a second for the whole run (as a sync
-in progress does), so every change clears the API's runs cache (D-cache-1) and its hit rate drops.
+in progress does), so every change clears the API's runs cache (decision 65) and its hit rate drops.
 
 The generator shares the machine with the servers, so absolute numbers are a floor; the ratios compare
 like with like.
@@ -125,7 +125,7 @@ def floor_app(url: str) -> object:
 
 
 def rows_app(url: str, source_id: int) -> object:
-    """The third baseline, bare Litestar serving the same rows (decision D-api-1): one ``GET`` that runs the
+    """The third baseline, bare Litestar serving the same rows (decision 60): one ``GET`` that runs the
     runs-list SQL ``GET runs`` runs (``ListRunsPage``, one source, a page of 50 fetched as 51) through the
     API's own pool in autocommit (``open_pool`` + ``Database.read()``) on a worker thread and returns the
     rows as JSON through Litestar's serializer: no token, no middleware, no input guard, no parameters, no

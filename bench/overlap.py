@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--embed-compare",
         action="store_true",
-        help="section (3) also runs the embedder as it was before D-embed-1 (ratios: against the faster bare embed)",
+        help="section (3) also runs the embedder as it was before decision 64 (ratios: against the faster bare embed)",
     )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 class FixedBatches(LocalEmbedder):
-    """The local embedder as it ran before D-embed-1 (``--embed-compare``): onnxruntime's threads spin,
+    """The local embedder as it ran before decision 64 (``--embed-compare``): onnxruntime's threads spin,
     and the length-sorted texts go in fixed batches of ``batch_size`` whatever their padding."""
 
     def __init__(self, threads: int | None) -> None:

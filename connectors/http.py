@@ -354,7 +354,7 @@ class SourceHttp:
 
 def decode_json(body: bytes) -> Any:
     """``json.loads(body)``, value for value, at orjson's speed: parsing the source's pages was the largest
-    single cost of a fetch (docs/decisions.md D-cpu-1). Raises ``ValueError`` or ``RecursionError`` as
+    single cost of a fetch (docs/decisions.md 61). Raises ``ValueError`` or ``RecursionError`` as
     ``json.loads`` does."""
     if body.translate(_DIGITS_TO_ZERO).find(_LONG_DIGITS) < 0:
         try:

@@ -71,7 +71,7 @@ def create_app(
         token_cache = TokenCache(url)
         await anyio.to_thread.run_sync(token_cache.start)
         app.state.token_cache = token_cache
-        # Encoded runs responses, dropped on any runs change (app/api/runs_cache.py, D-cache-1).
+        # Encoded runs responses, dropped on any runs change (app/api/runs_cache.py, decision 65).
         runs_cache = RunsCache(url)
         await anyio.to_thread.run_sync(runs_cache.start)
         app.state.runs_cache = runs_cache

@@ -1,4 +1,4 @@
-"""In-process cache of the runs endpoints' encoded responses, dropped by NOTIFY (issue 15 §2, D-cache-1).
+"""In-process cache of the runs endpoints' encoded responses, dropped by NOTIFY (issue 15 §2, decision 65).
 
 A bare handler that only reads a page of runs and serialises it already runs at 0.14-0.30 x a constant
 handler (docs/performance.md, API fourth pass): the remaining lever is not to rebuild a page nothing

@@ -118,7 +118,7 @@ class LocalEmbedder:
         options.log_severity_level = 3
         # onnxruntime's pool threads spin between operators by default. In a sync the embedder shares the
         # cores with the fetch, the load and PostgreSQL: a spinning thread burns the CPU they need and,
-        # preempted, makes its peer wait longer (docs/decisions.md, D-embed-1).
+        # preempted, makes its peer wait longer (docs/decisions.md, 64).
         spin = "1" if allow_spinning else "0"
         options.add_session_config_entry("session.intra_op.allow_spinning", spin)
         options.add_session_config_entry("session.inter_op.allow_spinning", spin)

@@ -15,7 +15,7 @@ The gate uses the run's own connection between page transactions (the pipeline f
 one autocommit statement per request — except while the credential has no bucket to spend (no source
 ever described a limit, and no pause is on): that answer is trusted for ``UNMETERED_FOR`` seconds, so an
 unlimited source costs one statement per ``UNMETERED_FOR``, not one per request (docs/decisions.md
-D-cpu-2). A limit this gate observes itself ends the trust at once; one another run observes reaches
+decision 62). A limit this gate observes itself ends the trust at once; one another run observes reaches
 this run within ``UNMETERED_FOR``.
 """
 

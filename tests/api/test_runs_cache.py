@@ -1,4 +1,4 @@
-"""The runs endpoints answer from cached response bytes (issue 15 §2, D-cache-1) and stay correct: a change
+"""The runs endpoints answer from cached response bytes (issue 15 §2, decision 65) and stay correct: a change
 any session commits shows up (NOTIFY), a write through this API shows up at once, the cache is off while
 its listener is disconnected, and the token check still runs on every request.
 
