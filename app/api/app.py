@@ -18,6 +18,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from app.api.audit import audit_middleware
 from app.api.auth import token_middleware
+from app.api.change_listener import ChangeListener, Subscription
 from app.api.connection_test import ConnectionTestController
 from app.api.connectors import ConnectorsController
 from app.api.db import Database, open_pool
@@ -31,15 +32,17 @@ from app.api.ops import health, metrics_handler
 from app.api.principals import PrincipalsController
 from app.api.problems import EXCEPTION_HANDLERS
 from app.api.runs import RunsController
-from app.api.runs_cache import RunsCache, writes_clear_middleware
+from app.api.runs_cache import RUNS_CHANNEL, RunsCache, writes_clear_middleware
 from app.api.search import SearchController
 from app.api.settings import SettingsController
 from app.api.sources import SourcesController
-from app.api.token_cache import TokenCache
+from app.api.token_cache import TOKENS_CHANNEL, TokenCache
 from app.api.tokens import TokensController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
 from app.config import EmbedderConfig
+from app.queries import runs as rq
+from app.queries import tokens as tq
 from app.secrets import Keyring
 
 API_PREFIX = "/api/v1"
@@ -67,21 +70,25 @@ def create_app(
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size))
         app.state.db = opened.db = Database(pool)
-        # Token look-ups answered in process, dropped on any token change (app/api/token_cache.py).
-        token_cache = TokenCache(url)
-        await anyio.to_thread.run_sync(token_cache.start)
-        app.state.token_cache = token_cache
-        # Encoded runs responses, dropped on any runs change (app/api/runs_cache.py, decision 65).
-        runs_cache = RunsCache(url)
-        await anyio.to_thread.run_sync(runs_cache.start)
-        app.state.runs_cache = runs_cache
+        # Token look-ups answered in process, dropped on any token change (app/api/token_cache.py);
+        # encoded runs responses, dropped on any runs change (app/api/runs_cache.py, decision 65). One
+        # LISTEN connection keeps both honest (app/api/change_listener.py).
+        token_cache = app.state.token_cache = TokenCache()
+        runs_cache = app.state.runs_cache = RunsCache()
+        listener = ChangeListener(
+            url,
+            [
+                Subscription(TOKENS_CHANNEL, tq.listen_token_changes, token_cache),
+                Subscription(RUNS_CHANNEL, rq.listen_run_changes, runs_cache),
+            ],
+        )
+        await anyio.to_thread.run_sync(listener.start)
         app.state.keyring = keyring
         app.state.embedder_config = embedder
         try:
             yield
         finally:
-            await anyio.to_thread.run_sync(runs_cache.stop)
-            await anyio.to_thread.run_sync(token_cache.stop)
+            await anyio.to_thread.run_sync(listener.stop)
             opened.db = None
             await anyio.to_thread.run_sync(pool.close)
 

@@ -11,7 +11,8 @@ Staying fresh:
 
 - the triggers ``_900_notify_runs`` (sql/triggers/500_runs_notify.sql) NOTIFY ``harvester_runs`` when a
   transaction that changed ``sync_runs``, ``run_completeness`` or a source's secrets commits, whoever
-  made it (worker, API, CLI, psql); a listener thread with its own connection clears the cache;
+  made it (worker, API, CLI, psql); the API's change listener (app/api/change_listener.py,
+  ListenRunChanges) clears the cache;
 - a request handled by this process with any other method than GET/HEAD/OPTIONS clears the cache when
   its response starts (after the handler committed), so the client that wrote reads its write at once
   without waiting for the notification;
@@ -25,19 +26,14 @@ Staying fresh:
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections import OrderedDict
-from typing import Any
 
-import psycopg
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-log = logging.getLogger(__name__)
-
-# Not a query of sql/queries: a session command with no parameters and no result (as procrastinate's own).
-LISTEN_RUNS = "listen harvester_runs"
+# The channel of sql/triggers/500_runs_notify.sql (ListenRunChanges subscribes to it).
+RUNS_CHANNEL = "harvester_runs"
 
 # msgspec writes a run's state without spaces; inside a string value (error_detail) the quotes would be
 # escaped, so a body without this holds no running run (a false positive only costs a miss).
@@ -58,17 +54,13 @@ class CachedResponse:
 class RunsCache:
     """(path, query string) -> encoded response, at most ``max_entries`` (least recently used out)."""
 
-    def __init__(self, url: str, *, max_entries: int = 256, max_body: int = 1 << 20) -> None:
-        self._url = url
+    def __init__(self, *, max_entries: int = 256, max_body: int = 1 << 20) -> None:
         self._max_entries = max_entries
         self._max_body = max_body
         self._entries: OrderedDict[tuple[str, bytes], CachedResponse] = OrderedDict()
         self._lock = threading.Lock()
         self._generation = 0
         self._listening = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
         self.hits = 0
         # (key, generation) -> set when the request building that page is done; event loop only.
         self.flights: dict[tuple[tuple[str, bytes], int], asyncio.Event] = {}
@@ -109,66 +101,13 @@ class RunsCache:
     def listening(self) -> bool:
         return self._listening
 
-    # -- the listener ---------------------------------------------------------------------------------
+    # -- switched by the change listener (app/api/change_listener.py) ----------------------------
 
-    def start(self, *, wait: float = 5.0) -> None:
-        """Start the listener thread; waits up to ``wait`` seconds for LISTEN (the cache stays off until
-        then, so starting never blocks the API on it)."""
-        self._thread = threading.Thread(target=self._listen_forever, name="runs-cache-listener", daemon=True)
-        self._thread.start()
-        self._ready.wait(wait)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._set_listening(False)
-
-    def _set_listening(self, value: bool) -> None:
+    def set_listening(self, value: bool) -> None:
         with self._lock:
             self._listening = value
             self._generation += 1
             self._entries.clear()
-
-    def _listen_forever(self) -> None:
-        connected_before = False
-        lost_logged = False
-        while not self._stop.is_set():
-            try:
-                with psycopg.connect(self._url, autocommit=True, connect_timeout=10) as conn:
-                    conn.execute(LISTEN_RUNS)
-                    # LISTEN first, then clear: a change committed before LISTEN is covered by the clear,
-                    # any later one by its notification.
-                    self._set_listening(True)
-                    self._ready.set()
-                    if connected_before:
-                        log.info("runs cache listener reconnected; cached runs responses are served again")
-                    else:
-                        log.info("runs cache listener started (LISTEN harvester_runs)")
-                    connected_before, lost_logged = True, False
-                    self._drain(conn)
-            except psycopg.Error as exc:
-                self._set_listening(False)  # off before the line is written: a reader of the log may rely on it
-                if not self._stop.is_set() and not lost_logged:
-                    log.warning(
-                        "runs cache listener lost its connection (%s); runs requests read the database until "
-                        "it reconnects",
-                        type(exc).__name__,
-                    )
-                    lost_logged = True
-            finally:
-                self._set_listening(False)
-                self._ready.set()
-            self._stop.wait(1.0)
-
-    def _drain(self, conn: psycopg.Connection[Any]) -> None:
-        while not self._stop.is_set():
-            # A short timeout so stop() is honoured; any notification clears everything.
-            for _ in conn.notifies(timeout=1.0, stop_after=1):
-                self.clear()
-            # notifies() returns quietly on a closed connection.
-            if conn.closed or conn.broken:
-                raise psycopg.OperationalError("listener connection closed")
 
 
 def _cache_of(scope: Scope) -> RunsCache | None:

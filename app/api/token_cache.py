@@ -7,8 +7,8 @@ Revocation stays immediate:
 
 - the trigger ``_900_notify`` on ``api_tokens`` (sql/triggers/400_api_tokens_notify.sql) NOTIFYs
   ``harvester_api_tokens`` when a token is revoked, re-scoped, re-dated or deleted, by whoever does it
-  (API, ``harvester token revoke``, psql); a listener thread with its own connection
-  (ListenTokenChanges) clears the cache;
+  (API, ``harvester token revoke``, psql); the API's change listener (app/api/change_listener.py,
+  ListenTokenChanges) clears the cache;
 - the cache answers only while that LISTEN is established: a lost listener connection clears it and
   every look-up goes to the database until the listener is back;
 - a look-up that started before a clear is not stored after it (generation check), so a revocation that
@@ -18,18 +18,13 @@ Revocation stays immediate:
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-import psycopg
-
-from app.queries import tokens as tq
-
-log = logging.getLogger(__name__)
+# The channel of sql/triggers/400_api_tokens_notify.sql (ListenTokenChanges subscribes to it).
+TOKENS_CHANNEL = "harvester_api_tokens"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,17 +38,13 @@ class CachedToken:
 class TokenCache:
     """token hash -> (CachedToken, monotonic deadline); safe to use from many threads."""
 
-    def __init__(self, url: str, *, ttl: float = 10.0, max_entries: int = 10_000) -> None:
-        self._url = url
+    def __init__(self, *, ttl: float = 10.0, max_entries: int = 10_000) -> None:
         self._ttl = ttl
         self._max_entries = max_entries
         self._entries: dict[str, tuple[CachedToken, float]] = {}
         self._lock = threading.Lock()
         self._generation = 0
         self._listening = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
 
     # -- look-ups ---------------------------------------------------------------------------------
 
@@ -92,53 +83,14 @@ class TokenCache:
             self._generation += 1
             self._entries.clear()
 
-    # -- the listener -------------------------------------------------------------------------------
-
-    def start(self, *, wait: float = 5.0) -> None:
-        """Start the listener thread; waits up to ``wait`` seconds for LISTEN (the cache stays off
-        until then, so starting never blocks the API on it)."""
-        self._thread = threading.Thread(target=self._listen_forever, name="token-cache-listener", daemon=True)
-        self._thread.start()
-        self._ready.wait(wait)
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._set_listening(False)
+    # -- switched by the change listener (app/api/change_listener.py) ----------------------------
 
     @property
     def listening(self) -> bool:
         return self._listening
 
-    def _set_listening(self, value: bool) -> None:
+    def set_listening(self, value: bool) -> None:
         with self._lock:
             self._listening = value
             self._generation += 1
             self._entries.clear()
-
-    def _listen_forever(self) -> None:
-        while not self._stop.is_set():
-            try:
-                with psycopg.connect(self._url, autocommit=True, connect_timeout=10) as conn:
-                    tq.listen_token_changes(conn)
-                    self._set_listening(True)
-                    self._ready.set()
-                    self._drain(conn)
-            except psycopg.Error as exc:
-                if not self._stop.is_set():
-                    log.warning("token cache listener lost its connection (%s); look-ups go to the database", exc)
-            finally:
-                self._set_listening(False)
-                self._ready.set()
-            self._stop.wait(1.0)
-
-    def _drain(self, conn: psycopg.Connection[Any]) -> None:
-        while not self._stop.is_set():
-            # A short timeout so stop() is honoured; any notification clears everything (revocations
-            # are rare, and the payload is only a hint).
-            for _ in conn.notifies(timeout=1.0, stop_after=1):
-                self.clear()
-            # notifies() returns quietly on a closed connection: a cheap query notices and raises.
-            if conn.closed or conn.broken:
-                raise psycopg.OperationalError("listener connection closed")

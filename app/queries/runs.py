@@ -692,6 +692,24 @@ def list_stale_runs(
     return [ListStaleRunsRow(*row) for row in rows]
 
 
+LISTEN_RUN_CHANGES = """
+listen harvester_runs
+"""
+
+
+def listen_run_changes(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Subscribes the session to runs changes (triggers _900_notify_runs on
+    sync_runs, run_completeness and sources): the API's runs response cache.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            LISTEN_RUN_CHANGES,
+            {},
+        )
+
+
 RELEASE_RUN_LEASE = """
 update sync_runs set heartbeat_at = 'epoch'
 where id = %(id)s::bigint and state = 'running'

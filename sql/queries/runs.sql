@@ -197,3 +197,8 @@ where id = sqlc.arg(id)::bigint
   and (state = 'queued'
        or (state = 'running' and (worker_id = sqlc.arg(worker_id)::text
                                   or starts_with(worker_id, sqlc.arg(worker_id)::text || ':'))));
+
+-- name: ListenRunChanges :exec
+-- Subscribes the session to runs changes (triggers _900_notify_runs on sync_runs, run_completeness and
+-- sources): the API's runs response cache.
+listen harvester_runs;

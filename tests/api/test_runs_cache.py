@@ -131,7 +131,7 @@ def test_a_revoked_token_is_refused_on_a_cached_page(api: Server, make_source: S
         assert httpx.get(api.base_url + path).status_code == 401
     logs = api.logs()
     assert token not in logs
-    assert "runs cache listener started" in logs
+    assert "cache listener started (LISTEN harvester_api_tokens, harvester_runs)" in logs
 
 
 def test_the_cache_is_off_while_its_listener_is_disconnected(tmp_path: Path) -> None:
@@ -150,18 +150,24 @@ def test_the_cache_is_off_while_its_listener_is_disconnected(tmp_path: Path) -> 
         with server.client("read") as c:
             _eventually(lambda: _done_of(c, path, run_id) == 10, "the run is visible")
             assert _done_of(c, path, run_id) == 10
+            # The token cache and the runs cache share one LISTEN connection (app/api/change_listener.py).
+            with psycopg.connect(url) as conn:
+                listening = conn.execute(
+                    "select count(*) from pg_stat_activity where query ilike '%listen harvester%' and pid <> pg_backend_pid()"
+                ).fetchone()
+            assert listening == (1,)
 
             _embedded(data_dir, "stop")
-            _eventually(lambda: "runs cache listener lost its connection" in server.logs(), "the loss is logged")
+            _eventually(lambda: "cache listener lost its connection" in server.logs(), "the loss is logged")
             # Off: the page is not answered from memory while nothing would tell the cache of a change.
             assert c.get(path).status_code >= 500
             assert _embedded(data_dir, "start") == url
             # A change no notification announces, committed while the listener may still be reconnecting.
             _set_done(url, run_id, 42, notify=False)
             _eventually(lambda: c.get(path).status_code == 200, "the API reads the database again")
-            _eventually(lambda: "runs cache listener reconnected" in server.logs(), "the reconnection is logged")
+            _eventually(lambda: "cache listener reconnected" in server.logs(), "the reconnection is logged")
             assert _done_of(c, path, run_id) == 42
-        assert server.logs().count("runs cache listener lost its connection") == 1
+        assert server.logs().count("cache listener lost its connection") == 1
         server.proc.terminate()
         assert server.proc.wait(timeout=15) is not None  # the listener thread does not hold up shutdown
     finally:
