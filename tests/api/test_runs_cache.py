@@ -153,7 +153,8 @@ def test_the_cache_is_off_while_its_listener_is_disconnected(tmp_path: Path) -> 
             # The token cache and the runs cache share one LISTEN connection (app/api/change_listener.py).
             with psycopg.connect(url) as conn:
                 listening = conn.execute(
-                    "select count(*) from pg_stat_activity where query ilike '%listen harvester%' and pid <> pg_backend_pid()"
+                    "select count(*) from pg_stat_activity"
+                    " where query ilike '%listen harvester%' and pid <> pg_backend_pid()"
                 ).fetchone()
             assert listening == (1,)
 
