@@ -106,10 +106,21 @@ with settings as materialized (
                             least((reltuples * %(narrow_share)s::float8)::bigint, 20000))
             from pg_catalog.pg_class where oid = 'public.entity_chunks'::regclass) as narrow_below
 ),
+broad as materialized (
+    -- The largest share of chunks one of the principals is on, by ANALYZE's most common elements (none
+    -- listed: 0, and the probe counts), against the bound.
+    select coalesce(max(st.most_common_elem_freqs[array_position(st.most_common_elems::text::text[], p.token)])
+                    * (select greatest(reltuples, 0) from pg_catalog.pg_class
+                       where oid = 'public.entity_chunks'::regclass), 0)
+           >= 4 * (select narrow_below from settings) as skip_probe
+    from pg_catalog.pg_stats st, unnest(%(principals)s::text[]) as p(token)
+    where st.schemaname = 'public' and st.tablename = 'entity_chunks' and st.attname = 'acl_principals'
+),
 probe as materialized (
     select count(*) as visible
     from (select from entity_chunks c
-          where c.acl_principals && %(principals)s::text[]
+          where not coalesce((select skip_probe from broad), false)
+            and c.acl_principals && %(principals)s::text[]
             and not c.entity_deleted
             and c.embedding_model = %(model)s::text
           limit (select narrow_below from settings)) as seen
@@ -117,7 +128,8 @@ probe as materialized (
 ann_chunks as materialized (
     select c.id, c.entity_id, c.body, c.embedding <=> %(query_embedding)s::vector as distance
     from entity_chunks c
-    where (select visible from probe) >= (select narrow_below from settings)
+    where ((select visible from probe) >= (select narrow_below from settings)
+           or coalesce((select skip_probe from broad), false))
       and c.acl_principals && %(principals)s::text[]
       and not c.entity_deleted
       and (c.entity_status <> 'draft' or (select include_drafts from settings)
@@ -166,14 +178,16 @@ hits as (
     select id, entity_id, body, distance from ann where (select count(*) from ann) >= %(k)s::integer
     union all
     select id, entity_id, body, distance from exact
+),
+top as materialized (
+    select id, entity_id, body, distance from hits order by distance, entity_id limit %(k)s::integer
 )
 select h.id as chunk_id, h.entity_id, h.body, e.title, e.url, e.natural_key, e.source_id, s.name as source_name,
        e.source_type, e.status, e.source_updated_at, h.distance::float8 as distance
-from hits h
+from top h
 join entities e on e.id = h.entity_id
 join sources s on s.id = e.source_id
 order by h.distance, h.entity_id
-limit %(k)s::integer
 """
 
 
@@ -221,7 +235,14 @@ def search_entities(
     HNSW iterative scan over the `candidates` nearest visible chunks (k x a few,
     so an entity with several near chunks does not crowd the others out), grouped
     by entity; `exact` runs only if those held fewer than k entities. So k
-    entities always come back when k visible entities exist.
+    entities always come back when k visible entities exist. The probe is skipped
+    when the planner's statistics already show one of the principals on at least 4
+    x the bound (`broad`): it read 20 000 rows (20-36 ms at 1 M chunks, more than
+    the HNSW scan) to learn what they said; stale statistics can only send a
+    narrow principal to `ann`, whose rows pass the same filters (and `exact` still
+    fills up to k), never show a chunk the principal may not see. The k results
+    are picked before the join to entities and sources, so that join is k index
+    look-ups, not a merge over the table.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

@@ -26,7 +26,12 @@ select set_config('hnsw.iterative_scan', 'relaxed_order', true),
 -- bound), `ann` is skipped and `exact` ranks just those chunks. Otherwise `ann` is the HNSW iterative
 -- scan over the `candidates` nearest visible chunks (k x a few, so an entity with several near chunks
 -- does not crowd the others out), grouped by entity; `exact` runs only if those held fewer than k
--- entities. So k entities always come back when k visible entities exist.
+-- entities. So k entities always come back when k visible entities exist. The probe is skipped when
+-- the planner's statistics already show one of the principals on at least 4 x the bound (`broad`): it
+-- read 20 000 rows (20-36 ms at 1 M chunks, more than the HNSW scan) to learn what they said; stale
+-- statistics can only send a narrow principal to `ann`, whose rows pass the same filters (and `exact`
+-- still fills up to k), never show a chunk the principal may not see. The k results are picked before
+-- the join to entities and sources, so that join is k index look-ups, not a merge over the table.
 with settings as materialized (
     select coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'),
                     false) as include_drafts,
@@ -36,10 +41,21 @@ with settings as materialized (
                             least((reltuples * sqlc.arg(narrow_share)::float8)::bigint, 20000))
             from pg_catalog.pg_class where oid = 'public.entity_chunks'::regclass) as narrow_below
 ),
+broad as materialized (
+    -- The largest share of chunks one of the principals is on, by ANALYZE's most common elements (none
+    -- listed: 0, and the probe counts), against the bound.
+    select coalesce(max(st.most_common_elem_freqs[array_position(st.most_common_elems::text::text[], p.token)])
+                    * (select greatest(reltuples, 0) from pg_catalog.pg_class
+                       where oid = 'public.entity_chunks'::regclass), 0)
+           >= 4 * (select narrow_below from settings) as skip_probe
+    from pg_catalog.pg_stats st, unnest(sqlc.arg(principals)::text[]) as p(token)
+    where st.schemaname = 'public' and st.tablename = 'entity_chunks' and st.attname = 'acl_principals'
+),
 probe as materialized (
     select count(*) as visible
     from (select from entity_chunks c
-          where c.acl_principals && sqlc.arg(principals)::text[]
+          where not coalesce((select skip_probe from broad), false)
+            and c.acl_principals && sqlc.arg(principals)::text[]
             and not c.entity_deleted
             and c.embedding_model = sqlc.arg(model)::text
           limit (select narrow_below from settings)) as seen
@@ -47,7 +63,8 @@ probe as materialized (
 ann_chunks as materialized (
     select c.id, c.entity_id, c.body, c.embedding <=> sqlc.arg(query_embedding)::vector as distance
     from entity_chunks c
-    where (select visible from probe) >= (select narrow_below from settings)
+    where ((select visible from probe) >= (select narrow_below from settings)
+           or coalesce((select skip_probe from broad), false))
       and c.acl_principals && sqlc.arg(principals)::text[]
       and not c.entity_deleted
       and (c.entity_status <> 'draft' or (select include_drafts from settings)
@@ -96,14 +113,16 @@ hits as (
     select * from ann where (select count(*) from ann) >= sqlc.arg(k)::integer
     union all
     select * from exact
+),
+top as materialized (
+    select * from hits order by distance, entity_id limit sqlc.arg(k)::integer
 )
 select h.id as chunk_id, h.entity_id, h.body, e.title, e.url, e.natural_key, e.source_id, s.name as source_name,
        e.source_type, e.status, e.source_updated_at, h.distance::float8 as distance
-from hits h
+from top h
 join entities e on e.id = h.entity_id
 join sources s on s.id = e.source_id
-order by h.distance, h.entity_id
-limit sqlc.arg(k)::integer;
+order by h.distance, h.entity_id;
 
 -- name: SearchEntitiesExact :many
 -- SearchEntities' visibility rules with an exact scan (no index): each visible entity's nearest chunk,

@@ -106,3 +106,60 @@ def test_exact_branch_fills_k_when_the_index_scan_runs_out_of_budget(
             conn, query_embedding=query, principals=[TENTH], model=embedder.model_name, k=10
         )
     assert [r.chunk_id for r in results] == [t.chunk_id for t in truth]
+
+
+def _probe_scanned(conn: psycopg.Connection[Any], query: str, principal: str, model: str) -> bool:
+    """Whether SearchEntities' `probe` read entity_chunks for ``principal`` (EXPLAIN ANALYZE)."""
+    sq.configure_vector_scan(conn, ef_search=100, max_scan_tuples=20_000)
+    plan = [
+        r[0]
+        for r in conn.execute(
+            "explain (analyze) " + sq.SEARCH_ENTITIES,
+            {"query_embedding": query, "principals": [principal], "model": model, "k": 10,
+             "candidates": 10 * CHUNKS_PER_ENTITY, "narrow_share": 0.02, "source_ids": None, "statuses": None,
+             "source_types": None, "updated_from": None, "updated_to": None},
+        )
+    ]
+    start = next(i for i, line in enumerate(plan) if line.lstrip().startswith("CTE probe"))
+    depth = len(plan[start]) - len(plan[start].lstrip())
+    end = next(i for i in range(start + 1, len(plan)) if len(plan[i]) - len(plan[i].lstrip()) <= depth)
+    scan = next(line for line in plan[start:end] if "on entity_chunks" in line)
+    return "never executed" not in scan
+
+
+def test_the_probe_is_skipped_for_a_principal_the_statistics_show_on_most_chunks(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    embedder, rare = _corpus(conn, keyring)
+    query = vector_text(embedder.embed(["a question"])[0])
+    with conn.transaction():
+        assert not _probe_scanned(conn, query, "group:jira:all", embedder.model_name)  # on every chunk
+        assert _probe_scanned(conn, query, TENTH, embedder.model_name)  # 400 chunks: below 4 x the bound
+        assert _probe_scanned(conn, query, RARE, embedder.model_name)
+        broad = vector_search(conn, query, embedder.model_name, ["group:jira:all"], 10, SearchFilters())
+        narrow = vector_search(conn, query, embedder.model_name, [RARE], 10, SearchFilters())
+    assert len({r.entity_id for r in broad}) == 10
+    assert len(narrow) == 10 and {r.chunk_id for r in narrow} <= rare
+
+
+def test_stale_statistics_never_show_a_chunk_the_principal_lost(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """ANALYZE saw the principal on every chunk; then it lost all but 30 entities. The statistics still call
+    it broad, so the probe is skipped and the HNSW branch runs: it still returns only those 30 entities' chunks,
+    and k of them."""
+    embedder, _ = _corpus(conn, keyring)
+    kept = [r[0] for r in conn.execute("select id from entities order by id limit 30")]
+    # The chunks follow their entities' ACL (trigger _300_propagate_acl); no ANALYZE after this.
+    conn.execute("update entities set acl_principals = array['group:jira:other'] where not (id = any(%s))", (kept,))
+    keep = [r[0] for r in conn.execute("select id from entity_chunks where entity_id = any(%s)", (kept,))]
+    conn.commit()
+    query = vector_text(embedder.embed(["a question"])[0])
+    with conn.transaction():
+        assert not _probe_scanned(conn, query, "group:jira:all", embedder.model_name)
+        results = vector_search(conn, query, embedder.model_name, ["group:jira:all"], 10, SearchFilters())
+        truth = sq.search_entities_exact(
+            conn, query_embedding=query, principals=["group:jira:all"], model=embedder.model_name, k=10
+        )
+    assert len(results) == 10 and {r.chunk_id for r in results} <= set(keep)
+    assert {r.chunk_id for r in truth} <= set(keep)
