@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import psycopg
 
 log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=MutableMapping[Any, Any])
 
 
 class Invalidated(Protocol):
@@ -28,6 +30,37 @@ class Invalidated(Protocol):
 
     def clear(self) -> None:
         """Drop everything: a change that may alter an entry committed."""
+
+
+class ListenedCache(Generic[M]):
+    """What the two caches share: their entries, a generation counter that every clear bumps (a look-up
+    that started before a clear must not store its answer after it), and whether LISTEN holds (the
+    cache answers nothing while it does not). Subclasses read and write ``_entries`` under ``_lock``."""
+
+    def __init__(self, entries: M) -> None:
+        self._entries = entries
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._listening = False
+
+    def generation(self) -> int:
+        """Read before reading the database and hand to the subclass's ``put``."""
+        return self._generation
+
+    def clear(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._entries.clear()
+
+    @property
+    def listening(self) -> bool:
+        return self._listening
+
+    def set_listening(self, value: bool) -> None:
+        with self._lock:
+            self._listening = value
+            self._generation += 1
+            self._entries.clear()
 
 
 @dataclass(frozen=True, slots=True)

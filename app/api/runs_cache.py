@@ -26,11 +26,12 @@ Staying fresh:
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections import OrderedDict
 
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.change_listener import ListenedCache
 
 # The channel of sql/triggers/500_runs_notify.sql (ListenRunChanges subscribes to it).
 RUNS_CHANNEL = "harvester_runs"
@@ -51,16 +52,13 @@ class CachedResponse:
         self.body = body
 
 
-class RunsCache:
+class RunsCache(ListenedCache[OrderedDict[tuple[str, bytes], CachedResponse]]):
     """(path, query string) -> encoded response, at most ``max_entries`` (least recently used out)."""
 
     def __init__(self, *, max_entries: int = 256, max_body: int = 1 << 20) -> None:
         self._max_entries = max_entries
         self._max_body = max_body
-        self._entries: OrderedDict[tuple[str, bytes], CachedResponse] = OrderedDict()
-        self._lock = threading.Lock()
-        self._generation = 0
-        self._listening = False
+        super().__init__(OrderedDict())
         self.hits = 0
         # (key, generation) -> set when the request building that page is done; event loop only.
         self.flights: dict[tuple[tuple[str, bytes], int], asyncio.Event] = {}
@@ -77,10 +75,6 @@ class RunsCache:
                 self._entries.move_to_end(key)
         return found
 
-    def generation(self) -> int:
-        """Read before the handler reads the database and hand to :meth:`put` (see the module docstring)."""
-        return self._generation
-
     def put(self, key: tuple[str, bytes], response: CachedResponse, generation: int) -> None:
         if len(response.body) > self._max_body or _LIVE_MARK in response.body:
             return
@@ -91,23 +85,6 @@ class RunsCache:
             self._entries.move_to_end(key)
             while len(self._entries) > self._max_entries:
                 self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._generation += 1
-            self._entries.clear()
-
-    @property
-    def listening(self) -> bool:
-        return self._listening
-
-    # -- switched by the change listener (app/api/change_listener.py) ----------------------------
-
-    def set_listening(self, value: bool) -> None:
-        with self._lock:
-            self._listening = value
-            self._generation += 1
-            self._entries.clear()
 
 
 def _cache_of(scope: Scope) -> RunsCache | None:

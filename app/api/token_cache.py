@@ -18,10 +18,11 @@ Revocation stays immediate:
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from app.api.change_listener import ListenedCache
 
 # The channel of sql/triggers/400_api_tokens_notify.sql (ListenTokenChanges subscribes to it).
 TOKENS_CHANNEL = "harvester_api_tokens"
@@ -35,16 +36,13 @@ class CachedToken:
     principals: tuple[str, ...] = ()  # a search token's bound ACL tokens (issue 14 §4)
 
 
-class TokenCache:
+class TokenCache(ListenedCache[dict[str, tuple[CachedToken, float]]]):
     """token hash -> (CachedToken, monotonic deadline); safe to use from many threads."""
 
     def __init__(self, *, ttl: float = 10.0, max_entries: int = 10_000) -> None:
         self._ttl = ttl
         self._max_entries = max_entries
-        self._entries: dict[str, tuple[CachedToken, float]] = {}
-        self._lock = threading.Lock()
-        self._generation = 0
-        self._listening = False
+        super().__init__({})
 
     # -- look-ups ---------------------------------------------------------------------------------
 
@@ -61,10 +59,6 @@ class TokenCache:
             return None
         return token
 
-    def generation(self) -> int:
-        """Read before a database look-up and hand to :meth:`put` (see the module docstring)."""
-        return self._generation
-
     def put(self, digest: str, token: CachedToken, expires_at: datetime | None, generation: int) -> None:
         ttl = self._ttl
         if expires_at is not None:
@@ -77,20 +71,3 @@ class TokenCache:
             if len(self._entries) >= self._max_entries:
                 self._entries.clear()
             self._entries[digest] = (token, time.monotonic() + ttl)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._generation += 1
-            self._entries.clear()
-
-    # -- switched by the change listener (app/api/change_listener.py) ----------------------------
-
-    @property
-    def listening(self) -> bool:
-        return self._listening
-
-    def set_listening(self, value: bool) -> None:
-        with self._lock:
-            self._listening = value
-            self._generation += 1
-            self._entries.clear()
