@@ -15,7 +15,8 @@ fetched only after the previous one committed) and ``after`` with ``prefetch=DEF
 Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept.
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
-                            [--embed-compare] [--repeats 2] [--only jira,slack] [--skip latency,embed]
+                            [--embed-compare] [--coalesce-compare] [--repeats 2] [--only jira,slack]
+                            [--skip latency,embed]
 
 The database: as bench/connector_sync.py (HARVESTER_DATABASE_URL's server, else an embedded one).
 """
@@ -44,6 +45,7 @@ from app.db.connect import connect
 from app.db.migrate import migrate
 from app.embedding.base import Vectors
 from app.embedding.local import LocalEmbedder, pad_batch
+from app.pipeline import ahead
 from app.pipeline.load import ChunkStage
 from app.pipeline.run import DEFAULT_PREFETCH, execute_run
 from app.registry import get_spec
@@ -155,13 +157,21 @@ def measure(
         best.bare = min(best.bare, t)
         if floor is not None:
             best.embed = min(best.embed, floor(raw))
-        for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
-            n, u = pipeline(case, base_url, server_url, template, prefetch, chunks)
-            if n != len(raw):
-                raise SystemExit(f"{case.name}: bare loop saw {len(raw)} items, the run loaded {n}")
-            setattr(best, attr, min(getattr(best, attr), u))
-        best.items = len(raw)
+        time_runs(best, case, base_url, server_url, template, len(raw), chunks)
     return best, raw
+
+
+def time_runs(
+    best: Best, case: Case, base_url: str, server_url: str, template: str, items: int, chunks: ChunkStage | None
+) -> None:
+    """One full run without read-ahead (before) and one with it (after), each kept in ``best`` if faster;
+    a run that loads another number of items than the bare loop saw stops the bench."""
+    for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
+        n, u = pipeline(case, base_url, server_url, template, prefetch, chunks)
+        if n != items:
+            raise SystemExit(f"{case.name}: bare loop saw {items} items, the run loaded {n}")
+        setattr(best, attr, min(getattr(best, attr), u))
+    best.items = items
 
 
 def load_average() -> str:
@@ -179,6 +189,12 @@ def main(argv: list[str] | None = None) -> None:
         "--embed-compare",
         action="store_true",
         help="section (3) also runs the embedder as it was before decision 64 (ratios: against the faster bare embed)",
+    )
+    parser.add_argument(
+        "--coalesce-compare",
+        action="store_true",
+        help="section (3) also runs the product embedder with each group embedded on its own, as before "
+        "decision 67 (app.pipeline.ahead.COALESCE = 1)",
     )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
@@ -242,6 +258,8 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
     variants: dict[str, LocalEmbedder] = {"product": LocalEmbedder(threads=args.embed_threads)}
     if args.embed_compare:
         variants = {"old": FixedBatches(args.embed_threads), **variants}
+    if args.coalesce_compare:
+        variants = {"per-group": variants["product"], **variants}
     stages = {name: VectorStage(e) for name, e in variants.items()}
     for e in variants.values():
         e.embed(["warm-up: the session's arenas"] * 8)
@@ -250,6 +268,7 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
           "max(bare fetch, bare embed) (goal <= 1.15)")  # fmt: skip
     map_item = get_spec(case.name).map_item
     product = stages["product"]
+    coalesce = ahead.COALESCE
     texts: list[str] = []
     best = {name: Best() for name in variants}
     fetch = float("inf")
@@ -266,12 +285,12 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
                 started = time.perf_counter()
                 variants[name].embed(texts)
                 b.embed = min(b.embed, time.perf_counter() - started)
-                for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
-                    n, u = pipeline(case, url, server_url, template, prefetch, stage)
-                    if n != len(raw):
-                        raise SystemExit(f"{case.name}: bare loop saw {len(raw)} items, the run loaded {n}")
-                    setattr(b, attr, min(getattr(b, attr), u))
-                b.items = len(raw)
+                # The per-group variant is the product embedder with decision 67 turned off for its runs.
+                ahead.COALESCE = 1 if name == "per-group" else coalesce
+                try:
+                    time_runs(b, case, url, server_url, template, len(raw), stage)
+                finally:
+                    ahead.COALESCE = coalesce
     print(f"{'embedder':<9} {'items':>6} {'chunks':>7} {'fetch s':>8} {'embed s':>8} {'before s':>9} {'after s':>8} "
           f"{'before':>7} {'after':>7}")  # fmt: skip
     # The baseline is the best bare embedding any variant managed: a setting that helps the pipeline

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -61,10 +62,6 @@ CHUNKS_PER_ENTITY = 10
 WORDS_PER_CHUNK = 12
 LEVELS = (("50 %", "group:p50", 0.5, 0.95), ("10 %", "group:p10", 0.1, 0.95), ("1 %", "group:p1", 0.01, 0.90))
 
-VECTOR_INDEX = (
-    "create index entity_chunks_embedding_hnsw_idx on entity_chunks"
-    " using hnsw (embedding vector_cosine_ops) with (m = 16, ef_construction = 64)"
-)
 HALFVEC_INDEX = (
     "create index bench_halfvec_hnsw_idx on entity_chunks"
     " using hnsw ((embedding::halfvec(384)) halfvec_cosine_ops) with (m = 16, ef_construction = 64)"
@@ -154,7 +151,9 @@ def load(
     picks: npt.NDArray[np.int64],
     vocab: npt.NDArray[np.int64],
     rng: np.random.Generator,
-) -> float:
+) -> tuple[float, dict[str, str]]:
+    """Entities and chunks by binary COPY with the chunk indexes dropped; seconds, and each dropped
+    index's definition (pg_get_indexdef) to build it again."""
     entities = len(vectors) // CHUNKS_PER_ENTITY
     with conn.cursor() as cur, cur.copy(
         "copy entities (source_id, source_type, source_entity_id, status, title, body, acl_principals, content_hash)"
@@ -165,8 +164,13 @@ def load(
             acl = ["group:all"] + [LEVELS[i][1] for i in range(len(LEVELS)) if shares[e, i] < LEVELS[i][2]]
             copy.write_row((source_id, "ticket", str(e), "final", f"Entity {e}", "", acl, f"h{e}"))
     ids = [int(r[0]) for r in conn.execute("select id from entities order by source_entity_id::int").fetchall()]
-    # Bulk load first, build each index once after (what a first full load or a restore does).
+    # Bulk load first, build each index once after (what a first full load or a restore does), each from
+    # the definition the migrations gave it, so the bench measures the index the product ships.
+    definitions = {}
     for index in ("entity_chunks_embedding_hnsw_idx", "entity_chunks_acl_principals_idx", "entity_chunks_body_fts_idx"):
+        row = conn.execute("select pg_get_indexdef(%s::regclass)", (index,)).fetchone()
+        assert row is not None
+        definitions[index] = str(row[0])
         conn.execute(f"drop index {index}")
     conn.commit()
     word_picks = rng.integers(0, vocab.shape[1], (len(vectors), WORDS_PER_CHUNK))
@@ -180,7 +184,7 @@ def load(
             body = body_of(vocab[picks[n], word_picks[n]])
             copy.write_row((ids[n // CHUNKS_PER_ENTITY], n % CHUNKS_PER_ENTITY, body, f"c{n}", vector, MODEL))
     conn.commit()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, definitions
 
 
 def main() -> None:
@@ -204,6 +208,11 @@ def main() -> None:
     parser.add_argument("--maintenance-work-mem", default="6GB")
     parser.add_argument("--no-halfvec", action="store_true")
     parser.add_argument("--explain", action="store_true", help="print SearchEntities' EXPLAIN (ANALYZE, BUFFERS)")
+    parser.add_argument(
+        "--hnsw-with", metavar="PARAMS",
+        help="build the HNSW index with these storage parameters instead of the migrations' "
+             "(e.g. 'm = 16, ef_construction = 128')",
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     k = args.k
@@ -233,17 +242,19 @@ def main() -> None:
             (vectors, picks), gen_s = timed(lambda: clustered(rng, args.chunks, centres, args.spread))
             queries, qpicks = clustered(rng, args.queries + args.warmup, centres, args.spread)
             vocab = vocabulary(rng, args.clusters)
-            copy_s = load(conn, source_id, vectors, picks, vocab, rng)
+            copy_s, definitions = load(conn, source_id, vectors, picks, vocab, rng)
+            vector_index = definitions["entity_chunks_embedding_hnsw_idx"]
+            if args.hnsw_with:
+                vector_index = re.sub(r"WITH \(.*\)$", f"WITH ({args.hnsw_with})", vector_index)
+            say(f"hnsw index  {vector_index}")
             del vectors
             say(f"data        {args.chunks} chunks x {DIM} dims, {args.clusters} clusters, spread {args.spread}; "
                 f"generated {gen_s:.1f}s, COPY {copy_s:.1f}s")
             builds = {}
             for name, ddl in (
-                ("hnsw vector", VECTOR_INDEX),
-                ("gin acl", "create index entity_chunks_acl_principals_idx on entity_chunks"
-                            " using gin (acl_principals)"),
-                ("gin fts", "create index entity_chunks_body_fts_idx on entity_chunks"
-                            " using gin (to_tsvector('russian'::regconfig, body))"),
+                ("hnsw vector", vector_index),
+                ("gin acl", definitions["entity_chunks_acl_principals_idx"]),
+                ("gin fts", definitions["entity_chunks_body_fts_idx"]),
             ):
                 load_before = os.getloadavg()[0]
                 _, builds[name] = timed(lambda ddl=ddl: conn.execute(ddl))  # type: ignore[misc]

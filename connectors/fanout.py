@@ -7,8 +7,10 @@ makes the listing page as slow as the sum. :class:`FanOut` runs a function over 
 small thread pool and hands the results back **in the items' order**, so what a connector yields, and
 therefore every checkpoint, is exactly what the sequential loop produced.
 
-Only requests belong on the pool: the function must not touch the connector's run state (caches of
-permissions, group names...), which stays on the calling thread. The rate budget still holds: every
+Only requests belong on the pool: the function must not change the connector's run state (caches of
+permissions, group names...), which the calling thread updates with the results, in order. Two
+exceptions, both safe from any thread: a cache whose entry is the same whoever writes it first (Jira's
+project roles), and one guarded by a lock (Jira's application roles). The rate budget still holds: every
 request waits on the credential's shared gate (``connectors.http``) before it goes out, whichever
 thread sends it. An exception is raised at its item's position, after the results before it were
 handed back; requests not yet started are cancelled and those already sent are waited for.

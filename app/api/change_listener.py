@@ -13,23 +13,13 @@ import logging
 import threading
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import psycopg
 
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=MutableMapping[Any, Any])
-
-
-class Invalidated(Protocol):
-    """A cache the listener switches on and off and clears."""
-
-    def set_listening(self, value: bool) -> None:
-        """On (and cleared) once LISTEN holds; off (and cleared) when the connection is lost."""
-
-    def clear(self) -> None:
-        """Drop everything: a change that may alter an entry committed."""
 
 
 class ListenedCache(Generic[M]):
@@ -48,6 +38,7 @@ class ListenedCache(Generic[M]):
         return self._generation
 
     def clear(self) -> None:
+        """Drop everything: a change that may alter an entry committed."""
         with self._lock:
             self._generation += 1
             self._entries.clear()
@@ -57,6 +48,7 @@ class ListenedCache(Generic[M]):
         return self._listening
 
     def set_listening(self, value: bool) -> None:
+        """On (and cleared) once LISTEN holds; off (and cleared) when the connection is lost."""
         with self._lock:
             self._listening = value
             self._generation += 1
@@ -67,7 +59,7 @@ class ListenedCache(Generic[M]):
 class Subscription:
     channel: str  # the channel the triggers NOTIFY
     listen: Callable[[psycopg.Connection[Any]], None]  # the LISTEN query of sql/queries
-    cache: Invalidated
+    cache: ListenedCache[Any]  # switched on and off and cleared by the listener
 
 
 class ChangeListener:

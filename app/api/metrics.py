@@ -9,7 +9,8 @@ by Harvester.
   computed from ``sync_runs`` at scrape time (it covers the journal, so it survives restarts).
 - ``harvester_dlq_depth{source,connector}``, ``harvester_alert_delivery_failures_total`` (from the
   database), ``harvester_audit_sink_failures_total`` and ``harvester_webhook_requests_total`` (this API
-  process). The older ``source_id``-labelled families are kept unchanged for existing dashboards.
+  process), ``harvester_api_runs_cache_lookups_total{outcome}`` (this API process's runs cache). The
+  older ``source_id``-labelled families are kept unchanged for existing dashboards.
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ class ProcessCounter:
 
 WEBHOOKS = ProcessCounter(
     "harvester_webhook_requests", "Webhook requests answered by this API process, by outcome.", "outcome"
+)
+# app/api/runs_cache.py: how the runs GETs of this process were answered. A high share of "built" under
+# steady traffic means the pages change (or the listener is down: the cache is then off).
+RUNS_CACHE = ProcessCounter(
+    "harvester_api_runs_cache_lookups",
+    "Runs GETs of this API process by how they were answered: hit (kept bytes), waited (kept bytes, after "
+    "waiting for the request building the same page), built (read from the database).",
+    "outcome",
 )
 
 

@@ -32,6 +32,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.change_listener import ListenedCache
+from app.api.metrics import RUNS_CACHE
 
 # The channel of sql/triggers/500_runs_notify.sql (ListenRunChanges subscribes to it).
 RUNS_CHANNEL = "harvester_runs"
@@ -59,10 +60,8 @@ class RunsCache(ListenedCache[OrderedDict[tuple[str, bytes], CachedResponse]]):
         self._max_entries = max_entries
         self._max_body = max_body
         super().__init__(OrderedDict())
-        self.hits = 0
         # (key, generation) -> set when the request building that page is done; event loop only.
         self.flights: dict[tuple[tuple[str, bytes], int], asyncio.Event] = {}
-        self.misses = 0
 
     # -- look-ups -------------------------------------------------------------------------------------
 
@@ -111,7 +110,7 @@ def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
         key = (scope["path"], scope["query_string"])
         hit = cache.get(key)
         if hit is not None:
-            cache.hits += 1
+            RUNS_CACHE.count("hit")
             await send(hit.start)
             await send({"type": "http.response.body", "body": hit.body, "more_body": False})
             return
@@ -125,11 +124,11 @@ def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
             await leader.wait()
             hit = cache.get(key)
             if hit is not None:
-                cache.hits += 1
+                RUNS_CACHE.count("waited")
                 await send(hit.start)
                 await send({"type": "http.response.body", "body": hit.body, "more_body": False})
                 return
-        cache.misses += 1
+        RUNS_CACHE.count("built")
         done = asyncio.Event()
         if leader is None:
             cache.flights[flight] = done

@@ -17,8 +17,12 @@ missing from the ready vectors itself, so a stale read costs time, never correct
 
 Bounded: the futures belong to pages the prefetch queue holds, so the work waiting here is at most the
 items of the pages in flight. The thread takes jobs in order, so page N's groups finish before page
-N+1's. A failure (an embedder that gives up, a mapping bug) is set on the group's future and raised by
-the run's thread at that page, after the pages before it committed.
+N+1's. When the embedder is the slower side, groups wait here; the thread then takes up to ``COALESCE``
+of them at once and embeds their texts in one call: a longer list of length-sorted texts pads less
+(the embedder cuts its batches by padding, decision 64), and the embedder is the bottleneck exactly
+when groups queue. A failure (an embedder that gives up, a mapping bug) is set on the future of every
+group that sent texts to that call and raised by the run's thread at the first such page, after the
+pages before it committed; the resumed run does those pages again.
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ from app.pipeline.transform import content_hash
 from connectors.base import Entity, MalformedPayload, RawItem
 
 GROUP = 16  # raw items per embedding job: small enough that the last job's embedding is a short tail
+# Queued groups one embedding call may take (only those already waiting: an idle thread never waits
+# for more). 4 x 16 items: enough texts to sort away most padding, a tail of a few seconds at most.
+COALESCE = 4
 POLL = 0.2  # seconds between stop checks of the idle thread
+
+
+# An entity to cut and embed, with the (hash, model) of every chunk it stores now.
+Changed = tuple[Entity, list[tuple[str, str | None]]]
 
 
 @dataclass(slots=True)
@@ -81,9 +92,10 @@ class EmbedAhead:
         self._stop = threading.Event()
         self._join_timeout = join_timeout
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
-        # Hashes embedded for the page being prepared: a text repeated across its groups is embedded once.
+        # Vectors embedded for the page being prepared (content hash -> text): a text repeated across its
+        # groups is embedded once, and every later group of the page is handed the vector.
         self._page = -1
-        self._known: set[str] = set()
+        self._known: dict[str, str] = {}
 
     def __enter__(self) -> EmbedAhead:
         self._thread.start()
@@ -116,21 +128,75 @@ class EmbedAhead:
     def _work(self) -> None:
         while not self._stop.is_set():
             try:
-                job = self._jobs.get(timeout=POLL)
+                jobs = [self._jobs.get(timeout=POLL)]
             except queue.Empty:
                 continue
-            if not job.future.set_running_or_notify_cancel():
-                continue
+            while len(jobs) < COALESCE:
+                try:
+                    jobs.append(self._jobs.get_nowait())
+                except queue.Empty:
+                    break
+            self._prepare([job for job in jobs if job.future.set_running_or_notify_cancel()])
+
+    def _prepare(self, jobs: list[_Job]) -> None:
+        """Map each job's items, then cut and embed the changed entities of consecutive jobs in one call;
+        set each job's future (a mapping failure on its own job, an embedding failure on its call's)."""
+        segment: list[tuple[_Job, list[Entity | MalformedPayload], list[Changed]]] = []
+        seen: set[Identity] = set()
+        for job in jobs:
             try:
-                job.future.set_result(self._prepare(job))
+                mapped, changed = self._map(job)
             except BaseException as exc:  # raised by the run's thread at this page
                 job.future.set_exception(exc)
+                continue
+            identities: set[Identity] = {(e.source_type, e.source_entity_id) for e, _ in changed}
+            if identities & seen:
+                # The same record changed again in a later group: its chunks are cut per version, so the
+                # later version goes into a call of its own (rare: one record on two pages in flight).
+                self._embed(segment)
+                segment, seen = [], set()
+            segment.append((job, mapped, changed))
+            seen |= identities
+        self._embed(segment)
 
-    def _prepare(self, job: _Job) -> Prepared:
-        if job.page != self._page:
-            self._page, self._known = job.page, set()
+    def _embed(self, segment: list[tuple[_Job, list[Entity | MalformedPayload], list[Changed]]]) -> None:
+        if not segment:
+            return
+        if segment[0][0].page != self._page:
+            self._page, self._known = segment[0][0].page, {}
+        changed = [entry for _, _, group in segment for entry in group]
+        try:
+            ready = self._stage.prepare(changed, self._known) if changed else Ready()
+        except BaseException as exc:
+            # Which text failed the call is not known, so every group that sent one fails with it; a group
+            # that sent none (nothing changed, or only malformed items) did not depend on the call.
+            for job, mapped, group in segment:
+                if group:
+                    job.future.set_exception(exc)
+                else:
+                    job.future.set_result(Prepared(mapped, Ready()))
+            return
+        # Content-addressed, so every group of the call may be handed all of it (and what its page embedded
+        # before): the transaction looks up the hashes its own entities need.
+        vectors = {**self._known, **ready.vectors}
+        last = segment[-1][0].page
+        known: dict[str, str] = vectors if segment[0][0].page == last else {}
+        for job, mapped, group in segment:
+            own: set[Identity] = {(e.source_type, e.source_entity_id) for e, _ in group}
+            cut = {identity: chunks for identity, chunks in ready.cut.items() if identity in own}
+            job.future.set_result(Prepared(mapped, Ready(vectors=vectors, cut=cut)))
+            if job.page == last and known is not vectors:
+                # The call reached into the next page: keep only that page's vectors for its later groups,
+                # so what is kept never grows beyond one page.
+                known.update((c.content_hash, vectors[c.content_hash])
+                             for chunks in cut.values() for c in chunks if c.content_hash in vectors)  # fmt: skip
+        self._page, self._known = last, known
+
+    def _map(self, job: _Job) -> tuple[list[Entity | MalformedPayload], list[Changed]]:
+        """The job's items mapped (or why not), in order, and the entities whose content hash differs from
+        the stored one, each with the chunks it stores."""
         mapped: list[Entity | MalformedPayload] = []
-        changed: list[tuple[Entity, list[tuple[str, str | None]]]] = []
+        changed: list[Changed] = []
         for item in job.items:
             try:
                 entity = self._map_item(item)
@@ -142,6 +208,4 @@ class EmbedAhead:
             if stored is not None and not stored.deleted and stored.entity_hash == content_hash(entity):
                 continue  # UpsertEntities will leave it alone: no chunk of it is written
             changed.append((entity, stored.chunks if stored is not None else []))
-        ready = self._stage.prepare(changed, self._known) if changed else Ready()
-        self._known.update(ready.vectors)
-        return Prepared(mapped, ready)
+        return mapped, changed

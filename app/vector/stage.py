@@ -20,8 +20,9 @@ stored by then after all (the entity changed twice in the run) and not in ``read
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,8 @@ def check_dimension(embedder: Embedder) -> None:
 
 @dataclass(slots=True)
 class StageStats:
-    """Counters for tests and logs: what the stage embedded, reused, wrote and deleted."""
+    """Counters for tests and logs: what the stage embedded, reused, wrote and deleted. ``prepare`` (the
+    embedding thread) and ``apply`` (the load thread) both count, so they add under one lock."""
 
     chunks: int = 0  # chunks of changed entities
     unchanged: int = 0  # equal hash and model: not touched
@@ -63,6 +65,19 @@ class StageStats:
     embedded: int = 0  # texts sent to the embedder
     written: int = 0
     deleted: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(
+        self, *, chunks: int = 0, unchanged: int = 0, reused: int = 0, embedded: int = 0, written: int = 0,
+        deleted: int = 0,
+    ) -> None:  # fmt: skip
+        with self._lock:
+            self.chunks += chunks
+            self.unchanged += unchanged
+            self.reused += reused
+            self.embedded += embedded
+            self.written += written
+            self.deleted += deleted
 
 
 class VectorStage:
@@ -102,7 +117,7 @@ class VectorStage:
                     to_embed.setdefault(chunk.content_hash, chunk.text)
         if to_embed:
             vectors = self.embedder.embed(list(to_embed.values()))
-            self.stats.embedded += len(to_embed)
+            self.stats.add(embedded=len(to_embed))
             ready.vectors = {h: vector_text(v) for h, v in zip(to_embed, vectors, strict=True)}
         return ready
 
@@ -121,15 +136,15 @@ class VectorStage:
         }
         pending: list[tuple[int, Chunk]] = []
         counts: dict[int, int] = {}
+        unchanged = reused = embedded = written = deleted = 0
         for entity_id, entity in changed:
             chunks = cut.get((entity.source_type, entity.source_entity_id))
             if chunks is None:
                 chunks = self.chunks_of(entity)
             counts[entity_id] = len(chunks)
-            self.stats.chunks += len(chunks)
             for chunk in chunks:
                 if stored.get((entity_id, chunk.ordinal)) == (chunk.content_hash, model):
-                    self.stats.unchanged += 1
+                    unchanged += 1
                 else:
                     pending.append((entity_id, chunk))
 
@@ -147,14 +162,14 @@ class VectorStage:
             fresh: dict[str, str] = dict(ahead)
             if to_embed:
                 vectors = self.embedder.embed(list(to_embed.values()))
-                self.stats.embedded += len(to_embed)
+                embedded = len(to_embed)
                 fresh.update((h, vector_text(v)) for h, v in zip(to_embed, vectors, strict=True))
             for entity_id, chunk in pending:
                 vector = reusable.get((entity_id, chunk.content_hash))
                 if vector is None:
                     vector = fresh[chunk.content_hash]
                 else:
-                    self.stats.reused += 1
+                    reused += 1
                 rows.append(
                     {
                         "entity_id": entity_id,
@@ -165,7 +180,7 @@ class VectorStage:
                         "embedding_model": model,
                     }
                 )
-            self.stats.written += cq.upsert_chunks(conn, rows=rows)
+            written = cq.upsert_chunks(conn, rows=rows)
 
         stored_count: dict[int, int] = {}
         for entity_id, ordinal in stored:
@@ -173,5 +188,9 @@ class VectorStage:
         for entity_id, count in counts.items():
             if stored_count.get(entity_id, 0) > count:
                 # The stored tail past the new last ordinal: the text got shorter (or empty).
-                self.stats.deleted += cq.delete_chunks_from(conn, entity_id=entity_id, first_removed=count)
+                deleted += cq.delete_chunks_from(conn, entity_id=entity_id, first_removed=count)
+        self.stats.add(
+            chunks=sum(counts.values()), unchanged=unchanged, reused=reused, embedded=embedded, written=written,
+            deleted=deleted,
+        )  # fmt: skip
         log.debug("vector stage: %d entities, %d chunks, %d to write", len(changed), sum(counts.values()), len(rows))

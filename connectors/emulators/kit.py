@@ -12,7 +12,8 @@ patching anything. This module holds what they share:
   ``POST /_emulator/faults``  add a fault rule (JSON object, see below); returns the rules
   ``DELETE /_emulator/faults`` remove all fault rules and latency
   ``GET /_emulator/faults``   the current rules
-  ``GET /_emulator/stats``    ``{"requests", "by_status", "by_route", "faults_injected", "max_in_latency"}``
+  ``GET /_emulator/stats``    ``{"requests", "by_status", "by_route", "faults_injected", "max_in_latency",
+                              "max_in_latency_by_route"}``
   ``DELETE /_emulator/stats`` reset the counters
   ==========================  =============================================================
 
@@ -161,6 +162,9 @@ class Faults:
         # Requests inside the latency wait at once, and the most there ever were (a client's concurrency).
         self._in_latency = 0
         self.max_in_latency = 0
+        # The same per route ("GET <pattern>"): which kinds of request a client sends at once.
+        self._in_latency_by_route: Counter[str] = Counter()
+        self.max_in_latency_by_route: dict[str, int] = {}
         self._rate: int | None = None
         self._window = (0.0, 0)  # (window start, requests in it)
 
@@ -246,7 +250,7 @@ class Faults:
                 ],
             }
 
-    def for_request(self) -> Response | None:
+    def for_request(self, route: str = "") -> Response | None:
         """Apply latency, then the request-wide rules: an error response to send instead, or None."""
         limited = self._over_rate()
         if limited is not None:
@@ -272,11 +276,16 @@ class Faults:
             with self._lock:
                 self._in_latency += 1
                 self.max_in_latency = max(self.max_in_latency, self._in_latency)
+                self._in_latency_by_route[route] += 1
+                self.max_in_latency_by_route[route] = max(
+                    self.max_in_latency_by_route.get(route, 0), self._in_latency_by_route[route]
+                )
             try:
                 time.sleep(latency / 1000.0)
             finally:
                 with self._lock:
                     self._in_latency -= 1
+                    self._in_latency_by_route[route] -= 1
         if chosen is None or chosen.status is None:
             return None
         headers: dict[str, str] = dict(chosen.headers)
@@ -384,6 +393,7 @@ class EmulatorApp:
             self._requests = 0
         self.faults.injected = 0
         self.faults.max_in_latency = 0
+        self.faults.max_in_latency_by_route = {}
         return Response(204)
 
     def stats(self) -> dict[str, Any]:
@@ -395,6 +405,7 @@ class EmulatorApp:
                 "by_route": dict(sorted(self._by_route.items())),
                 "faults_injected": self.faults.injected,
                 "max_in_latency": self.faults.max_in_latency,
+                "max_in_latency_by_route": dict(sorted(self.faults.max_in_latency_by_route.items())),
             }
 
     # ------------------------------------------------------------ dispatch
@@ -438,7 +449,7 @@ class EmulatorApp:
         if not self.authorized(req):
             resp = error_response(401, "Client must be authenticated to access this resource.")
         else:
-            resp = self.faults.for_request() or self._call(handler, req, params)
+            resp = self.faults.for_request(f"{req.method} {route}") or self._call(handler, req, params)
         self._count(f"{req.method} {route}", resp.status)
         return resp
 

@@ -33,6 +33,7 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -164,6 +165,12 @@ class JiraConnector:
         self._level_acl: dict[str, Grants | None] = {}
         self._app_roles: list[Any] | None = None
         self._app_roles_read = False
+        # The fan-out resolves several projects' schemes at once, and any of them may need the
+        # application roles first: one thread reads them, the others wait for its answer.
+        self._app_roles_lock = threading.Lock()
+        # (project, role id) -> the role with its actors: a role named by the project's scheme and by a
+        # security level of the same project is read once per run.
+        self._roles: dict[tuple[str, str], Mapping[str, Any] | None] = {}
         self._key_ids: dict[str, str] = {}
         self._missing_keys: set[str] = set()
 
@@ -383,14 +390,44 @@ class JiraConnector:
             ids.add(sid)
             if not (sid and sid in skip_ids):
                 wanted.append(issue)
+        self._resolve_acls(wanted)
         # The page's attachment downloads, a few at a time (connectors.fanout), in the page's order;
-        # everything else of an issue (ACL look-ups and their caches) stays on this thread.
+        # everything else of an issue stays on this thread.
         for issue, texts in zip(wanted, self.fanout.ordered(self._issue_attachments, wanted), strict=True):
             for key in _linked_keys(issue):
                 if self._maybe_outside(key):
                     candidates.add(key)
             yield self._emit(issue, neighbour=False, attachments=texts)
         return ids
+
+    def _resolve_acls(self, issues: Sequence[Any]) -> None:
+        """Read the permission schemes of the page's projects not seen yet, then the members of its new
+        security levels, a few at a time (connectors.fanout): against a real Jira each project costs a
+        scheme plus its roles and lead, one after another, and a first page names many projects. The
+        answers are kept (and their notes made) on this thread, in the page's order, so the stream and
+        the run's notes are what one-by-one reading gave; ``_emit`` then finds every answer cached."""
+        projects: dict[str, None] = {}
+        levels: dict[str, str] = {}
+        for issue in issues:
+            found = _acl_keys(issue)
+            if found is None:
+                continue
+            project, level = found
+            if project not in self._project_acl:
+                projects[project] = None
+            if level and level not in self._level_acl:
+                levels.setdefault(level, project)
+        for project, read in zip(projects, self.fanout.ordered(self._read_project_grants, projects), strict=True):
+            self._keep(self._project_acl, project, read)
+        pairs = list(levels.items())
+        for (level, _), read in zip(pairs, self.fanout.ordered(self._read_level_grants, pairs), strict=True):
+            self._keep(self._level_acl, level, read)
+
+    def _keep(self, cache: dict[str, Grants | None], key: str, read: tuple[Grants | None, list[str]]) -> None:
+        grants, notes = read
+        for note in notes:
+            self.stats.note(note)
+        cache[key] = grants
 
     def _issue_attachments(self, issue: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
         """Requests only (runs on the fan-out): the issue's attachment texts, nothing for a malformed one."""
@@ -415,12 +452,10 @@ class JiraConnector:
         fields = _fields_of(data)
         if fields is None:
             return ItemError("ticket", sid, "malformed", "issue without id, key or fields")
-        project = str(_obj(fields.get("project")).get("key") or str(data["key"]).rsplit("-", 1)[0])
+        project, level = _acl_keys(data) or ("", None)
         security = fields.get("security")
-        # Only an object with an id names a level; any other non-null value is unknown, never "no level".
-        level = _obj(security).get("id") if security is not None else None
         project_grants = self._project_grants(project)
-        level_grants = self._level_grants(project, str(level)) if level is not None else None
+        level_grants = self._level_grants(project, level) if level is not None else None
         key_ids: dict[str, str] | None = None
         issuetype = fields.get("issuetype")
         if isinstance(issuetype, Mapping) and (issuetype.get("hierarchyLevel") == 1 or issuetype.get("name") == "Epic"):
@@ -617,22 +652,7 @@ class JiraConnector:
     def _project_grants(self, project: str) -> Grants | None:
         """Who may browse ``project`` (resolved once per run); None when the scheme cannot be read."""
         if project not in self._project_acl:
-            api = self.api()
-            try:
-                scheme = self.http.get_json(
-                    f"/rest/api/{api}/project/{project}/permissionscheme",
-                    {"expand": "permissions,user,group,projectRole,field"},
-                )
-            except HttpError as exc:
-                if exc.transient:
-                    raise  # fail closed only on a permanent answer: a 503 must not narrow anyone's rights
-                self.stats.note(f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed")
-                self._project_acl[project] = None
-                return None
-            grants = resolve(browse_holders(scheme), self._lookups(project))
-            for reason in grants.unresolved:
-                self.stats.note(f"jira project {project}: Browse Projects holder grants nobody: {reason}")
-            self._project_acl[project] = grants
+            self._keep(self._project_acl, project, self._read_project_grants(project))
         return self._project_acl[project]
 
     def _level_grants(self, project: str, level: str) -> Grants | None:
@@ -640,33 +660,52 @@ class JiraConnector:
         if not level:
             return None
         if level not in self._level_acl:
-            try:
-                page = self.http.get_json(
-                    f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
-                    {"levelId": level, "expand": "user,group,projectRole,field"},
-                )
-            except HttpError as exc:
-                if exc.transient:
-                    raise
-                self.stats.note(f"jira security level {level}: members unreadable ({exc.status}); fail closed")
-                self._level_acl[level] = None
-                return None
-            grants = resolve(level_holders(page), self._lookups(project))
-            for reason in grants.unresolved:
-                self.stats.note(f"jira security level {level}: member holder grants nobody: {reason}")
-            self._level_acl[level] = grants
+            self._keep(self._level_acl, level, self._read_level_grants((level, project)))
         return self._level_acl[level]
+
+    def _read_project_grants(self, project: str) -> tuple[Grants | None, list[str]]:
+        """Requests and pure resolution only (safe on the fan-out): the project's browse grants, or None
+        when its scheme is unreadable, with the notes to make. A transient failure is raised."""
+        try:
+            scheme = self.http.get_json(
+                f"/rest/api/{self.api()}/project/{project}/permissionscheme",
+                {"expand": "permissions,user,group,projectRole,field"},
+            )
+        except HttpError as exc:
+            if exc.transient:
+                raise  # fail closed only on a permanent answer: a 503 must not narrow anyone's rights
+            return None, [f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed"]
+        grants = resolve(browse_holders(scheme), self._lookups(project))
+        return grants, [f"jira project {project}: Browse Projects holder grants nobody: {r}" for r in grants.unresolved]
+
+    def _read_level_grants(self, level_of: tuple[str, str]) -> tuple[Grants | None, list[str]]:
+        """As ``_read_project_grants`` for security level ``level`` of ``project``: its members."""
+        level, project = level_of
+        try:
+            page = self.http.get_json(
+                f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
+                {"levelId": level, "expand": "user,group,projectRole,field"},
+            )
+        except HttpError as exc:
+            if exc.transient:
+                raise
+            return None, [f"jira security level {level}: members unreadable ({exc.status}); fail closed"]
+        grants = resolve(level_holders(page), self._lookups(project))
+        return grants, [f"jira security level {level}: member holder grants nobody: {r}" for r in grants.unresolved]
 
     def _lookups(self, project: str) -> Lookups:
         api = self.api()
 
         def role(role_id: str) -> Mapping[str, Any] | None:
-            try:
-                return _obj(self.http.get_json(f"/rest/api/{api}/project/{project}/role/{role_id}"))
-            except HttpError as exc:
-                if exc.transient:
-                    raise
-                return None
+            if (project, role_id) not in self._roles:
+                try:
+                    found = _obj(self.http.get_json(f"/rest/api/{api}/project/{project}/role/{role_id}"))
+                except HttpError as exc:
+                    if exc.transient:
+                        raise
+                    found = None
+                self._roles[(project, role_id)] = found
+            return self._roles[(project, role_id)]
 
         def lead() -> Mapping[str, Any] | None:
             try:
@@ -679,18 +718,18 @@ class JiraConnector:
         return Lookups(role=role, application_roles=self._application_roles, project_lead=lead, cloud=api == 3)
 
     def _application_roles(self) -> list[Any] | None:
-        if not self._app_roles_read:
-            self._app_roles_read = True
-            try:
-                roles = self.http.get_json(f"/rest/api/{self.api()}/applicationrole")
-                self._app_roles = roles if isinstance(roles, list) else None
-            except HttpError as exc:
-                if exc.transient:
-                    self._app_roles_read = False  # asked again by the retried page
-                    raise
-                self.stats.note(f"jira /applicationrole unreadable ({exc.status}); roles grant their own token")
-                self._app_roles = None
-        return self._app_roles
+        with self._app_roles_lock:
+            if not self._app_roles_read:
+                try:
+                    roles = self.http.get_json(f"/rest/api/{self.api()}/applicationrole")
+                    self._app_roles = roles if isinstance(roles, list) else None
+                except HttpError as exc:
+                    if exc.transient:
+                        raise  # not marked read: asked again by the retried page
+                    self.stats.note(f"jira /applicationrole unreadable ({exc.status}); roles grant their own token")
+                    self._app_roles = None
+                self._app_roles_read = True
+            return self._app_roles
 
 
 def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
@@ -698,6 +737,22 @@ def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _acl_keys(issue: Any) -> tuple[str, str | None] | None:
+    """The project key and the security level id an issue's rights depend on (level: None for no level,
+    "" for a level that names no id, which fails closed); None for an issue without key or fields."""
+    data = _obj(issue)
+    fields = _fields_of(data)
+    if fields is None:
+        return None
+    project = str(_obj(fields.get("project")).get("key") or str(data["key"]).rsplit("-", 1)[0])
+    security = fields.get("security")
+    # Only an object with an id names a level; any other non-null value is unknown, never "no level".
+    if security is None:
+        return project, None
+    level = _obj(security).get("id")
+    return project, str(level) if level is not None else ""
 
 
 def _fields_of(data: Mapping[str, Any]) -> Mapping[str, Any] | None:

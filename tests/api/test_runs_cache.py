@@ -8,15 +8,18 @@ replica: no NOTIFY): the API keeps answering the old page until something clears
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
+from prometheus_client.parser import text_string_to_metric_families
 
 from app.db.migrate import migrate
 from app.secrets import Keyring
@@ -73,6 +76,46 @@ def test_a_cached_page_is_served_until_another_session_changes_a_run(api: Server
         _set_done(api.db_url, run_id, 12)
         for path in paths:
             _eventually(lambda p=path: _done_of(c, p, run_id) == 12, f"{path} shows the committed change")
+
+
+def _lookups(api: Server) -> dict[str, float]:
+    """harvester_api_runs_cache_lookups_total of the server process, by outcome."""
+    families = text_string_to_metric_families(httpx.get(f"{api.base_url}/metrics").text)
+    family = next((f for f in families if f.name == "harvester_api_runs_cache_lookups"), None)
+    found = {s.labels["outcome"]: s.value for s in family.samples if s.name.endswith("_total")} if family else {}
+    return {outcome: found.get(outcome, 0.0) for outcome in ("hit", "waited", "built")}
+
+
+def test_requests_for_a_page_being_built_wait_for_that_build(api: Server, make_source: SourceFactory) -> None:
+    """After a clear every request in flight misses at once; only the first reads the database, the others
+    are answered with what it kept. The read is held by a lock on sync_runs so that all are in flight."""
+    source_id = make_source()["id"]
+    _add_runs(api.db_url, source_id, 3)
+    path = f"/api/v1/sources/{source_id}/runs"
+    with api.client("read") as c:
+        _eventually(lambda: len(c.get(path).json()["items"]) == 3, "the runs are listed")  # token cached, listening
+    fresh = f"{path}?limit=7"  # a key nobody asked for yet: a certain miss
+    before = _lookups(api)
+    with psycopg.connect(api.db_url) as locker, ThreadPoolExecutor(8) as pool:
+        locker.execute("lock table sync_runs in access exclusive mode")
+        headers = {"Authorization": f"Bearer {api.token('read')}"}
+        futures = [pool.submit(httpx.get, api.base_url + fresh, headers=headers, timeout=30) for _ in range(8)]
+
+        def blocked() -> bool:
+            row = locker.execute(
+                "select count(*) from pg_locks where relation = 'sync_runs'::regclass and not granted"
+            ).fetchone()
+            return row is not None and row[0] >= 1
+
+        _eventually(blocked, "the first request waits for the lock")
+        time.sleep(0.5)  # the other seven reach the server and find the build under way
+        locker.rollback()
+        bodies = [f.result().content for f in futures]
+    assert all(f.result().status_code == 200 for f in futures)
+    assert len(set(bodies)) == 1 and len(json.loads(bodies[0])["items"]) == 3
+    after = _lookups(api)
+    assert after["built"] - before["built"] == 1, (before, after)
+    assert (after["waited"] - before["waited"]) + (after["hit"] - before["hit"]) == 7, (before, after)
 
 
 def test_a_write_through_the_api_is_visible_to_the_next_read(api: Server, make_source: SourceFactory) -> None:

@@ -99,6 +99,31 @@ def test_jira_attachment_downloads_overlap_and_emit_the_same_stream(jira: Runnin
     assert fan_max > 1
 
 
+def test_jira_permission_look_ups_of_a_page_overlap_and_each_role_is_read_once(jira: RunningEmulator) -> None:
+    """A page's new projects have their schemes (with roles and lead) read at once, then its new security
+    levels; the rights each item carries are what one-by-one reading gave, in the same stream."""
+    connectors: list[JiraConnector] = []
+
+    def make(fanout: int, stats: CallStats) -> JiraConnector:
+        cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "all", (), {}, fanout=fanout)
+        connectors.append(JiraConnector(cfg, stats, page_size=20))
+        return connectors[-1]
+
+    seq, fan, _, _ = run_twice(jira, make)
+    assert fan == seq
+    items = [s for s in fan if s[0] == "item"]
+    assert len({s[5] for s in items}) > 1, "the first page names several projects"
+    assert any(s[6].security_principals for s in items), "some issues have a security level"
+    stats = control(jira, "GET", "stats")  # of the fanned-out run
+    overlap = stats["max_in_latency_by_route"]
+    scheme = next(r for r in overlap if r.endswith("/permissionscheme"))
+    level = next(r for r in overlap if r.endswith("/issuesecurityschemes/level/member"))
+    assert overlap[scheme] > 1 and overlap[level] > 1, overlap
+    # A role named by a project's scheme and again by one of its security levels is read once.
+    role = next(r for r in stats["by_route"] if "/role/" in r)
+    assert stats["by_route"][role] == len(connectors[-1]._roles), stats["by_route"]
+
+
 def test_confluence_page_reads_overlap_keep_order_and_an_error_keeps_its_place(confluence: RunningEmulator) -> None:
     def make(fanout: int, stats: CallStats) -> ConfluenceConnector:
         cfg = SourceConfig(1, confluence.base_url + "/wiki", f"bot@x.example:{TOKEN}", "all", (), {}, fanout=fanout)

@@ -8,7 +8,7 @@ import psycopg
 
 from app.queries import search as sq
 from app.secrets import Keyring
-from app.vector.search import CHUNKS_PER_ENTITY, Principal, SearchFilters, search, vector_search
+from app.vector.search import CHUNKS_PER_ENTITY, NARROW_SHARE, Principal, SearchFilters, search, vector_search
 from app.vector.stage import VectorStage, vector_text
 from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
@@ -23,7 +23,8 @@ def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> tuple[HashEmbedd
     embedder = HashEmbedder()
     batch = [
         entity(
-            n, f"paragraph {n} about billing",
+            n,
+            f"paragraph {n} about billing",
             ["group:jira:all", *([RARE] if n % 100 == 7 else []), *([TENTH] if n % 10 == 3 else [])],
         )
         for n in range(ENTITIES)
@@ -34,6 +35,15 @@ def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> tuple[HashEmbedd
     conn.commit()
     assert len(rare) == ENTITIES // 100
     return embedder, rare
+
+
+def _search_params(query: str, principal: str, model: str) -> dict[str, object]:
+    """SearchEntities' parameters as vector_search passes them for k = 10 and no filters, for EXPLAIN."""
+    return {
+        "query_embedding": query, "principals": [principal], "model": model, "k": 10,
+        "candidates": 10 * CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE, "source_ids": None, "statuses": None,
+        "source_types": None, "updated_from": None, "updated_to": None,
+    }  # fmt: skip
 
 
 def test_one_percent_visibility_still_fills_k(conn: psycopg.Connection[Any], keyring: Keyring) -> None:
@@ -65,12 +75,9 @@ def test_hnsw_iterative_scan_fills_k_where_a_plain_scan_would_not(
         conn.execute("set local enable_bitmapscan = off")
         sq.configure_vector_scan(conn, ef_search=40, max_scan_tuples=20_000)
         plan = "\n".join(
-            r[0] for r in conn.execute(
-                "explain (analyze) " + sq.SEARCH_ENTITIES,
-                {"query_embedding": query, "principals": [TENTH], "model": embedder.model_name, "k": 10,
-                 "candidates": 10 * CHUNKS_PER_ENTITY,
-                 "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
-                 "updated_from": None, "updated_to": None},
+            r[0]
+            for r in conn.execute(
+                "explain (analyze) " + sq.SEARCH_ENTITIES, _search_params(query, TENTH, embedder.model_name)
             )
         )
         hnsw = next(line for line in plan.splitlines() if "Index Scan using entity_chunks_embedding_hnsw_idx" in line)
@@ -112,13 +119,7 @@ def _probe_scanned(conn: psycopg.Connection[Any], query: str, principal: str, mo
     """Whether SearchEntities' `probe` read entity_chunks for ``principal`` (EXPLAIN ANALYZE)."""
     sq.configure_vector_scan(conn, ef_search=100, max_scan_tuples=20_000)
     plan = [
-        r[0]
-        for r in conn.execute(
-            "explain (analyze) " + sq.SEARCH_ENTITIES,
-            {"query_embedding": query, "principals": [principal], "model": model, "k": 10,
-             "candidates": 10 * CHUNKS_PER_ENTITY, "narrow_share": 0.02, "source_ids": None, "statuses": None,
-             "source_types": None, "updated_from": None, "updated_to": None},
-        )
+        r[0] for r in conn.execute("explain (analyze) " + sq.SEARCH_ENTITIES, _search_params(query, principal, model))
     ]
     start = next(i for i, line in enumerate(plan) if line.lstrip().startswith("CTE probe"))
     depth = len(plan[start]) - len(plan[start].lstrip())

@@ -58,8 +58,8 @@ select trigger_is('public', 'entity_chunks', '_300_inherit_acl', 'public', 'tg_e
 select index_is_type('public', 'entity_chunks', 'entity_chunks_embedding_hnsw_idx', 'hnsw',
     'Index entity_chunks_embedding_hnsw_idx is an HNSW index.');
 select is(pg_get_indexdef('public.entity_chunks_embedding_hnsw_idx'::regclass),
-    'CREATE INDEX entity_chunks_embedding_hnsw_idx ON public.entity_chunks USING hnsw (embedding vector_cosine_ops) WITH (m=''16'', ef_construction=''64'')',
-    'The HNSW index uses cosine distance with m = 16 and ef_construction = 64.');
+    'CREATE INDEX entity_chunks_embedding_hnsw_idx ON public.entity_chunks USING hnsw (embedding vector_cosine_ops) WITH (m=''16'', ef_construction=''128'')',
+    'The HNSW index uses cosine distance with m = 16 and ef_construction = 128 (migration 24, decision 68).');
 select col_is_unique('public', 'entity_chunks', array['entity_id', 'ordinal'],
     'Chunks are unique per (entity_id, ordinal).');
 

@@ -1,0 +1,159 @@
+"""The embedding thread takes the groups that queued while it was busy in one embedding call (issue 15 §1,
+app/pipeline/ahead.py): fewer, longer calls, each group still handed exactly the chunks of its own
+entities and every vector they need, a failure set on every group of the failed call and no other.
+
+The stage is the product's VectorStage; only the model is a deterministic stand-in that can be held
+(tests/vector/fakes.py). Whole runs through the read-ahead are in tests/sync/test_overlap.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from datetime import UTC, datetime
+
+import pytest
+
+from app.embedding import Vectors
+from app.pipeline.ahead import COALESCE, EmbedAhead, Prepared, Stored
+from app.vector.stage import VectorStage
+from connectors.base import Entity, MalformedPayload, RawItem
+from tests.vector.conftest import entity
+from tests.vector.fakes import HashEmbedder
+
+FETCHED = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+class HeldEmbedder(HashEmbedder):
+    """Blocks its first call until released; records the texts of every call; can fail on demand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.fail_on: str | None = None
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        self.started.set()
+        assert self.release.wait(30), "the test never released the embedder"
+        if self.fail_on is not None and any(self.fail_on in t for t in texts):
+            raise RuntimeError("embedder gave up")
+        return super().embed(texts)
+
+
+def _raw(n: int, text: str) -> RawItem:
+    return RawItem("ticket", str(n), {"n": n, "text": text}, FETCHED)
+
+
+def _map(item: RawItem) -> Entity:
+    if item.payload["text"] == "malformed":
+        raise MalformedPayload("no text")
+    return entity(int(item.payload["n"]), str(item.payload["text"]), ["group:all"])
+
+
+def _submit_while_held(
+    embedder: HeldEmbedder, groups: list[tuple[int, list[RawItem]]]
+) -> tuple[EmbedAhead, list[Future[Prepared]]]:
+    """Submit the first group, wait until the embedder holds it, queue the rest behind it."""
+    ahead = EmbedAhead(VectorStage(embedder), _map).__enter__()
+    futures = [ahead.submit(*groups[0], stored={})]
+    assert embedder.started.wait(10)
+    futures += [ahead.submit(page, items, stored={}) for page, items in groups[1:]]
+    embedder.release.set()
+    return ahead, futures
+
+
+def test_groups_queued_behind_a_slow_call_are_embedded_in_one_call() -> None:
+    embedder = HeldEmbedder()
+    # Page 1 has three groups, page 2 one.
+    groups = [
+        (1, [_raw(0, "first group alone")]),
+        (1, [_raw(1, "second group text"), _raw(2, "another paragraph")]),
+        (1, [_raw(3, "third group text")]),
+        (2, [_raw(4, "next page text"), _raw(5, "last paragraph")]),
+    ]
+    ahead, futures = _submit_while_held(embedder, groups)
+    try:
+        results = [f.result(timeout=30) for f in futures]
+    finally:
+        ahead.close()
+    assert len(groups) - 1 <= COALESCE
+    # The held call, then one call for all three queued groups (two pages), each distinct text once.
+    stage = VectorStage(HashEmbedder())
+    queued = {c.text for _, items in groups[1:] for i in items for c in stage.chunks_of(_map(i))}
+    assert len(embedder.calls) == 2, embedder.calls
+    assert sorted(embedder.calls[1]) == sorted(queued)
+    for (_, items), prepared in zip(groups, results, strict=True):
+        # Each group gets its own entities, mapped in order, and only their cuts ...
+        assert [e.source_entity_id for e in prepared.mapped if isinstance(e, Entity)] == [
+            i.source_entity_id for i in items
+        ]
+        assert set(prepared.ready.cut) == {("ticket", i.source_entity_id) for i in items}
+        # ... and a vector for every chunk of them.
+        for item in items:
+            for chunk in stage.chunks_of(_map(item)):
+                assert chunk.content_hash in prepared.ready.vectors
+
+
+def test_a_failed_call_fails_its_own_groups_and_no_other() -> None:
+    embedder = HeldEmbedder()
+    embedder.fail_on = "poison"
+    groups = [
+        (1, [_raw(0, "held call")]),
+        (1, [_raw(1, "malformed")]),
+        (2, [_raw(2, "poison pill")]),
+        (2, [_raw(3, "innocent bystander")]),
+    ]
+    ahead, futures = _submit_while_held(embedder, groups)
+    try:
+        first = futures[0].result(timeout=30)
+        # A malformed item is that item's outcome, not the group's failure.
+        malformed = futures[1].result(timeout=30)
+        with pytest.raises(RuntimeError, match="gave up"):
+            futures[2].result(timeout=30)
+        with pytest.raises(RuntimeError, match="gave up"):
+            futures[3].result(timeout=30)
+    finally:
+        ahead.close()
+    assert [e.source_entity_id for e in first.mapped if isinstance(e, Entity)] == ["0"]
+    assert len(malformed.mapped) == 1 and isinstance(malformed.mapped[0], MalformedPayload)
+    assert len(embedder.calls) == 2  # the held call, then groups 2-4 in one
+
+
+def test_a_record_changed_twice_in_one_batch_is_cut_per_version() -> None:
+    embedder = HeldEmbedder()
+    groups = [
+        (1, [_raw(0, "held call")]),
+        (1, [_raw(7, "version one")]),
+        (2, [_raw(7, "version two")]),
+    ]
+    ahead, futures = _submit_while_held(embedder, groups)
+    try:
+        results = [f.result(timeout=30) for f in futures]
+    finally:
+        ahead.close()
+    stage = VectorStage(HashEmbedder())
+    for prepared, text in ((results[1], "version one"), (results[2], "version two")):
+        want = [c.content_hash for c in stage.chunks_of(_map(_raw(7, text)))]
+        assert [c.content_hash for c in prepared.ready.cut[("ticket", "7")]] == want
+    assert len(embedder.calls) == 3  # the held call, then one call per version
+
+
+def test_stored_chunks_are_not_embedded_again() -> None:
+    embedder = HeldEmbedder()
+    stage = VectorStage(HashEmbedder())
+    unchanged = _map(_raw(1, "stored already"))
+    stored_chunks: list[tuple[str, str | None]] = [
+        (c.content_hash, embedder.model_name) for c in stage.chunks_of(unchanged)
+    ]
+    ahead = EmbedAhead(VectorStage(embedder), _map).__enter__()
+    embedder.release.set()
+    try:
+        done = ahead.submit(1, [_raw(1, "stored already")], {("ticket", "1"): Stored("other", False, stored_chunks)})
+        prepared = done.result(timeout=30)
+    finally:
+        ahead.close()
+    assert embedder.calls == [] and prepared.ready.vectors == {}
