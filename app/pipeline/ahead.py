@@ -18,11 +18,11 @@ missing from the ready vectors itself, so a stale read costs time, never correct
 Bounded: the futures belong to pages the prefetch queue holds, so the work waiting here is at most the
 items of the pages in flight. The thread takes jobs in order, so page N's groups finish before page
 N+1's. When the embedder is the slower side, groups wait here; the thread then takes up to ``COALESCE``
-of them at once and embeds their texts in one call: a longer list of length-sorted texts pads less
-(the embedder cuts its batches by padding, decision 64), and the embedder is the bottleneck exactly
-when groups queue. A failure (an embedder that gives up, a mapping bug) is set on the future of every
-group that sent texts to that call and raised by the run's thread at the first such page, after the
-pages before it committed; the resumed run does those pages again.
+of one page's queued groups and embeds their texts in one call: a longer list of length-sorted texts
+pads less (the embedder cuts its batches by padding, decision 64), and the embedder is the bottleneck
+exactly when groups queue. A failure (an embedder that gives up, a mapping bug) is set on the future of
+every group that sent texts to that call (all of one page) and raised by the run's thread at that page,
+after the pages before it committed.
 """
 
 from __future__ import annotations
@@ -126,17 +126,31 @@ class EmbedAhead:
         return not self._thread.is_alive()
 
     def _work(self) -> None:
-        while not self._stop.is_set():
-            try:
-                jobs = [self._jobs.get(timeout=POLL)]
-            except queue.Empty:
-                continue
-            while len(jobs) < COALESCE:
-                try:
-                    jobs.append(self._jobs.get_nowait())
-                except queue.Empty:
-                    break
-            self._prepare([job for job in jobs if job.future.set_running_or_notify_cancel()])
+        held: _Job | None = None  # a later page's group taken while gathering this page's
+        try:
+            while not self._stop.is_set():
+                if held is not None:
+                    jobs, held = [held], None
+                else:
+                    try:
+                        jobs = [self._jobs.get(timeout=POLL)]
+                    except queue.Empty:
+                        continue
+                # Only groups of one page share a call: a failed call then fails that page alone, and the
+                # pages before it commit, as when every group had a call of its own.
+                while len(jobs) < COALESCE:
+                    try:
+                        job = self._jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                    if job.page != jobs[0].page:
+                        held = job
+                        break
+                    jobs.append(job)
+                self._prepare([job for job in jobs if job.future.set_running_or_notify_cancel()])
+        finally:
+            if held is not None:
+                held.future.cancel()
 
     def _prepare(self, jobs: list[_Job]) -> None:
         """Map each job's items, then cut and embed the changed entities of consecutive jobs in one call;
@@ -151,8 +165,8 @@ class EmbedAhead:
                 continue
             identities: set[Identity] = {(e.source_type, e.source_entity_id) for e, _ in changed}
             if identities & seen:
-                # The same record changed again in a later group: its chunks are cut per version, so the
-                # later version goes into a call of its own (rare: one record on two pages in flight).
+                # The same record twice on one page, changed in between: its chunks are cut per version,
+                # so the later version goes into a call of its own.
                 self._embed(segment)
                 segment, seen = [], set()
             segment.append((job, mapped, changed))
@@ -160,10 +174,12 @@ class EmbedAhead:
         self._embed(segment)
 
     def _embed(self, segment: list[tuple[_Job, list[Entity | MalformedPayload], list[Changed]]]) -> None:
+        """One embedding call for the changed entities of ``segment`` (groups of one page)."""
         if not segment:
             return
-        if segment[0][0].page != self._page:
-            self._page, self._known = segment[0][0].page, {}
+        page = segment[0][0].page
+        if page != self._page:
+            self._page, self._known = page, {}
         changed = [entry for _, _, group in segment for entry in group]
         try:
             ready = self._stage.prepare(changed, self._known) if changed else Ready()
@@ -176,21 +192,13 @@ class EmbedAhead:
                 else:
                     job.future.set_result(Prepared(mapped, Ready()))
             return
-        # Content-addressed, so every group of the call may be handed all of it (and what its page embedded
-        # before): the transaction looks up the hashes its own entities need.
-        vectors = {**self._known, **ready.vectors}
-        last = segment[-1][0].page
-        known: dict[str, str] = vectors if segment[0][0].page == last else {}
+        # Content-addressed, so every group of the call may be handed all of it and what the page embedded
+        # before: the transaction looks up the hashes its own entities need.
+        self._known = vectors = {**self._known, **ready.vectors}
         for job, mapped, group in segment:
             own: set[Identity] = {(e.source_type, e.source_entity_id) for e, _ in group}
             cut = {identity: chunks for identity, chunks in ready.cut.items() if identity in own}
             job.future.set_result(Prepared(mapped, Ready(vectors=vectors, cut=cut)))
-            if job.page == last and known is not vectors:
-                # The call reached into the next page: keep only that page's vectors for its later groups,
-                # so what is kept never grows beyond one page.
-                known.update((c.content_hash, vectors[c.content_hash])
-                             for chunks in cut.values() for c in chunks if c.content_hash in vectors)  # fmt: skip
-        self._page, self._known = last, known
 
     def _map(self, job: _Job) -> tuple[list[Entity | MalformedPayload], list[Changed]]:
         """The job's items mapped (or why not), in order, and the entities whose content hash differs from

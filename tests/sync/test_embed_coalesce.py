@@ -1,9 +1,10 @@
-"""The embedding thread takes the groups that queued while it was busy in one embedding call (issue 15 §1,
-app/pipeline/ahead.py): fewer, longer calls, each group still handed exactly the chunks of its own
-entities and every vector they need, a failure set on every group of the failed call and no other.
+"""The embedding thread takes one page's groups that queued while it was busy in one embedding call (issue
+15 §1, app/pipeline/ahead.py, decision 67): fewer, longer calls, each group still handed exactly the
+chunks of its own entities and every vector they need, a failure set on the groups of the failed call
+only, never on another page's.
 
 The stage is the product's VectorStage; only the model is a deterministic stand-in that can be held
-(tests/vector/fakes.py). Whole runs through the read-ahead are in tests/sync/test_overlap.py.
+(tests/vector/fakes.py). Whole runs through the stage are in tests/vector/test_embed_ahead.py.
 """
 
 from __future__ import annotations
@@ -66,14 +67,16 @@ def _submit_while_held(
     return ahead, futures
 
 
-def test_groups_queued_behind_a_slow_call_are_embedded_in_one_call() -> None:
+def test_groups_of_one_page_queued_behind_a_slow_call_are_embedded_in_one_call() -> None:
     embedder = HeldEmbedder()
-    # Page 1 has three groups, page 2 one.
+    # Page 1 has three groups, page 2 two: behind the held call, page 1's two queued groups share a call,
+    # page 2's two share the next.
     groups = [
         (1, [_raw(0, "first group alone")]),
         (1, [_raw(1, "second group text"), _raw(2, "another paragraph")]),
         (1, [_raw(3, "third group text")]),
         (2, [_raw(4, "next page text"), _raw(5, "last paragraph")]),
+        (2, [_raw(6, "next page, second group")]),
     ]
     ahead, futures = _submit_while_held(embedder, groups)
     try:
@@ -81,11 +84,12 @@ def test_groups_queued_behind_a_slow_call_are_embedded_in_one_call() -> None:
     finally:
         ahead.close()
     assert len(groups) - 1 <= COALESCE
-    # The held call, then one call for all three queued groups (two pages), each distinct text once.
     stage = VectorStage(HashEmbedder())
-    queued = {c.text for _, items in groups[1:] for i in items for c in stage.chunks_of(_map(i))}
-    assert len(embedder.calls) == 2, embedder.calls
-    assert sorted(embedder.calls[1]) == sorted(queued)
+
+    def texts(part: list[tuple[int, list[RawItem]]]) -> list[str]:
+        return sorted(c.text for _, items in part for i in items for c in stage.chunks_of(_map(i)))
+
+    assert [sorted(call) for call in embedder.calls] == [texts(groups[:1]), texts(groups[1:3]), texts(groups[3:])]
     for (_, items), prepared in zip(groups, results, strict=True):
         # Each group gets its own entities, mapped in order, and only their cuts ...
         assert [e.source_entity_id for e in prepared.mapped if isinstance(e, Entity)] == [
@@ -98,37 +102,40 @@ def test_groups_queued_behind_a_slow_call_are_embedded_in_one_call() -> None:
                 assert chunk.content_hash in prepared.ready.vectors
 
 
-def test_a_failed_call_fails_its_own_groups_and_no_other() -> None:
+def test_a_failed_call_fails_its_own_page_and_no_other() -> None:
     embedder = HeldEmbedder()
     embedder.fail_on = "poison"
     groups = [
         (1, [_raw(0, "held call")]),
         (1, [_raw(1, "malformed")]),
-        (2, [_raw(2, "poison pill")]),
-        (2, [_raw(3, "innocent bystander")]),
+        (1, [_raw(2, "same page as the held call")]),
+        (2, [_raw(3, "poison pill")]),
+        (2, [_raw(4, "innocent bystander")]),
     ]
     ahead, futures = _submit_while_held(embedder, groups)
     try:
         first = futures[0].result(timeout=30)
         # A malformed item is that item's outcome, not the group's failure.
         malformed = futures[1].result(timeout=30)
-        with pytest.raises(RuntimeError, match="gave up"):
-            futures[2].result(timeout=30)
+        same_page = futures[2].result(timeout=30)
         with pytest.raises(RuntimeError, match="gave up"):
             futures[3].result(timeout=30)
+        with pytest.raises(RuntimeError, match="gave up"):
+            futures[4].result(timeout=30)
     finally:
         ahead.close()
     assert [e.source_entity_id for e in first.mapped if isinstance(e, Entity)] == ["0"]
     assert len(malformed.mapped) == 1 and isinstance(malformed.mapped[0], MalformedPayload)
-    assert len(embedder.calls) == 2  # the held call, then groups 2-4 in one
+    assert set(same_page.ready.cut) == {("ticket", "2")}
+    assert len(embedder.calls) == 3  # the held call, page 1's queued groups, page 2's
 
 
-def test_a_record_changed_twice_in_one_batch_is_cut_per_version() -> None:
+def test_a_record_twice_on_one_page_is_cut_per_version() -> None:
     embedder = HeldEmbedder()
     groups = [
         (1, [_raw(0, "held call")]),
         (1, [_raw(7, "version one")]),
-        (2, [_raw(7, "version two")]),
+        (1, [_raw(7, "version two")]),
     ]
     ahead, futures = _submit_while_held(embedder, groups)
     try:
