@@ -33,6 +33,11 @@ DEFAULT_FANOUT = 4
 WINDOW_PER_WORKER = 4  # items submitted ahead per worker thread
 
 
+def call(read: Callable[[], R]) -> R:
+    """``read()``: for :meth:`FanOut.ordered` over requests of different kinds, each bound beforehand."""
+    return read()
+
+
 class FanOut:
     """A connector's request pool; ``workers <= 1`` runs everything on the caller's thread."""
 
@@ -71,4 +76,3 @@ class FanOut:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-

@@ -25,8 +25,10 @@ Jira mapping turns issuelinks into edges and passes the remaining keys through).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection, Iterable
+from operator import itemgetter
 
 from connectors.base import Ref
 
@@ -138,4 +140,8 @@ def _key_ok(key: str, projects: Collection[str] | None) -> bool:
 
 
 def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
-    return any(start <= pos < end for start, end in spans)
+    """Whether ``pos`` falls in one of ``spans`` (non-overlapping, in order: a regex's matches)."""
+    if not spans:
+        return False
+    i = bisect.bisect_right(spans, pos, key=itemgetter(0)) - 1
+    return i >= 0 and pos < spans[i][1]

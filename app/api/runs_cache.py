@@ -98,6 +98,13 @@ def _has_body(scope: Scope) -> bool:
     return False
 
 
+async def _send_kept(kept: CachedResponse, outcome: str, send: Send) -> None:
+    """Answer from the cache (``outcome``: how the lookup found it, for the lookups counter)."""
+    RUNS_CACHE.count(outcome)
+    await send(kept.start)
+    await send({"type": "http.response.body", "body": kept.body, "more_body": False})
+
+
 def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
     """Handler middleware of the cached GET handlers (inside the token middleware: auth runs first)."""
 
@@ -110,9 +117,7 @@ def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
         key = (scope["path"], scope["query_string"])
         hit = cache.get(key)
         if hit is not None:
-            RUNS_CACHE.count("hit")
-            await send(hit.start)
-            await send({"type": "http.response.body", "body": hit.body, "more_body": False})
+            await _send_kept(hit, "hit", send)
             return
         generation = cache.generation()  # before the handler reads the database
         flight = (key, generation)
@@ -124,9 +129,7 @@ def runs_cache_middleware(app: ASGIApp) -> ASGIApp:
             await leader.wait()
             hit = cache.get(key)
             if hit is not None:
-                RUNS_CACHE.count("waited")
-                await send(hit.start)
-                await send({"type": "http.response.body", "body": hit.body, "more_body": False})
+                await _send_kept(hit, "waited", send)
                 return
         RUNS_CACHE.count("built")
         done = asyncio.Event()

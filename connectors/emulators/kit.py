@@ -13,7 +13,7 @@ patching anything. This module holds what they share:
   ``DELETE /_emulator/faults`` remove all fault rules and latency
   ``GET /_emulator/faults``   the current rules
   ``GET /_emulator/stats``    ``{"requests", "by_status", "by_route", "faults_injected", "max_in_latency",
-                              "max_in_latency_by_route"}``
+                              "max_in_latency_by_route", "latency_depth"}``
   ``DELETE /_emulator/stats`` reset the counters
   ==========================  =============================================================
 
@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import bisect
 import hmac
 import json
 import math
@@ -165,8 +166,22 @@ class Faults:
         # The same per route ("GET <pattern>"): which kinds of request a client sends at once.
         self._in_latency_by_route: Counter[str] = Counter()
         self.max_in_latency_by_route: dict[str, int] = {}
+        # The longest chain of requests each sent after the one before it was answered: the round trips a
+        # client waited for in turn (requests sent at once count once). Kept as the answered requests'
+        # end times, in order, with the deepest chain ending by each.
+        self._ends: list[float] = []
+        self._depths: list[int] = []
         self._rate: int | None = None
         self._window = (0.0, 0)  # (window start, requests in it)
+
+    @property
+    def latency_depth(self) -> int:
+        with self._lock:
+            return self._depths[-1] if self._depths else 0
+
+    def reset_depth(self) -> None:
+        with self._lock:
+            self._ends, self._depths = [], []
 
     def add(self, spec: Mapping[str, Any]) -> None:
         """Validate and add one rule; raises ``ValueError`` on a bad spec."""
@@ -280,12 +295,17 @@ class Faults:
                 self.max_in_latency_by_route[route] = max(
                     self.max_in_latency_by_route.get(route, 0), self._in_latency_by_route[route]
                 )
+            started = time.monotonic()
             try:
                 time.sleep(latency / 1000.0)
             finally:
                 with self._lock:
                     self._in_latency -= 1
                     self._in_latency_by_route[route] -= 1
+                    before = bisect.bisect_right(self._ends, started)  # answered before this one was sent
+                    depth = 1 + (self._depths[before - 1] if before else 0)
+                    self._ends.append(time.monotonic())
+                    self._depths.append(max(depth, self._depths[-1] if self._depths else 0))
         if chosen is None or chosen.status is None:
             return None
         headers: dict[str, str] = dict(chosen.headers)
@@ -393,6 +413,7 @@ class EmulatorApp:
             self._requests = 0
         self.faults.injected = 0
         self.faults.max_in_latency = 0
+        self.faults.reset_depth()
         self.faults.max_in_latency_by_route = {}
         return Response(204)
 
@@ -406,6 +427,7 @@ class EmulatorApp:
                 "faults_injected": self.faults.injected,
                 "max_in_latency": self.faults.max_in_latency,
                 "max_in_latency_by_route": dict(sorted(self.faults.max_in_latency_by_route.items())),
+                "latency_depth": self.faults.latency_depth,
             }
 
     # ------------------------------------------------------------ dispatch

@@ -34,8 +34,9 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -56,11 +57,11 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.fanout import FanOut
+from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
-from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, resolve
+from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, needs, resolve
 from connectors.payload import obj as _obj
 from connectors.timeutil import parse_time, window_literal
 
@@ -154,6 +155,9 @@ class JiraConnector:
         )
         self.attachments = AttachmentReader(self.http, stats, "jira")
         self.fanout = FanOut(config.fanout, name="harvester-jira")
+        # Asked for every issue and attachment: resolved once (a manifest scan per call was a sixth of
+        # the attachment reads' own CPU, docs/performance.md).
+        self._filters = {f.key: bool(config.content_filters.get(f.key, f.default)) for f in MANIFEST.content_filters}
         self._scope: str | None = None
         self._scope_checked = False
         self._hidden: frozenset[str] = frozenset()
@@ -171,6 +175,7 @@ class JiraConnector:
         # (project, role id) -> the role with its actors: a role named by the project's scheme and by a
         # security level of the same project is read once per run.
         self._roles: dict[tuple[str, str], Mapping[str, Any] | None] = {}
+        self._leads: dict[str, Mapping[str, Any] | None] = {}  # project -> its lead, read once per run
         self._key_ids: dict[str, str] = {}
         self._missing_keys: set[str] = set()
 
@@ -213,8 +218,7 @@ class JiraConnector:
         return frozenset(hidden)
 
     def _filter(self, name: str) -> bool:
-        default = next((f.default for f in MANIFEST.content_filters if f.key == name), False)
-        return bool(self.config.content_filters.get(name, default))
+        return self._filters.get(name, False)
 
     def _fields(self) -> str:
         """Issue fields to ask for: everything, minus comments when the ``comments`` filter is off."""
@@ -294,11 +298,11 @@ class JiraConnector:
                 out[key] = None
                 continue
             jql = f"project = {key}" + (f" AND ({self.scope})" if self.scope else "")
+            if api == 3:
+                out[key] = self._approximate_count(jql)
+                continue
             try:
-                if api == 3:
-                    value = _obj(self.http.post_json("/rest/api/3/search/approximate-count", {"jql": jql})).get("count")
-                else:
-                    value = _obj(self.http.get_json("/rest/api/2/search", {"jql": jql, "maxResults": 0})).get("total")
+                value = _obj(self.http.get_json("/rest/api/2/search", {"jql": jql, "maxResults": 0})).get("total")
             except HttpError:
                 value = None
             out[key] = value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -332,12 +336,7 @@ class JiraConnector:
             token = position.get("token")
             if position.get("done"):
                 return
-            try:
-                count = self.http.post_json("/rest/api/3/search/approximate-count", {"jql": jql})
-                value = _obj(count).get("count")
-                total = int(value) if isinstance(value, int) else None
-            except HttpError:
-                total = None
+            counted = False
             while True:
                 params: dict[str, Any] = {
                     "jql": jql,
@@ -347,7 +346,14 @@ class JiraConnector:
                 }
                 if token:
                     params["nextPageToken"] = token
-                page = _obj(self.http.get_json("/rest/api/3/search/jql", params))
+                search: Callable[[], Any] = partial(self.http.get_json, "/rest/api/3/search/jql", params)
+                if counted:
+                    page = _obj(search())
+                else:
+                    # The count only labels the run's progress: asked beside the first page, not before it.
+                    both: list[Callable[[], Any]] = [partial(self._approximate_count, jql), search]
+                    total, found = self.fanout.ordered(call, both)
+                    page, counted = _obj(found), True
                 yield from self._emit_page(page.get("issues"), candidates, set())
                 token = page.get("nextPageToken")
                 last = bool(page.get("isLast", not token)) or not token
@@ -390,22 +396,39 @@ class JiraConnector:
             ids.add(sid)
             if not (sid and sid in skip_ids):
                 wanted.append(issue)
-        self._resolve_acls(wanted)
-        # The page's attachment downloads, a few at a time (connectors.fanout), in the page's order;
-        # everything else of an issue stays on this thread.
-        for issue, texts in zip(wanted, self.fanout.ordered(self._issue_attachments, wanted), strict=True):
+        for issue, item in self._emitted(wanted, neighbour=False):
             for key in _linked_keys(issue):
                 if self._maybe_outside(key):
                     candidates.add(key)
-            yield self._emit(issue, neighbour=False, attachments=texts)
+            yield item
         return ids
 
+    def _emitted(self, issues: list[Any], *, neighbour: bool) -> Iterator[tuple[Any, RawItem | ItemError]]:
+        """Each issue with its item, in order: the rights the issues need resolved first (two rounds of
+        requests, ``_resolve_acls``), their attachment downloads a few at a time (connectors.fanout);
+        everything else of an issue stays on this thread."""
+        self._resolve_acls(issues)
+        for issue, texts in zip(issues, self.fanout.ordered(self._issue_attachments, issues), strict=True):
+            yield issue, self._emit(issue, neighbour=neighbour, attachments=texts)
+
+    def _approximate_count(self, jql: str) -> int | None:
+        """Cloud's issue count for ``jql`` (its search returns no total); None when it cannot be read."""
+        try:
+            value = _obj(self.http.post_json("/rest/api/3/search/approximate-count", {"jql": jql})).get("count")
+        except HttpError:
+            return None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
     def _resolve_acls(self, issues: Sequence[Any]) -> None:
-        """Read the permission schemes of the page's projects not seen yet, then the members of its new
-        security levels, a few at a time (connectors.fanout): against a real Jira each project costs a
-        scheme plus its roles and lead, one after another, and a first page names many projects. The
-        answers are kept (and their notes made) on this thread, in the page's order, so the stream and
-        the run's notes are what one-by-one reading gave; ``_emit`` then finds every answer cached."""
+        """Read what the page's items need and no earlier page read, in two rounds of requests a few at a
+        time (connectors.fanout): first the permission schemes of its new projects, the members of its new
+        security levels and (first page) the field list; then every project role, project lead and the
+        application roles those name. Against a real Jira each request waits 100-500 ms, and a first page
+        names many projects, each a scheme, then its roles, then its lead: read as the resolver met them,
+        the first item waited for ten round trips; now for four, counting the server info and the search
+        (decision 70). The rights are then resolved here from what was read, and kept (with their notes)
+        in the page's order, so the stream and the run's notes are what one-by-one reading gave; ``_emit``
+        then finds every answer cached."""
         projects: dict[str, None] = {}
         levels: dict[str, str] = {}
         for issue in issues:
@@ -417,11 +440,43 @@ class JiraConnector:
                 projects[project] = None
             if level and level not in self._level_acl:
                 levels.setdefault(level, project)
-        for project, read in zip(projects, self.fanout.ordered(self._read_project_grants, projects), strict=True):
-            self._keep(self._project_acl, project, read)
-        pairs = list(levels.items())
-        for (level, _), read in zip(pairs, self.fanout.ordered(self._read_level_grants, pairs), strict=True):
-            self._keep(self._level_acl, level, read)
+        fields = self._field_map is None and bool(issues)
+        payloads: list[Callable[[], tuple[Any, str | None]]] = [partial(self._read_scheme, p) for p in projects]
+        payloads += [partial(self._read_members, level) for level in levels]
+        if fields:
+            payloads.append(self._read_fields)
+        read = list(self.fanout.ordered(call, payloads))
+        if fields:
+            self._keep_fields(read.pop())
+        schemes = dict(zip(projects, read[: len(projects)], strict=True))
+        members = dict(zip(levels, read[len(projects) :], strict=True))
+        named = [(p, browse_holders(scheme)) for p, (scheme, failed) in schemes.items() if failed is None]
+        named += [(levels[lv], level_holders(page)) for lv, (page, failed) in members.items() if failed is None]
+        # Round two: each read keeps its answer in a cache that is the same whoever fills it (roles, leads)
+        # or is guarded by a lock (application roles); a transient failure is raised here, at this page.
+        for _ in self.fanout.ordered(call, self._lookup_reads(named)):
+            pass
+        for project, scheme in schemes.items():
+            self._keep(self._project_acl, project, self._scheme_grants(project, scheme))
+        for level, page in members.items():
+            self._keep(self._level_acl, level, self._member_grants(level, levels[level], page))
+
+    def _lookup_reads(self, named: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[Callable[[], object]]:
+        """The reads resolving ``named`` (project, holders) pairs will want that are not cached yet, once each."""
+        roles: dict[tuple[str, str], None] = {}
+        leads: dict[str, None] = {}
+        application_roles = False
+        for project, holders in named:
+            need = needs(holders)
+            roles.update(dict.fromkeys((project, r) for r in need.roles if (project, r) not in self._roles))
+            if need.lead and project not in self._leads:
+                leads[project] = None
+            application_roles |= need.application_roles
+        reads: list[Callable[[], object]] = [partial(self._role, p, r) for p, r in roles]
+        reads += [partial(self._lead, p) for p in leads]
+        if application_roles and not self._app_roles_read:
+            reads.append(self._application_roles)
+        return reads
 
     def _keep(self, cache: dict[str, Grants | None], key: str, read: tuple[Grants | None, list[str]]) -> None:
         grants, notes = read
@@ -540,8 +595,11 @@ class JiraConnector:
         batches = [candidates[k : k + NEIGHBOUR_BATCH] for k in range(0, len(candidates), NEIGHBOUR_BATCH)]
         for number in range(first_batch, len(batches)):
             jql = f"key in ({', '.join(batches[number])}) AND NOT ({self.scope}) ORDER BY updated ASC, key ASC"
-            for issue in self._search_all(api, jql, self._fields()):
-                yield self._emit(issue, neighbour=True)
+            # A batch is at most NEIGHBOUR_BATCH issues, committed as one page: its rights and attachments
+            # are read as a scope page's are, not one issue after another.
+            issues = list(self._search_all(api, jql, self._fields()))
+            for _, item in self._emitted(issues, neighbour=True):
+                yield item
             yield Checkpoint({"phase": "neighbours", "batch": number + 1}, None)
 
     def _link_targets(self, api: int, jql: str) -> set[str]:
@@ -630,29 +688,39 @@ class JiraConnector:
 
     def field_map(self) -> dict[str, str]:
         if self._field_map is None:
-            fmap: dict[str, str] = {}
-            try:
-                fields = self.http.get_json(f"/rest/api/{self.api()}/field")
-            except HttpError as exc:
-                # Without the field list the epic link would vanish from every issue: use Cloud's ids
-                # (issue 13 §5), whatever the failure; the run's detail says so.
-                self.stats.note(f"jira /field failed ({exc.status}); using Jira Cloud's default field ids")
-                self._field_map = dict(CLOUD_DEFAULT_FIELDS)
-                return self._field_map
-            for f in fields if isinstance(fields, list) else []:
-                f = _obj(f)
-                custom = str(_obj(f.get("schema")).get("custom") or "")
-                name = str(f.get("name") or "").lower()
-                role = _FIELD_CUSTOM.get(custom) or next((r for r, n in _FIELD_NAMES.items() if name in n), None)
-                if role and role not in fmap and f.get("id"):
-                    fmap[role] = str(f["id"])
-            self._field_map = fmap
+            self._keep_fields(self._read_fields())
+        assert self._field_map is not None
         return self._field_map
+
+    def _read_fields(self) -> tuple[Any, str | None]:
+        """Request only (safe on the fan-out): the field list, or why it could not be read."""
+        try:
+            return self.http.get_json(f"/rest/api/{self.api()}/field"), None
+        except HttpError as exc:
+            return None, f"jira /field failed ({exc.status}); using Jira Cloud's default field ids"
+
+    def _keep_fields(self, read: tuple[Any, str | None]) -> None:
+        fields, failed = read
+        if failed is not None:
+            # Without the field list the epic link would vanish from every issue: use Cloud's ids
+            # (issue 13 §5), whatever the failure; the run's detail says so.
+            self.stats.note(failed)
+            self._field_map = dict(CLOUD_DEFAULT_FIELDS)
+            return
+        fmap: dict[str, str] = {}
+        for f in fields if isinstance(fields, list) else []:
+            f = _obj(f)
+            custom = str(_obj(f.get("schema")).get("custom") or "")
+            name = str(f.get("name") or "").lower()
+            role = _FIELD_CUSTOM.get(custom) or next((r for r, n in _FIELD_NAMES.items() if name in n), None)
+            if role and role not in fmap and f.get("id"):
+                fmap[role] = str(f["id"])
+        self._field_map = fmap
 
     def _project_grants(self, project: str) -> Grants | None:
         """Who may browse ``project`` (resolved once per run); None when the scheme cannot be read."""
         if project not in self._project_acl:
-            self._keep(self._project_acl, project, self._read_project_grants(project))
+            self._keep(self._project_acl, project, self._scheme_grants(project, self._read_scheme(project)))
         return self._project_acl[project]
 
     def _level_grants(self, project: str, level: str) -> Grants | None:
@@ -660,12 +728,13 @@ class JiraConnector:
         if not level:
             return None
         if level not in self._level_acl:
-            self._keep(self._level_acl, level, self._read_level_grants((level, project)))
+            self._keep(self._level_acl, level, self._member_grants(level, project, self._read_members(level)))
         return self._level_acl[level]
 
-    def _read_project_grants(self, project: str) -> tuple[Grants | None, list[str]]:
-        """Requests and pure resolution only (safe on the fan-out): the project's browse grants, or None
-        when its scheme is unreadable, with the notes to make. A transient failure is raised."""
+    def _read_scheme(self, project: str) -> tuple[Any, str | None]:
+        """Request only (safe on the fan-out): the project's permission scheme, or the note saying it is
+        unreadable (its issues fail closed). A transient failure is raised: a 503 must not narrow anyone's
+        rights."""
         try:
             scheme = self.http.get_json(
                 f"/rest/api/{self.api()}/project/{project}/permissionscheme",
@@ -673,14 +742,12 @@ class JiraConnector:
             )
         except HttpError as exc:
             if exc.transient:
-                raise  # fail closed only on a permanent answer: a 503 must not narrow anyone's rights
-            return None, [f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed"]
-        grants = resolve(browse_holders(scheme), self._lookups(project))
-        return grants, [f"jira project {project}: Browse Projects holder grants nobody: {r}" for r in grants.unresolved]
+                raise
+            return None, f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed"
+        return scheme, None
 
-    def _read_level_grants(self, level_of: tuple[str, str]) -> tuple[Grants | None, list[str]]:
-        """As ``_read_project_grants`` for security level ``level`` of ``project``: its members."""
-        level, project = level_of
+    def _read_members(self, level: str) -> tuple[Any, str | None]:
+        """As ``_read_scheme`` for the members of issue security level ``level``."""
         try:
             page = self.http.get_json(
                 f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
@@ -689,33 +756,56 @@ class JiraConnector:
         except HttpError as exc:
             if exc.transient:
                 raise
-            return None, [f"jira security level {level}: members unreadable ({exc.status}); fail closed"]
+            return None, f"jira security level {level}: members unreadable ({exc.status}); fail closed"
+        return page, None
+
+    def _scheme_grants(self, project: str, read: tuple[Any, str | None]) -> tuple[Grants | None, list[str]]:
+        """The project's browse grants from its scheme (None: unreadable), with the notes to make."""
+        scheme, failed = read
+        if failed is not None:
+            return None, [failed]
+        grants = resolve(browse_holders(scheme), self._lookups(project))
+        return grants, [f"jira project {project}: Browse Projects holder grants nobody: {r}" for r in grants.unresolved]
+
+    def _member_grants(self, level: str, project: str, read: tuple[Any, str | None]) -> tuple[Grants | None, list[str]]:
+        """As ``_scheme_grants`` for security level ``level`` of ``project``: its members."""
+        page, failed = read
+        if failed is not None:
+            return None, [failed]
         grants = resolve(level_holders(page), self._lookups(project))
         return grants, [f"jira security level {level}: member holder grants nobody: {r}" for r in grants.unresolved]
 
     def _lookups(self, project: str) -> Lookups:
-        api = self.api()
+        return Lookups(
+            role=partial(self._role, project),
+            application_roles=self._application_roles,
+            project_lead=partial(self._lead, project),
+            cloud=self.api() == 3,
+        )
 
-        def role(role_id: str) -> Mapping[str, Any] | None:
-            if (project, role_id) not in self._roles:
-                try:
-                    found = _obj(self.http.get_json(f"/rest/api/{api}/project/{project}/role/{role_id}"))
-                except HttpError as exc:
-                    if exc.transient:
-                        raise
-                    found = None
-                self._roles[(project, role_id)] = found
-            return self._roles[(project, role_id)]
-
-        def lead() -> Mapping[str, Any] | None:
+    def _role(self, project: str, role_id: str) -> Mapping[str, Any] | None:
+        """Project role ``role_id`` with its actors, read once per run (None: unreadable)."""
+        if (project, role_id) not in self._roles:
             try:
-                return _obj(_obj(self.http.get_json(f"/rest/api/{api}/project/{project}")).get("lead"))
+                found = _obj(self.http.get_json(f"/rest/api/{self.api()}/project/{project}/role/{role_id}"))
             except HttpError as exc:
                 if exc.transient:
                     raise
-                return None
+                found = None
+            self._roles[(project, role_id)] = found
+        return self._roles[(project, role_id)]
 
-        return Lookups(role=role, application_roles=self._application_roles, project_lead=lead, cloud=api == 3)
+    def _lead(self, project: str) -> Mapping[str, Any] | None:
+        """The project's lead user, read once per run (None: unreadable)."""
+        if project not in self._leads:
+            try:
+                found = _obj(_obj(self.http.get_json(f"/rest/api/{self.api()}/project/{project}")).get("lead"))
+            except HttpError as exc:
+                if exc.transient:
+                    raise
+                found = None
+            self._leads[project] = found
+        return self._leads[project]
 
     def _application_roles(self) -> list[Any] | None:
         with self._app_roles_lock:

@@ -92,6 +92,33 @@ def level_holders(page: Any) -> list[Mapping[str, Any]]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """The facts :func:`resolve` will ask its lookups for, known before any is read: so a client can
+    read them all at once instead of one after another as the resolver meets each holder."""
+
+    roles: tuple[str, ...] = ()  # project role ids, in the order the holders name them
+    lead: bool = False
+    application_roles: bool = False
+
+
+def needs(holders: Iterable[Mapping[str, Any]]) -> Needs:
+    """What resolving ``holders`` looks up (the same dispatch as :func:`resolve`, without reading)."""
+    roles: dict[str, None] = {}
+    lead = application_roles = False
+    for holder in holders:
+        kind = str(holder.get("type") or "")
+        if kind == "projectRole":
+            role_id = _str(holder.get("parameter")) or _str(holder.get("value"))
+            if role_id:
+                roles[role_id] = None
+        elif kind == "applicationRole":
+            application_roles = True
+        elif kind in ("projectLead", "lead"):
+            lead = True
+    return Needs(tuple(roles), lead, application_roles)
+
+
 def resolve(holders: Iterable[Mapping[str, Any]], lookups: Lookups) -> Grants:
     """Resolve holders to tokens; never raises, an unresolvable holder grants nobody and is named."""
     tokens: list[str] = []
@@ -294,7 +321,9 @@ def _map(value: Any) -> Mapping[str, Any]:
 
 
 def _str(value: Any) -> str | None:
-    if value is None or isinstance(value, Mapping | list | bool):
+    if type(value) is str:  # nearly always: a str is none of the shapes below, and no ABC check is paid
+        return value.strip() or None
+    if value is None or isinstance(value, (JSON_OBJECT, list, bool)):
         return None
     text = str(value).strip()
     return text or None

@@ -124,6 +124,53 @@ def test_jira_permission_look_ups_of_a_page_overlap_and_each_role_is_read_once(j
     assert stats["by_route"][role] == len(connectors[-1]._roles), stats["by_route"]
 
 
+def test_jira_neighbours_are_read_as_a_page_is_and_emit_the_same_stream(jira: RunningEmulator) -> None:
+    """Linked issues outside a one-project scope (other projects, so schemes not read yet): a batch of
+    them has its schemes read at once and its attachments a few at a time, as a scope page has."""
+
+    def make(fanout: int, stats: CallStats) -> JiraConnector:
+        cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "selected", ("ALPHA",), {}, fanout=fanout)
+        return JiraConnector(cfg, stats, page_size=20)
+
+    seq, fan, _, _ = run_twice(jira, make)
+    assert fan == seq
+    neighbours = [s for s in fan if s[0] == "item" and s[6].neighbour]
+    assert len({s[5] for s in neighbours}) > 1, "the neighbours come from several other projects"
+    overlap = control(jira, "GET", "stats")["max_in_latency_by_route"]  # of the fanned-out run
+    # Only ALPHA's scheme is read in the scope phase: overlapping scheme reads are the neighbours'.
+    assert overlap[next(r for r in overlap if r.endswith("/permissionscheme"))] > 1, overlap
+
+
+def test_jira_first_item_waits_for_a_few_round_trips_not_one_per_look_up(jira: RunningEmulator) -> None:
+    """Before the first issue: the server info, the first search page beside its count, the page's
+    schemes, security levels and field list at once, then every role, lead and application role they
+    name at once, then the first attachments. One by one, or as the resolver met each holder (a scheme,
+    then each of its roles, then its lead), the same reads wait for one another.
+
+    The emulator's ``latency_depth`` is the longest chain of requests each sent after the one before it
+    was answered. The pool is wide enough here that no round waits for a free worker."""
+    control(jira, "DELETE", "faults")
+    control(jira, "POST", "faults", {"latency_ms": 50})
+    depth: dict[int, int] = {}
+    seen: dict[int, tuple[Any, ...]] = {}
+    for fanout in (1, 16):
+        control(jira, "DELETE", "stats")
+        cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "all", (), {}, fanout=fanout)
+        conn = JiraConnector(cfg, CallStats(), page_size=20)
+        stream = conn.enumerate(None, None)
+        try:
+            seen[fanout] = shape(next(e for e in stream if isinstance(e, RawItem)))
+            depth[fanout] = control(jira, "GET", "stats")["latency_depth"]
+        finally:
+            stream.close()
+            conn.close()
+    assert seen[16] == seen[1], "the first item carries the same rights either way"
+    # Server info, count + search, schemes + levels + fields, roles + leads + application roles, and the
+    # first issue's attachments when it has any. Resolved as the holders came, it took ten here.
+    assert depth[16] <= 5, depth
+    assert depth[1] >= 3 * depth[16], depth
+
+
 def test_confluence_page_reads_overlap_keep_order_and_an_error_keeps_its_place(confluence: RunningEmulator) -> None:
     def make(fanout: int, stats: CallStats) -> ConfluenceConnector:
         cfg = SourceConfig(1, confluence.base_url + "/wiki", f"bot@x.example:{TOKEN}", "all", (), {}, fanout=fanout)

@@ -67,6 +67,15 @@ def _submit_while_held(
     return ahead, futures
 
 
+def _results_while_held(embedder: HeldEmbedder, groups: list[tuple[int, list[RawItem]]]) -> list[Prepared]:
+    """As ``_submit_while_held``, then every group's result, in order (the thread closed after)."""
+    ahead, futures = _submit_while_held(embedder, groups)
+    try:
+        return [f.result(timeout=30) for f in futures]
+    finally:
+        ahead.close()
+
+
 def test_groups_of_one_page_queued_behind_a_slow_call_are_embedded_in_one_call() -> None:
     embedder = HeldEmbedder()
     # Page 1 has three groups, page 2 two: behind the held call, page 1's two queued groups share a call,
@@ -78,11 +87,7 @@ def test_groups_of_one_page_queued_behind_a_slow_call_are_embedded_in_one_call()
         (2, [_raw(4, "next page text"), _raw(5, "last paragraph")]),
         (2, [_raw(6, "next page, second group")]),
     ]
-    ahead, futures = _submit_while_held(embedder, groups)
-    try:
-        results = [f.result(timeout=30) for f in futures]
-    finally:
-        ahead.close()
+    results = _results_while_held(embedder, groups)
     assert len(groups) - 1 <= COALESCE
     stage = VectorStage(HashEmbedder())
 
@@ -137,11 +142,7 @@ def test_a_record_twice_on_one_page_is_cut_per_version() -> None:
         (1, [_raw(7, "version one")]),
         (1, [_raw(7, "version two")]),
     ]
-    ahead, futures = _submit_while_held(embedder, groups)
-    try:
-        results = [f.result(timeout=30) for f in futures]
-    finally:
-        ahead.close()
+    results = _results_while_held(embedder, groups)
     stage = VectorStage(HashEmbedder())
     for prepared, text in ((results[1], "version one"), (results[2], "version two")):
         want = [c.content_hash for c in stage.chunks_of(_map(_raw(7, text)))]

@@ -91,28 +91,39 @@ def test_a_narrow_principal_is_served_by_an_exact_sort_of_its_visible_chunks(
     conn: psycopg.Connection[Any], keyring: Keyring
 ) -> None:
     embedder, rare = _corpus(conn, keyring)
-    query = vector_text(embedder.embed(["a question"])[0])
-    with conn.transaction():
-        results = vector_search(conn, query, embedder.model_name, [RARE], 10, SearchFilters())
-        truth = sq.search_entities_exact(
-            conn, query_embedding=query, principals=[RARE], model=embedder.model_name, k=10
-        )
-    assert [r.chunk_id for r in results] == [t.chunk_id for t in truth] and {r.chunk_id for r in results} <= rare
+    found, truth = _search_and_truth(conn, embedder, "a question", RARE)
+    assert found == truth and set(found) <= rare
 
 
 def test_exact_branch_fills_k_when_the_index_scan_runs_out_of_budget(
     conn: psycopg.Connection[Any], keyring: Keyring
 ) -> None:
     embedder, _ = _corpus(conn, keyring)
-    query = vector_text(embedder.embed(["another question"])[0])
+    # 20 index tuples hold ~2 visible chunks: the HNSW branch comes back short, the exact one fills.
+    found, truth = _search_and_truth(conn, embedder, "another question", TENTH, no_seqscan=True, max_scan_tuples=20)
+    assert found == truth
+
+
+def _search_and_truth(
+    conn: psycopg.Connection[Any],
+    embedder: HashEmbedder,
+    text: str,
+    principal: str,
+    *,
+    no_seqscan: bool = False,
+    **search_options: int,
+) -> tuple[list[int], list[int]]:
+    """The chunk ids ``vector_search`` returns for ``principal`` at k = 10, and the exact top 10 (an
+    ORDER BY over every visible chunk), in one transaction (``no_seqscan``: the planner must use indexes)."""
+    query = vector_text(embedder.embed([text])[0])
     with conn.transaction():
-        conn.execute("set local enable_seqscan = off")
-        # 20 index tuples hold ~2 visible chunks: the HNSW branch comes back short, the exact one fills.
-        results = vector_search(conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), max_scan_tuples=20)
+        if no_seqscan:
+            conn.execute("set local enable_seqscan = off")
+        results = vector_search(conn, query, embedder.model_name, [principal], 10, SearchFilters(), **search_options)
         truth = sq.search_entities_exact(
-            conn, query_embedding=query, principals=[TENTH], model=embedder.model_name, k=10
+            conn, query_embedding=query, principals=[principal], model=embedder.model_name, k=10
         )
-    assert [r.chunk_id for r in results] == [t.chunk_id for t in truth]
+    return [r.chunk_id for r in results], [t.chunk_id for t in truth]
 
 
 def _probe_scanned(conn: psycopg.Connection[Any], query: str, principal: str, model: str) -> bool:
