@@ -150,31 +150,34 @@ class ConfluenceConnector:
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
         scoped = {s["key"] for s in self._spaces()}
+        # Each page is one read with its attachments, as in a listing: a few at a time (connectors.fanout),
+        # handed back in the order asked. An items-scoped run asks for at most a page's worth of ids.
+        pages = [page_id for source_type, page_id in ids if source_type == "page" and not page_id.endswith(":*")]
+        reads = iter(list(self.fanout.ordered(self._read, pages)))
         for source_type, page_id in ids:
             if source_type != "page":
                 yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
-                continue
-            if page_id.endswith(":*"):
+            elif page_id.endswith(":*"):
                 yield from self._subtree(page_id)
-                continue
-            try:
-                payload = self.http.get_json(f"/rest/api/content/{page_id}", {"expand": self.expand})
-            except HttpError as exc:
-                if exc.status in (404, 410):
-                    yield ItemGone("page", page_id)
-                else:
-                    yield ItemError("page", page_id, exc.reason, exc.detail)
-                continue
-            if not isinstance(payload, Mapping):
-                yield ItemError("page", page_id, "malformed", "content is not a JSON object")
-                continue
-            space = _space_key(payload)
-            # A page moved out of scope is gone for this source; one without a space is left to the
-            # mapping, which rejects it as malformed.
-            if payload.get("status") in _GONE or (space is not None and space not in scoped):
-                yield ItemGone("page", page_id)
-                continue
-            yield self._raw(payload, space)
+            else:
+                yield self._fetched(page_id, next(reads), scoped)
+
+    def _fetched(self, page_id: str, read: _Read, scoped: set[str]) -> RawItem | ItemError | ItemGone:
+        """What ``fetch`` yields for page ``page_id`` once read."""
+        if read.error is not None:
+            if read.error.status in (404, 410):
+                return ItemGone("page", page_id)
+            return ItemError("page", page_id, read.error.reason, read.error.detail)
+        payload = read.payload
+        if not isinstance(payload, Mapping):
+            return ItemError("page", page_id, "malformed", "content is not a JSON object")
+        space = _space_key(payload)
+        # A page moved out of scope is gone for this source; one without a space is left to the
+        # mapping, which rejects it as malformed.
+        if payload.get("status") in _GONE or (space is not None and space not in scoped):
+            return ItemGone("page", page_id)
+        # A page a listing skips (archived, with the filter off) was read without its attachments.
+        return self._raw(payload, space, read if read.page_id else None)
 
     def _subtree(self, pseudo_id: str) -> Iterator[RawItem | ItemError | ItemGone]:
         """Every descendant of a page (its inherited ACL changed); "<id>:*" names a fetch, not a page."""

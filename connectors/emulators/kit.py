@@ -151,6 +151,10 @@ class _Rule:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+_DEPTH_KEEP = 4096  # answered requests kept for latency_depth before the old ones are folded away
+_DEPTH_HORIZON = 120.0  # seconds: longer than any request's latency wait and handling
+
+
 class Faults:
     """Fault rules set through ``/_emulator/faults``; thread-safe; decisions from a seeded RNG."""
 
@@ -171,17 +175,18 @@ class Faults:
         # end times, in order, with the deepest chain ending by each.
         self._ends: list[float] = []
         self._depths: list[int] = []
+        self._depth_base = 0  # the deepest chain among the answers dropped from the lists (memory stays flat)
         self._rate: int | None = None
         self._window = (0.0, 0)  # (window start, requests in it)
 
     @property
     def latency_depth(self) -> int:
         with self._lock:
-            return self._depths[-1] if self._depths else 0
+            return self._depths[-1] if self._depths else self._depth_base
 
     def reset_depth(self) -> None:
         with self._lock:
-            self._ends, self._depths = [], []
+            self._ends, self._depths, self._depth_base = [], [], 0
 
     def add(self, spec: Mapping[str, Any]) -> None:
         """Validate and add one rule; raises ``ValueError`` on a bad spec."""
@@ -303,9 +308,16 @@ class Faults:
                     self._in_latency -= 1
                     self._in_latency_by_route[route] -= 1
                     before = bisect.bisect_right(self._ends, started)  # answered before this one was sent
-                    depth = 1 + (self._depths[before - 1] if before else 0)
-                    self._ends.append(time.monotonic())
-                    self._depths.append(max(depth, self._depths[-1] if self._depths else 0))
+                    depth = 1 + (self._depths[before - 1] if before else self._depth_base)
+                    now = time.monotonic()
+                    self._ends.append(now)
+                    self._depths.append(max(depth, self._depths[-1] if self._depths else self._depth_base))
+                    if len(self._ends) > _DEPTH_KEEP:
+                        # Answers older than any request still waiting can no longer be looked up.
+                        old = bisect.bisect_right(self._ends, now - _DEPTH_HORIZON)
+                        if old:
+                            self._depth_base = self._depths[old - 1]
+                            del self._ends[:old], self._depths[:old]
         if chosen is None or chosen.status is None:
             return None
         headers: dict[str, str] = dict(chosen.headers)

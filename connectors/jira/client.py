@@ -270,20 +270,25 @@ class JiraConnector:
         yield from self._neighbours(api, sorted(candidates), int(position.get("batch", 0)))
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        """The issues ``ids`` names (a webhook's, a dead letter's), read a few at a time, then their rights
+        and attachments as a listing page's are (``_emitted``); yielded in the order asked."""
         api = self.api()
         wanted = [sid for stype, sid in ids if stype == "ticket"]
         in_scope = self._in_scope(api, wanted)
-        for sid in wanted:
-            try:
-                params = {"fields": self._fields(), "expand": "changelog"}
-                issue = self.http.get_json(f"/rest/api/{api}/issue/{sid}", params)
-            except HttpError as exc:
-                if exc.status in (404, 410):
-                    yield ItemGone("ticket", sid)
-                else:
-                    yield ItemError("ticket", sid, exc.reason, exc.detail)
-                continue
-            yield self._emit(issue, neighbour=sid not in in_scope)
+        reads = list(self.fanout.ordered(partial(self._read_issue, api), wanted))
+        issues = [(sid, r) for sid, r in zip(wanted, reads, strict=True) if not isinstance(r, ItemGone | ItemError)]
+        found = self._emitted([r for _, r in issues], neighbour=[sid not in in_scope for sid, _ in issues])
+        for read in reads:
+            yield read if isinstance(read, ItemGone | ItemError) else next(found)[1]
+
+    def _read_issue(self, api: int, sid: str) -> Any:
+        """Request only (safe on the fan-out): issue ``sid``, or what the run records instead of it."""
+        try:
+            return self.http.get_json(f"/rest/api/{api}/issue/{sid}", {"fields": self._fields(), "expand": "changelog"})
+        except HttpError as exc:
+            if exc.status in (404, 410):
+                return ItemGone("ticket", sid)
+            return ItemError("ticket", sid, exc.reason, exc.detail)
 
     def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
         """Issues per project the source reports in scope: a ``maxResults=0`` search's ``total`` (v2) or
@@ -403,13 +408,17 @@ class JiraConnector:
             yield item
         return ids
 
-    def _emitted(self, issues: list[Any], *, neighbour: bool) -> Iterator[tuple[Any, RawItem | ItemError]]:
+    def _emitted(
+        self, issues: list[Any], *, neighbour: bool | Sequence[bool]
+    ) -> Iterator[tuple[Any, RawItem | ItemError]]:
         """Each issue with its item, in order: the rights the issues need resolved first (two rounds of
         requests, ``_resolve_acls``), their attachment downloads a few at a time (connectors.fanout);
-        everything else of an issue stays on this thread."""
+        everything else of an issue stays on this thread. ``neighbour``: for all issues, or per issue."""
+        flags = [neighbour] * len(issues) if isinstance(neighbour, bool) else neighbour
         self._resolve_acls(issues)
-        for issue, texts in zip(issues, self.fanout.ordered(self._issue_attachments, issues), strict=True):
-            yield issue, self._emit(issue, neighbour=neighbour, attachments=texts)
+        attachments = self.fanout.ordered(self._issue_attachments, issues)
+        for issue, flag, texts in zip(issues, flags, attachments, strict=True):
+            yield issue, self._emit(issue, neighbour=flag, attachments=texts)
 
     def _approximate_count(self, jql: str) -> int | None:
         """Cloud's issue count for ``jql`` (its search returns no total); None when it cannot be read."""

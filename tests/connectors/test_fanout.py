@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors.base import CallStats, Checkpoint, Connector, Emitted, ItemError, RawItem, SourceConfig
+from connectors.base import CallStats, Checkpoint, Connector, Emitted, ItemError, RawItem, SourceConfig, SourceType
 from connectors.confluence.client import ConfluenceConnector
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
@@ -139,6 +139,71 @@ def test_jira_neighbours_are_read_as_a_page_is_and_emit_the_same_stream(jira: Ru
     overlap = control(jira, "GET", "stats")["max_in_latency_by_route"]  # of the fanned-out run
     # Only ALPHA's scheme is read in the scope phase: overlapping scheme reads are the neighbours'.
     assert overlap[next(r for r in overlap if r.endswith("/permissionscheme"))] > 1, overlap
+
+
+def fetch_twice(
+    emu: RunningEmulator, make: Any, ids: list[tuple[SourceType, str]], route: str
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], dict[int, int]]:
+    """``fetch(ids)`` one by one and through the fan-out: (shapes of each, and per width the most reads of
+    the GET ``route`` that were in flight at once)."""
+    out: dict[int, list[tuple[Any, ...]]] = {}
+    overlap: dict[int, int] = {}
+    for fanout in (1, DEFAULT_FANOUT):
+        control(emu, "DELETE", "stats")
+        conn: Connector = make(fanout, CallStats())
+        try:
+            out[fanout] = [shape(e) for e in conn.fetch(ids)]
+        finally:
+            conn.close()
+        by_route = control(emu, "GET", "stats")["max_in_latency_by_route"]
+        overlap[fanout] = max(n for r, n in by_route.items() if r.startswith("GET ") and r.endswith(route))
+    return out[1], out[DEFAULT_FANOUT], overlap
+
+
+def test_jira_items_fetched_by_id_are_read_a_few_at_a_time_in_the_order_asked(jira: RunningEmulator) -> None:
+    """An items-scoped run (webhooks, dead-letter retries) reads its issues, their rights and their
+    attachments as a listing page does; what it yields, a missing issue included, is what one-by-one
+    reading gave, in the order asked."""
+
+    def make(fanout: int, stats: CallStats) -> JiraConnector:
+        return JiraConnector(
+            SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "all", (), {}, fanout=fanout), stats
+        )
+
+    lister = make(1, CallStats())
+    try:
+        listed = [e for e in lister.enumerate(None, None) if isinstance(e, RawItem)]
+    finally:
+        lister.close()
+    ids: list[tuple[SourceType, str]] = [("ticket", e.source_entity_id) for e in listed[::-3][:12]]
+    ids.insert(5, ("ticket", "999999"))  # gone at the source
+    seq, fan, overlap = fetch_twice(jira, make, ids, "/issue/(?P<ref>[^/]+)")
+    assert fan == seq
+    assert [s[2] for s in seq] == [sid for _, sid in ids]
+    assert seq[5][0] == "gone"
+    assert overlap == {1: 1, DEFAULT_FANOUT: DEFAULT_FANOUT}, overlap
+
+
+def test_confluence_pages_fetched_by_id_are_read_a_few_at_a_time_in_the_order_asked(
+    confluence: RunningEmulator,
+) -> None:
+    def make(fanout: int, stats: CallStats) -> ConfluenceConnector:
+        cfg = SourceConfig(1, confluence.base_url + "/wiki", f"bot@x.example:{TOKEN}", "all", (), {}, fanout=fanout)
+        return ConfluenceConnector(cfg, stats, page_size=10)
+
+    lister = make(1, CallStats())
+    try:
+        listed = [e.source_entity_id for e in lister.enumerate(None, None) if isinstance(e, RawItem)]
+    finally:
+        lister.close()
+    ids: list[tuple[SourceType, str]] = [("page", pid) for pid in listed[::-2][:10]]
+    ids.insert(3, ("page", "987654321"))  # gone at the source
+    ids.insert(6, ("ticket", "1"))  # not a Confluence type: an error in its place
+    seq, fan, overlap = fetch_twice(confluence, make, ids, "/rest/api/content/(?P<id>\\d+)")
+    assert fan == seq
+    assert [s[2] for s in seq] == [sid for _, sid in ids]
+    assert (seq[3][0], seq[6][0]) == ("gone", "error")
+    assert overlap[1] == 1 and overlap[DEFAULT_FANOUT] > 1, overlap
 
 
 def test_jira_first_item_waits_for_a_few_round_trips_not_one_per_look_up(jira: RunningEmulator) -> None:

@@ -1,0 +1,38 @@
+"""The emulator kit's request statistics that tests of the clients rely on (connectors/emulators/kit.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from connectors.emulators import kit
+
+
+def test_latency_depth_counts_requests_waited_for_in_turn_and_keeps_its_memory_flat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Fold answers away as soon as more than 8 are kept, whatever their age.
+    monkeypatch.setattr(kit, "_DEPTH_KEEP", 8)
+    monkeypatch.setattr(kit, "_DEPTH_HORIZON", 0.0)
+    faults = kit.Faults()
+    faults.add({"latency_ms": 1})
+    for _ in range(30):  # one after another: each waited for the one before
+        faults.for_request("GET /x")
+    assert faults.latency_depth == 30
+    assert len(faults._ends) <= 9, "the answers kept stay bounded"
+
+    faults.add({"latency_ms": 200})
+    barrier = threading.Barrier(3)
+
+    def together() -> None:
+        barrier.wait()
+        faults.for_request("GET /y")
+
+    threads = [threading.Thread(target=together) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert faults.latency_depth == 31, "three requests sent at once are one more wait, not three"
+    assert faults.max_in_latency == 3
