@@ -22,10 +22,11 @@ each is emitted after the page of items it covers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -49,7 +50,7 @@ from connectors.base import (
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import group_subjects, restriction_principals
-from connectors.fanout import FanOut
+from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
@@ -64,6 +65,9 @@ _ATTR_RE = re.compile(r'(ri:content-title|ri:space-key)="([^"]*)"')
 _GONE = {"trashed", "deleted"}
 # Content kinds a full run lists per space, in order (blog posts were never requested before issue 13).
 _KINDS = ("page", "blogpost")
+
+
+_NOT_FETCHED = object()  # no restriction was fetched ahead for this ancestor
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +132,10 @@ class ConfluenceConnector:
         self._groups: dict[str, list[str] | None] = {}
         self._group_names: dict[str, str | None] = {}  # Cloud group id -> name (None: unknown)
         self._titles: dict[str, str | None] = {}
+        # Ancestors' read restrictions fetched ahead for the pages ``fetch`` is emitting (``_read_facts``):
+        # taken by ``_inherited`` at the point it would have requested them, so what it learns and notes,
+        # and in which order, is what one-by-one reading gave. Emptied after each fetch.
+        self._fetched_restrictions: dict[str, Any] = {}
         self._tz: ZoneInfo | bool | None = False  # False: not asked yet
 
     # ------------------------------------------------------------ Connector protocol
@@ -153,14 +161,25 @@ class ConfluenceConnector:
         # Each page is one read with its attachments, as in a listing: a few at a time (connectors.fanout),
         # handed back in the order asked. An items-scoped run asks for at most a page's worth of ids.
         pages = [page_id for source_type, page_id in ids if source_type == "page" and not page_id.endswith(":*")]
-        reads = iter(list(self.fanout.ordered(self._read, pages)))
-        for source_type, page_id in ids:
-            if source_type != "page":
-                yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
-            elif page_id.endswith(":*"):
-                yield from self._subtree(page_id)
-            else:
-                yield self._fetched(page_id, next(reads), scoped)
+        fetched = list(self.fanout.ordered(self._read, pages))
+        self._read_facts(
+            [
+                (r.payload, _space_key(r.payload))
+                for r in fetched
+                if isinstance(r.payload, Mapping) and r.payload.get("status") not in _GONE
+            ]
+        )
+        reads = iter(fetched)
+        try:
+            for source_type, page_id in ids:
+                if source_type != "page":
+                    yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
+                elif page_id.endswith(":*"):
+                    yield from self._subtree(page_id)
+                else:
+                    yield self._fetched(page_id, next(reads), scoped)
+        finally:
+            self._fetched_restrictions.clear()
 
     def _fetched(self, page_id: str, read: _Read, scoped: set[str]) -> RawItem | ItemError | ItemGone:
         """What ``fetch`` yields for page ``page_id`` once read."""
@@ -361,6 +380,33 @@ class ConfluenceConnector:
         status = payload.get("status")
         return not (status in _GONE or (status == "archived" and not self.filters["archived"]))
 
+    def _read_facts(self, pages: Sequence[tuple[Mapping[str, Any], str | None]]) -> None:
+        """Read, a few at a time (connectors.fanout), what ``_raw`` will look up for the fetched ``pages``
+        and no earlier page read: their ancestors' read restrictions and the pages their links name by
+        title. Against a real Confluence each is 100-500 ms, and ``_raw`` asked for them one after another:
+        most of an items-scoped fetch's time. Listings do not use it: there the pool reads the next pages
+        while ``_raw`` waits, and gathering a page first measured slower (decision 71)."""
+        ancestors: dict[str, None] = {}
+        titles: dict[str, tuple[str, str]] = {}
+        own: set[str] = set()  # pages of the batch before this one that carry their own restrictions
+        for payload, space_key in pages:
+            path = payload.get("ancestors")
+            for a in path if isinstance(path, list) else []:
+                aid = str(a.get("id")) if isinstance(a, Mapping) and a.get("id") else None
+                if aid and aid not in self._restrictions and aid not in own:
+                    ancestors[aid] = None
+            if isinstance(payload.get("restrictions"), Mapping):
+                own.add(str(payload.get("id")))  # ``_raw`` keeps them before a later page asks
+            for key, space, title in self._titled_links(payload, space_key):
+                if key not in self._titles:
+                    titles[key] = (space, title)
+        reads: list[Callable[[], Any]] = [partial(self._read_restriction, aid) for aid in ancestors]
+        reads += [partial(self._read_title, space, title) for space, title in titles.values()]
+        found = list(self.fanout.ordered(call, reads))
+        self._fetched_restrictions.update(zip(ancestors, found[: len(ancestors)], strict=True))
+        # A title's answer has no side effect beyond the cache: kept as ``_link_targets`` would keep it.
+        self._titles.update(zip(titles, found[len(ancestors) :], strict=True))
+
     def _emit_read(self, read: _Read, space_key: str | None) -> Iterator[Emitted]:
         if read.error is not None:
             yield ItemError("page", read.page_id, read.error.reason, read.error.detail)
@@ -485,18 +531,13 @@ class ConfluenceConnector:
             if not aid:
                 return None
             if aid not in self._restrictions:
-                try:
-                    data = self.http.get_json(
-                        f"/rest/api/content/{aid}/restriction/byOperation/read",
-                        {"expand": "restrictions.user,restrictions.group"},
-                    )
-                    inner = _get(data, "restrictions")
-                    if isinstance(inner, Mapping):
-                        self._learn_group_names(_results(inner.get("group")))
-                        self._restrictions[aid] = restriction_principals(inner, self._group_names_known())
-                    else:
-                        self._restrictions[aid] = None
-                except HttpError:
+                fetched = self._fetched_restrictions.pop(aid, _NOT_FETCHED)
+                data = self._read_restriction(aid) if fetched is _NOT_FETCHED else fetched
+                inner = _get(data, "restrictions")
+                if isinstance(inner, Mapping):
+                    self._learn_group_names(_results(inner.get("group")))
+                    self._restrictions[aid] = restriction_principals(inner, self._group_names_known())
+                else:
                     self._restrictions[aid] = None
             r = self._restrictions[aid]
             if r is None:
@@ -504,6 +545,17 @@ class ConfluenceConnector:
             if r["users"] or r["groups"]:
                 out.append({"id": aid, **r})
         return out
+
+    def _read_restriction(self, aid: str) -> Any:
+        """Request only (safe on the fan-out): page ``aid``'s read restrictions; None when unreadable (the
+        path through it is then unknown, and its pages fail closed)."""
+        try:
+            return self.http.get_json(
+                f"/rest/api/content/{aid}/restriction/byOperation/read",
+                {"expand": "restrictions.user,restrictions.group"},
+            )
+        except HttpError:
+            return None
 
     def _learn_group_names(self, subjects: list[Any]) -> None:
         """Names of Cloud groups named by id only (issue 13 §1), through ``/rest/api/group/by-id``, once
@@ -544,29 +596,35 @@ class ConfluenceConnector:
         return self._groups[group]
 
     def _link_targets(self, payload: Mapping[str, Any], space_key: str | None) -> dict[str, str]:
-        storage = _get(payload, "body", "storage", "value")
-        if not isinstance(storage, str):
-            return {}
         out: dict[str, str] = {}
-        for m in _PAGE_LINK_RE.finditer(storage):
-            attrs = dict(_ATTR_RE.findall(m.group(1)))
-            title = attrs.get("ri:content-title")
-            if not title:
-                continue
-            key = f"{attrs.get('ri:space-key') or space_key}/{title}"
+        for key, space, title in self._titled_links(payload, space_key):
             if key not in self._titles:
-                try:
-                    data = self.http.get_json(
-                        "/rest/api/content", {"spaceKey": key.split("/", 1)[0], "title": title, "limit": 1}
-                    )
-                    hits = _results(data)
-                    self._titles[key] = str(hits[0]["id"]) if hits else None
-                except HttpError:
-                    self._titles[key] = None
+                self._titles[key] = self._read_title(space, title)
             target = self._titles[key]
             if target:
                 out[key] = target
         return out
+
+    @staticmethod
+    def _titled_links(payload: Mapping[str, Any], space_key: str | None) -> Iterator[tuple[str, str, str]]:
+        """(``space/title`` key, space, title) of every page the storage body links to by title."""
+        storage = _get(payload, "body", "storage", "value")
+        if not isinstance(storage, str):
+            return
+        for m in _PAGE_LINK_RE.finditer(storage):
+            attrs = dict(_ATTR_RE.findall(m.group(1)))
+            title = attrs.get("ri:content-title")
+            if title:
+                space = attrs.get("ri:space-key") or space_key
+                yield f"{space}/{title}", str(space), title
+
+    def _read_title(self, space: str, title: str) -> str | None:
+        """Request only (safe on the fan-out): the id of the page titled ``title`` in ``space``, if any."""
+        try:
+            hits = _results(self.http.get_json("/rest/api/content", {"spaceKey": space, "title": title, "limit": 1}))
+        except HttpError:
+            return None
+        return str(hits[0]["id"]) if hits else None
 
     # ------------------------------------------------------------ spaces, CQL
 
