@@ -178,6 +178,11 @@ class SlackConnector:
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
         scoped = {c["id"] for c in self._scoped_channels()}
+        # Each single message (with its thread, if it has one) is read a few at a time (connectors.fanout)
+        # and taken below in the order asked; an items-scoped run asks for at most a page's worth of ids.
+        # A message that an earlier id's thread already brought is still read (its answer goes unused).
+        single = list(dict.fromkeys(sid for t, sid in ids if t == "message" and _single(sid, scoped)))
+        reads = dict(zip(single, self.fanout.ordered(self._read_one, single), strict=True))
         done: set[str] = set()
         for source_type, sid in ids:
             cid, _, ts = sid.partition(":")
@@ -202,8 +207,13 @@ class SlackConnector:
                     # ItemGone is the contract's way to drop it; no entity carries this id to delete.
                     yield ItemGone("message", sid)
                     continue
+                read = reads[sid]
+                if read.error is not None:
+                    raise read.error
+                members = self._channel_members(channel)
                 found = False
-                for item in self._one(channel, ts):
+                for msg, files in read.messages:
+                    item = self._raw(channel, msg, members, files)
                     found = found or item.source_entity_id == sid
                     if item.source_entity_id not in done:
                         done.add(item.source_entity_id)
@@ -325,24 +335,26 @@ class SlackConnector:
         """Every message of one thread, the parent included."""
         return [reply for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts)]
 
-    def _one(self, channel: dict[str, Any], ts: str) -> Iterator[RawItem]:
-        """One message by ts; a thread parent comes with its whole thread (nothing missed)."""
-        cid = channel["id"]
-        members = self._channel_members(channel)
-        data = self.call("conversations.history", channel=cid, latest=ts, oldest=ts, inclusive="true", limit=1)
-        hits = [m for m in data.get("messages") or [] if isinstance(m, Mapping) and m.get("ts") == ts]
-        if hits:
-            parent = hits[0]
-            yield self._raw(channel, parent, members)
-            if parent.get("reply_count"):
-                for reply, _ in self.paged("conversations.replies", "messages", channel=cid, ts=ts):
-                    if isinstance(reply, Mapping) and reply.get("ts") != ts:
-                        yield self._raw(channel, reply, members)
-            return
-        data = self.call("conversations.replies", channel=cid, ts=ts, limit=self.page_size)
-        for m in data.get("messages") or []:
-            if isinstance(m, Mapping) and m.get("ts") == ts:
-                yield self._raw(channel, m, members)
+    def _read_one(self, sid: str) -> _OneRead:
+        """Requests only (runs on the fan-out): message ``<channel>:<ts>`` by ts, with its files; a thread
+        parent comes with its whole thread (nothing missed); or the error that kept it from being read."""
+        cid, _, ts = sid.partition(":")
+        try:
+            data = self.call("conversations.history", channel=cid, latest=ts, oldest=ts, inclusive="true", limit=1)
+            hits = [m for m in data.get("messages") or [] if isinstance(m, Mapping) and m.get("ts") == ts]
+            if hits:
+                messages = hits[:1]
+                if hits[0].get("reply_count"):
+                    thread = self.paged("conversations.replies", "messages", channel=cid, ts=ts)
+                    messages += [r for r, _ in thread if isinstance(r, Mapping) and r.get("ts") != ts]
+            else:
+                data = self.call("conversations.replies", channel=cid, ts=ts, limit=self.page_size)
+                messages = [m for m in data.get("messages") or [] if isinstance(m, Mapping) and m.get("ts") == ts]
+            return _OneRead(
+                [(m, self._file_texts(message_id(cid, str(m.get("ts", ""))), m.get("files"))) for m in messages]
+            )
+        except (SlackError, HttpError) as exc:
+            return _OneRead(error=exc)
 
     def _wanted(self, msg: Mapping[str, Any]) -> bool:
         return self.filters["bot_messages"] or not (msg.get("subtype") == "bot_message" or msg.get("bot_id"))
@@ -439,8 +451,10 @@ class SlackConnector:
         if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
             return []
         users = self._user_map()
-        if not channel.get("is_ext_shared") and not channel.get("is_shared") and not any(
-            u.get("guest") for u in users.values()
+        if (
+            not channel.get("is_ext_shared")
+            and not channel.get("is_shared")
+            and not any(u.get("guest") for u in users.values())
         ):
             return []  # no guests in the workspace and no other organisation: the workspace group says it all
         cid = str(channel["id"])
@@ -555,6 +569,22 @@ class _PlanRead:
 
     files: _FileTexts = _NO_FILES
     replies: list[tuple[Mapping[str, Any], _FileTexts]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _OneRead:
+    """What the fan-out read for one message asked for by id: the messages to emit (it, or a thread
+    parent and its replies), each with its files; or the error that kept it from being read."""
+
+    messages: list[tuple[Mapping[str, Any], _FileTexts]] = field(default_factory=list)
+    error: SlackError | HttpError | None = None
+
+
+def _single(sid: str, scoped: set[str]) -> bool:
+    """Whether ``fetch`` reads message id ``sid`` on its own (a well-formed id of an in-scope channel, not
+    a whole channel's ``<channel>:*``)."""
+    cid, _, ts = sid.partition(":")
+    return bool(cid and ts) and ts != ALL and cid in scoped
 
 
 def _asks(msg: Mapping[str, Any], shown: bool, active: bool) -> bool:

@@ -159,6 +159,15 @@ def fetch_twice(
     return out[1], out[DEFAULT_FANOUT], stats
 
 
+def listed_ids(make: Any) -> list[str]:
+    """The ids a full listing (one by one) emits, for a fetch to ask for."""
+    lister: Connector = make(1, CallStats())
+    try:
+        return [e.source_entity_id for e in lister.enumerate(None, None) if isinstance(e, RawItem)]
+    finally:
+        lister.close()
+
+
 def most_at_once(stats: dict[str, Any], route: str) -> int:
     """The most GETs of the route ending in ``route`` that were in flight at once."""
     overlap = stats["max_in_latency_by_route"]
@@ -175,12 +184,7 @@ def test_jira_items_fetched_by_id_are_read_a_few_at_a_time_in_the_order_asked(ji
             SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "all", (), {}, fanout=fanout), stats
         )
 
-    lister = make(1, CallStats())
-    try:
-        listed = [e for e in lister.enumerate(None, None) if isinstance(e, RawItem)]
-    finally:
-        lister.close()
-    ids: list[tuple[SourceType, str]] = [("ticket", e.source_entity_id) for e in listed[::-3][:12]]
+    ids: list[tuple[SourceType, str]] = [("ticket", sid) for sid in listed_ids(make)[::-3][:12]]
     ids.insert(5, ("ticket", "999999"))  # gone at the source
     seq, fan, stats = fetch_twice(jira, make, ids)
     assert fan == seq
@@ -197,11 +201,7 @@ def test_confluence_pages_fetched_by_id_are_read_a_few_at_a_time_in_the_order_as
         cfg = SourceConfig(1, confluence.base_url + "/wiki", f"bot@x.example:{TOKEN}", "all", (), {}, fanout=fanout)
         return ConfluenceConnector(cfg, stats, page_size=10)
 
-    lister = make(1, CallStats())
-    try:
-        listed = [e.source_entity_id for e in lister.enumerate(None, None) if isinstance(e, RawItem)]
-    finally:
-        lister.close()
+    listed = listed_ids(make)
     ids: list[tuple[SourceType, str]] = [("page", pid) for pid in listed[::-2][:10]]
     ids.insert(3, ("page", "987654321"))  # gone at the source
     ids.insert(6, ("ticket", "1"))  # not a Confluence type: an error in its place
@@ -214,6 +214,30 @@ def test_confluence_pages_fetched_by_id_are_read_a_few_at_a_time_in_the_order_as
         assert most_at_once(stats[1], route) == 1 and most_at_once(stats[DEFAULT_FANOUT], route) > 1, route
     # ... and nothing is read that one-by-one reading did not read.
     assert stats[DEFAULT_FANOUT]["by_route"] == stats[1]["by_route"]
+
+
+def test_slack_messages_fetched_by_id_are_read_a_few_at_a_time_in_the_order_asked(slack: RunningEmulator) -> None:
+    """Single messages (a thread parent with its thread) are read on the fan-out; what fetch yields, a
+    reply its parent's thread already brought left out, a missing message and a malformed id in their
+    places, is what one-by-one reading gave."""
+
+    def make(fanout: int, stats: CallStats) -> SlackConnector:
+        cfg = SourceConfig(1, slack.base_url, TOKEN, "all", (), {"direct_messages": True}, fanout=fanout)
+        return SlackConnector(cfg, stats, page_size=20)
+
+    parent = control(slack, "POST", "messages", {"channel": "C0GENERAL", "text": "a thread"})
+    reply = control(slack, "POST", "messages", {"channel": "C0GENERAL", "text": "r", "thread_ts": parent["ts"]})
+    listed = listed_ids(make)
+    ids: list[tuple[SourceType, str]] = [("message", sid) for sid in listed[::-5][:8]]
+    ids[2:2] = [("message", f"C0GENERAL:{parent['ts']}"), ("message", f"C0GENERAL:{reply['ts']}")]
+    ids[5:5] = [("message", "C0GENERAL:1.000001"), ("message", "not-an-id")]  # gone; malformed
+    seq, fan, stats = fetch_twice(slack, make, ids)
+    assert fan == seq
+    emitted = [s[2] for s in seq]
+    assert f"C0GENERAL:{reply['ts']}" in emitted and emitted.count(f"C0GENERAL:{reply['ts']}") == 1
+    assert ("gone", "message", "C0GENERAL:1.000001") in seq and ("error", "message", "not-an-id", "not_found") in seq
+    history = "/api/conversations\\.history"
+    assert most_at_once(stats[1], history) == 1 and most_at_once(stats[DEFAULT_FANOUT], history) > 1
 
 
 def test_jira_first_item_waits_for_a_few_round_trips_not_one_per_look_up(jira: RunningEmulator) -> None:
