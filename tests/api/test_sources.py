@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -207,8 +209,14 @@ def test_token_scopes_are_enforced(api: Server, make_source: SourceFactory) -> N
         assert anonymous.get("/health").status_code == 200
 
 
-def test_token_create_cli_prints_a_working_token_once(api: Server) -> None:
-    env = {"HARVESTER_DATABASE_URL": api.db_url, "HARVESTER_SECRET_KEY": api.secret_key, "PATH": "/usr/bin:/bin"}
+def test_token_create_cli_prints_a_working_token_once(api: Server, tmp_path: Path) -> None:
+    env = {
+        "HARVESTER_DATABASE_URL": api.db_url,
+        "HARVESTER_SECRET_KEY": api.secret_key,
+        # Its own data dir: a one-shot command audits into <data_dir>/audit.jsonl, never the user's.
+        "HARVESTER_DATA_DIR": str(tmp_path / "data"),
+        "PATH": "/usr/bin:/bin",
+    }
     out = subprocess.run(
         [sys.executable, "-m", "app.cli", "token", "create", "--name", "panel", "--scope", "read"],
         cwd=REPO,
@@ -218,6 +226,8 @@ def test_token_create_cli_prints_a_working_token_once(api: Server) -> None:
         check=True,
     ).stdout
     token = out.splitlines()[0]
+    audit = [json.loads(line) for line in (tmp_path / "data" / "audit.jsonl").read_text().splitlines()]
+    assert [(a["action"], a["target"], a["result"]) for a in audit] == [("tokens.create", "token:panel", "ok")]
     with psycopg.connect(api.db_url) as conn:
         stored = conn.execute("select token_hash, scope from api_tokens where name = 'panel'").fetchall()
     assert len(stored) == 1 and stored[0][1] == "read" and token not in stored[0][0]
