@@ -27,6 +27,14 @@ FIXTURES = REPO / "tests" / "fixtures"
 TEMPLATE = "harvester_test_template"
 
 
+def as_worker(monkeypatch: pytest.MonkeyPatch, database_url: str, secret_key: str, data_dir: Path) -> None:
+    """The environment job functions read when a test calls them in-process, as a worker process has it:
+    its database and key, and a data dir of their own (unset, it is the user's ~/.local/share/harvester)."""
+    monkeypatch.setenv("HARVESTER_DATABASE_URL", database_url)
+    monkeypatch.setenv("HARVESTER_SECRET_KEY", secret_key)
+    monkeypatch.setenv("HARVESTER_DATA_DIR", str(data_dir))
+
+
 def with_dbname(url: str, dbname: str) -> str:
     params = conninfo_to_dict(url)
     params["dbname"] = dbname

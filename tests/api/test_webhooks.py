@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +18,7 @@ from app.pipeline.run import execute_run
 from app.secrets import Keyring
 from connectors.emulators.kit import RunningEmulator
 from tests.api.conftest import Server, SourceFactory, job_count
+from tests.conftest import as_worker
 
 SECRET = "hook-secret-for-tests-0042"
 
@@ -107,10 +109,9 @@ def test_event_without_work_is_acknowledged_without_a_job(api: Server, hooked: d
 
 
 @pytest.fixture()
-def worker_env(api: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def worker_env(api: Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The job functions as the worker runs them: same database and key (they defer on their own connection)."""
-    monkeypatch.setenv("HARVESTER_DATABASE_URL", api.db_url)
-    monkeypatch.setenv("HARVESTER_SECRET_KEY", api.secret_key)
+    as_worker(monkeypatch, api.db_url, api.secret_key, tmp_path / "data")
 
 
 def test_apply_webhook_starts_an_items_run_and_deletes_soft_delete(

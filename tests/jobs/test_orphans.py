@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import procrastinate
@@ -23,7 +24,7 @@ from app.queries import runs as rq
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from app.services.sources import start_run
-from tests.conftest import REPO
+from tests.conftest import REPO, as_worker
 from tests.jobs.conftest import Procs, wait_for
 from tests.sync.conftest import Jira, JiraFactory, add_source, scalar
 
@@ -322,9 +323,9 @@ def test_apply_webhook_commits_its_run_together_with_the_runs_job(
     jira: Jira,
     fresh_db_url: str,
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("HARVESTER_DATABASE_URL", fresh_db_url)
-    monkeypatch.setenv("HARVESTER_SECRET_KEY", keyring.current.hex())
+    as_worker(monkeypatch, fresh_db_url, keyring.current.hex(), tmp_path / "data")
     source_id = add_source(conn, keyring, jira)
 
     run_id = apply_webhook(source_id=source_id, upserts=[["ticket", "10004"]], deletes=[])

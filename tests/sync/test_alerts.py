@@ -27,6 +27,7 @@ from app.services.alerts import evaluate_alerts
 from app.services.settings import update_settings
 from app.services.sources import NewSource, create_source, update_source
 from tests.api.conftest import free_port
+from tests.conftest import as_worker
 from tests.sync.conftest import TOKEN, JiraFactory, scalar, sync
 
 SECRET = "alert-hmac-key-0123456789"
@@ -83,9 +84,7 @@ def receiver() -> Iterator[Receiver]:
 def alert_env(fresh_db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Keyring:
     """The worker's job reads the database and the key from the environment, as `harvester worker` does."""
     key = os.urandom(32)
-    monkeypatch.setenv("HARVESTER_DATABASE_URL", fresh_db_url)
-    monkeypatch.setenv("HARVESTER_SECRET_KEY", key.hex())
-    monkeypatch.setenv("HARVESTER_DATA_DIR", str(tmp_path / "data"))
+    as_worker(monkeypatch, fresh_db_url, key.hex(), tmp_path / "data")
     return Keyring(current=key)
 
 

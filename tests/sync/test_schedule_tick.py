@@ -4,6 +4,7 @@ its window, webhook runs never reset the polling clock, failed reconciliations a
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -13,15 +14,15 @@ from psycopg.types.json import Jsonb
 from app.jobs.periodic import tick_once
 from app.schedule import last_window
 from app.secrets import Keyring
+from tests.conftest import as_worker
 from tests.sync.conftest import Jira, add_source
 
 SUNDAY_0300 = 6 * 1440 + 180
 
 
 @pytest.fixture()
-def worker_env(monkeypatch: pytest.MonkeyPatch, fresh_db_url: str, keyring: Keyring) -> None:
-    monkeypatch.setenv("HARVESTER_DATABASE_URL", fresh_db_url)
-    monkeypatch.setenv("HARVESTER_SECRET_KEY", keyring.current.hex())
+def worker_env(monkeypatch: pytest.MonkeyPatch, fresh_db_url: str, keyring: Keyring, tmp_path: Path) -> None:
+    as_worker(monkeypatch, fresh_db_url, keyring.current.hex(), tmp_path / "data")
 
 
 def _runs(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[str, str]]:

@@ -4,6 +4,7 @@ stale-run takeover) and the lane lock Knowledge Store holds around destructive s
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -14,14 +15,14 @@ from app.pipeline.run import LANE_LOCK_CLASS, LaneBusy, execute_run
 from app.schedule import last_window
 from app.secrets import Keyring
 from app.services.sources import start_run
+from tests.conftest import as_worker
 from tests.sync.conftest import Jira, add_source, scalar, sync
 
 
 @pytest.fixture()
-def worker_env(monkeypatch: pytest.MonkeyPatch, fresh_db_url: str, keyring: Keyring) -> None:
+def worker_env(monkeypatch: pytest.MonkeyPatch, fresh_db_url: str, keyring: Keyring, tmp_path: Path) -> None:
     """The tick opens its own connection and keyring from the environment, as in a worker process."""
-    monkeypatch.setenv("HARVESTER_DATABASE_URL", fresh_db_url)
-    monkeypatch.setenv("HARVESTER_SECRET_KEY", keyring.current.hex())
+    as_worker(monkeypatch, fresh_db_url, keyring.current.hex(), tmp_path / "data")
 
 
 def _runs(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[str, str]]:
