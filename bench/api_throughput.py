@@ -471,9 +471,15 @@ def main() -> None:
 
     load_before = os.getloadavg()
     key = os.urandom(32)
-    with database() as url:
+    with database() as url, tempfile.TemporaryDirectory(prefix="hv-api-bench-") as data_dir:
         source_id, token = seed(url, Keyring(key))
-        env = {**os.environ, "HARVESTER_DATABASE_URL": url, "HARVESTER_SECRET_KEY": key.hex()}
+        # The served API's data dir (backups of its start-up migration check): not the user's default.
+        env = {
+            **os.environ,
+            "HARVESTER_DATABASE_URL": url,
+            "HARVESTER_SECRET_KEY": key.hex(),
+            "HARVESTER_DATA_DIR": data_dir,
+        }
         auth = {"Authorization": f"Bearer {token}"}
 
         def runs_request(i: int) -> Req:
