@@ -47,6 +47,16 @@ class Server:
     tokens: dict[str, str] = field(default_factory=dict)
     bodies: list[bytes] = field(default_factory=list)  # every response body seen by client(); secrets test
 
+    def cli_env(self, data_dir: Path) -> dict[str, str]:
+        """The whole environment of a one-shot CLI command against this server's database, with a data dir
+        of its own (it audits into <data_dir>/audit.jsonl; the default is the user's home)."""
+        return {
+            "HARVESTER_DATABASE_URL": self.db_url,
+            "HARVESTER_SECRET_KEY": self.secret_key,
+            "HARVESTER_DATA_DIR": str(data_dir),
+            "PATH": "/usr/bin:/bin",
+        }
+
     def token(self, scope: str = "admin") -> str:
         if scope not in self.tokens:
             token = new_token()

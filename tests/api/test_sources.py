@@ -210,13 +210,7 @@ def test_token_scopes_are_enforced(api: Server, make_source: SourceFactory) -> N
 
 
 def test_token_create_cli_prints_a_working_token_once(api: Server, tmp_path: Path) -> None:
-    env = {
-        "HARVESTER_DATABASE_URL": api.db_url,
-        "HARVESTER_SECRET_KEY": api.secret_key,
-        # Its own data dir: a one-shot command audits into <data_dir>/audit.jsonl, never the user's.
-        "HARVESTER_DATA_DIR": str(tmp_path / "data"),
-        "PATH": "/usr/bin:/bin",
-    }
+    env = api.cli_env(tmp_path / "data")
     out = subprocess.run(
         [sys.executable, "-m", "app.cli", "token", "create", "--name", "panel", "--scope", "read"],
         cwd=REPO,

@@ -206,12 +206,7 @@ def test_token_cli_expiry_unique_names_and_revoke_by_id_or_name(api: Server, tmp
 
 
 def test_token_cli_binds_a_search_token_to_its_principals(api: Server, tmp_path: Path) -> None:
-    env = {
-        "HARVESTER_DATABASE_URL": api.db_url,
-        "HARVESTER_SECRET_KEY": api.secret_key,
-        "HARVESTER_DATA_DIR": str(tmp_path / "data"),
-        "PATH": "/usr/bin:/bin",
-    }
+    env = api.cli_env(tmp_path / "data")
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
