@@ -4,7 +4,11 @@ Each emulator runs in its own process (a real source is a remote server: its ren
 our interpreter lock), fed the same data as bench/connector_sync.py. For each connector:
 
 (1) no injected latency — items/s of a full run through ``execute_run`` (mapping, hashing, upserts,
-    seen-set, resolve, cursor) against the bare ``enumerate()`` loop; goal >= 0.8;
+    seen-set, resolve, cursor) against the bare ``enumerate()`` loop; goal >= 0.8. With the emulator
+    answering at once, a run is CPU: the row also prints the CPU seconds of the bare loop and of the best
+    ``after`` run by process (this one, the emulator, PostgreSQL; psutil) and the ``bound`` that CPU puts
+    on the ratio on this machine: bare wall ÷ max(this process's CPU, all of it ÷ cores), since one
+    interpreter lock serialises nearly all of this process's work and the cores carry the rest;
 (2) ``latency_ms`` injected on every request (emulator fault) — full-run wall time against the bare
     fetch loop's; goal <= 1.1;
 (3) the local embedder (Jira only, fewer items; MiniLM on ``--embed-threads``) — full-run wall time
@@ -39,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 import numpy as np
+import psutil
 from psycopg import sql
 
 from app.db.connect import connect
@@ -52,6 +57,7 @@ from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
 from app.vector.stage import VectorStage
+from bench._cpu import cpu, data_directory, emulators, postgres_cpu
 from bench.connector_sync import TOKEN, admin, postgres, with_dbname
 from connectors.base import CallStats, RawItem, SourceConfig
 
@@ -98,18 +104,55 @@ def set_latency(base_url: str, latency_ms: int) -> None:
             control.post("/_emulator/faults", json={"latency_ms": latency_ms}).raise_for_status()
 
 
-def bare(case: Case, base_url: str) -> tuple[list[RawItem], float]:
+@dataclass(frozen=True)
+class Cpu:
+    """CPU seconds one run cost, by process: this one (the run's thread and its read-ahead, which share
+    one interpreter lock), the source's emulator and PostgreSQL."""
+
+    ours: float = 0.0
+    emulator: float = 0.0
+    postgres: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.ours + self.emulator + self.postgres
+
+    def floor(self) -> float:
+        """The shortest wall time this much CPU allows on this machine: every process's CPU spread over
+        all cores, and no less than this process's own (one interpreter lock serialises nearly all of it)."""
+        return max(self.ours, self.total / (os.cpu_count() or 1))
+
+    def __sub__(self, other: Cpu) -> Cpu:
+        return Cpu(self.ours - other.ours, self.emulator - other.emulator, self.postgres - other.postgres)
+
+
+def _cpu_now(pg_dir: Path | None) -> Cpu:
+    return Cpu(cpu([psutil.Process()]), cpu(emulators()), postgres_cpu(pg_dir) if pg_dir is not None else 0.0)
+
+
+def bare(case: Case, base_url: str, spent: list[Cpu] | None = None) -> tuple[list[RawItem], float]:
+    """The bare ``enumerate()`` loop; its CPU (this process, the emulator) is appended to ``spent``."""
     connector = get_spec(case.name).create(SourceConfig(1, base_url + case.path, TOKEN, "all", (), {}), CallStats())
+    before = _cpu_now(None) if spent is not None else Cpu()
     started = time.perf_counter()
     items = [e for e in connector.enumerate(None, None) if isinstance(e, RawItem)]
     elapsed = time.perf_counter() - started
+    if spent is not None:
+        spent.append(_cpu_now(None) - before)
     connector.close()
     return items, elapsed
 
 
 def pipeline(
-    case: Case, base_url: str, server_url: str, template: str, prefetch: int, chunks: ChunkStage | None = None
+    case: Case,
+    base_url: str,
+    server_url: str,
+    template: str,
+    prefetch: int,
+    chunks: ChunkStage | None = None,
+    spent: list[Cpu] | None = None,
 ) -> tuple[int, float]:
+    """One full run of ``case`` in a fresh database; its CPU by process is appended to ``spent``."""
     name = f"hv_bench_{uuid.uuid4().hex[:10]}"
     admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
     try:
@@ -120,9 +163,13 @@ def pipeline(
                                          credential=TOKEN),
             )  # fmt: skip
             run_id = start_run(conn, source_id, mode="full", trigger="manual")
+            pg_dir = data_directory(server_url) if spent is not None else None
+            before = _cpu_now(pg_dir) if spent is not None else Cpu()
             started = time.perf_counter()
             outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring, chunks=chunks, prefetch=prefetch)
             elapsed = time.perf_counter() - started
+            if spent is not None:
+                spent.append(_cpu_now(pg_dir) - before)
         if outcome.state != "succeeded" or outcome.errors:
             raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
         return outcome.done, elapsed
@@ -137,6 +184,8 @@ class Best:
     after: float = float("inf")
     embed: float = float("inf")
     items: int = 0
+    after_cpu: Cpu = Cpu()  # what the fastest ``after`` run cost
+    bare_cpu: Cpu = Cpu()  # and the fastest bare loop
 
 
 def measure(
@@ -153,7 +202,10 @@ def measure(
     best = Best()
     raw: list[RawItem] = []
     for _ in range(repeats):
-        raw, t = bare(case, base_url)
+        spent: list[Cpu] = []
+        raw, t = bare(case, base_url, spent)
+        if t < best.bare:
+            best.bare_cpu = spent[0]
         best.bare = min(best.bare, t)
         if floor is not None:
             best.embed = min(best.embed, floor(raw))
@@ -167,9 +219,12 @@ def time_runs(
     """One full run without read-ahead (before) and one with it (after), each kept in ``best`` if faster;
     a run that loads another number of items than the bare loop saw stops the bench."""
     for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
-        n, u = pipeline(case, base_url, server_url, template, prefetch, chunks)
+        spent: list[Cpu] = []
+        n, u = pipeline(case, base_url, server_url, template, prefetch, chunks, spent)
         if n != items:
             raise SystemExit(f"{case.name}: bare loop saw {items} items, the run loaded {n}")
+        if attr == "after" and u < best.after:
+            best.after_cpu = spent[0]
         setattr(best, attr, min(getattr(best, attr), u))
     best.items = items
 
@@ -212,13 +267,19 @@ def main(argv: list[str] | None = None) -> None:
             if "plain" not in skip:
                 print("\n(1) no injected latency: pipeline items/s / bare items/s (goal >= 0.80)")
                 print(f"{'connector':<11} {'items':>6} {'bare/s':>8} {'before/s':>9} {'after/s':>8} "
-                      f"{'before':>7} {'after':>7}")  # fmt: skip
+                      f"{'before':>7} {'after':>7} {'bound':>7}   CPU s: ours + emulator (+ PostgreSQL)")  # fmt: skip
                 for case in wanted:
                     with emulator(case, args.items) as url:
                         b, _ = measure(case, url, server_url, template, args.repeats)
                     rate = [b.items / t for t in (b.bare, b.before, b.after)]
+                    c = b.after_cpu
+                    # The best ratio the after run's CPU allows on this machine (its floor wall time).
+                    bound = b.bare and b.bare / c.floor()
                     print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
-                          f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f}   load {load_average()}")  # fmt: skip
+                          f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f} {bound:>7.2f}   "
+                          f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s, after "
+                          f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.after:.2f} s"
+                          f"   load {load_average()}")  # fmt: skip
             if "latency" not in skip:
                 print(f"\n(2) {args.latency_ms} ms per request: full-run wall / bare fetch wall (goal <= 1.10)")
                 print(f"{'connector':<11} {'items':>6} {'bare s':>8} {'before s':>9} {'after s':>8} "

@@ -52,6 +52,7 @@ from app.db.migrate import migrate  # noqa: E402
 from app.secrets import Keyring  # noqa: E402
 from app.services.jobs import start_and_defer  # noqa: E402
 from app.services.sources import NewSource, create_source  # noqa: E402
+from bench._cpu import busy, cpu, emulators, postgres_cpu  # noqa: E402
 from bench._emulator import jira_emulator  # noqa: E402
 
 TOKEN = "bench-token"
@@ -103,43 +104,6 @@ def workers(count: int, env: dict[str, str], logs: Path) -> Iterator[list[subpro
                 p.kill()
 
 
-def _busy() -> float:
-    """CPU seconds the whole machine has spent busy (not idle, not waiting on I/O, not stolen)."""
-    t = psutil.cpu_times()
-    return float(t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0))
-
-
-def _cpu(procs: list[psutil.Process]) -> float:
-    total = 0.0
-    for p in procs:
-        try:
-            times = p.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system
-    return total
-
-
-def _postgres_cpu(data_dir: Path) -> float:
-    """CPU seconds of this benchmark's PostgreSQL: the postmaster, its live children, and the children it
-    has reaped (backends that ended)."""
-    total = 0.0
-    for p in psutil.process_iter(["cmdline"]):
-        if str(data_dir) not in " ".join(p.info["cmdline"] or ()):
-            continue
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system + t.children_user + t.children_system
-            total += _cpu(p.children(recursive=True))
-        except psutil.NoSuchProcess:
-            continue
-    return total
-
-
-def _emulators() -> list[psutil.Process]:
-    return [c for c in psutil.Process().children() if "connectors.emulators" in " ".join(c.cmdline())]
-
-
 def one_round(
     url: str, data_dir: Path, keyring: Keyring, bases: list[str], worker_count: int, env: dict[str, str], logs: Path
 ) -> tuple[int, float, dict[str, float]]:
@@ -158,12 +122,12 @@ def one_round(
             ids.append(sid)
     with workers(worker_count, env, logs) as procs:
         worker_ps = [psutil.Process(p.pid) for p in procs]
-        emulator_ps = _emulators()
+        emulator_ps = emulators()
         with psycopg.connect(url) as conn:
             runs = [start_and_defer(conn, sid, mode="full", trigger="manual") for sid in ids]
             conn.commit()
         started = time.perf_counter()
-        busy0, workers0, emulators0, pg0 = _busy(), _cpu(worker_ps), _cpu(emulator_ps), _postgres_cpu(data_dir)
+        busy0, workers0, emulators0, pg0 = busy(), cpu(worker_ps), cpu(emulator_ps), postgres_cpu(data_dir)
         with psycopg.connect(url, autocommit=True) as conn:
             deadline = time.monotonic() + 1800
             while True:
@@ -177,10 +141,10 @@ def one_round(
                 time.sleep(0.05)
             elapsed = time.perf_counter() - started
         cores = {
-            "machine": (_busy() - busy0) / elapsed,
-            "workers": (_cpu(worker_ps) - workers0) / elapsed,
-            "emulators": (_cpu(emulator_ps) - emulators0) / elapsed,
-            "postgres": (_postgres_cpu(data_dir) - pg0) / elapsed,
+            "machine": (busy() - busy0) / elapsed,
+            "workers": (cpu(worker_ps) - workers0) / elapsed,
+            "emulators": (cpu(emulator_ps) - emulators0) / elapsed,
+            "postgres": (postgres_cpu(data_dir) - pg0) / elapsed,
         }
     bad = [r for r in rows if r[0] != "succeeded"]
     if bad:

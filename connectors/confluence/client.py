@@ -132,10 +132,6 @@ class ConfluenceConnector:
         self._groups: dict[str, list[str] | None] = {}
         self._group_names: dict[str, str | None] = {}  # Cloud group id -> name (None: unknown)
         self._titles: dict[str, str | None] = {}
-        # Ancestors' read restrictions fetched ahead for the pages ``fetch`` is emitting (``_read_facts``):
-        # taken by ``_inherited`` at the point it would have requested them, so what it learns and notes,
-        # and in which order, is what one-by-one reading gave. Emptied after each fetch.
-        self._fetched_restrictions: dict[str, Any] = {}
         self._tz: ZoneInfo | bool | None = False  # False: not asked yet
 
     # ------------------------------------------------------------ Connector protocol
@@ -162,7 +158,10 @@ class ConfluenceConnector:
         # handed back in the order asked. An items-scoped run asks for at most a page's worth of ids.
         pages = [page_id for source_type, page_id in ids if source_type == "page" and not page_id.endswith(":*")]
         fetched = list(self.fanout.ordered(self._read, pages))
-        self._read_facts(
+        # Ancestors' read restrictions read ahead for these pages: ``_inherited`` takes each at the point
+        # it would have requested it, so what it learns and notes, and in which order, is what one-by-one
+        # reading gave. What this fetch did not use goes with it.
+        parked = self._read_facts(
             [
                 (r.payload, _space_key(r.payload))
                 for r in fetched
@@ -170,19 +169,18 @@ class ConfluenceConnector:
             ]
         )
         reads = iter(fetched)
-        try:
-            for source_type, page_id in ids:
-                if source_type != "page":
-                    yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
-                elif page_id.endswith(":*"):
-                    yield from self._subtree(page_id)
-                else:
-                    yield self._fetched(page_id, next(reads), scoped)
-        finally:
-            self._fetched_restrictions.clear()
+        for source_type, page_id in ids:
+            if source_type != "page":
+                yield ItemError(source_type, page_id, "not_found", "confluence serves pages only")
+            elif page_id.endswith(":*"):
+                yield from self._subtree(page_id)
+            else:
+                yield self._fetched(page_id, next(reads), scoped, parked)
 
-    def _fetched(self, page_id: str, read: _Read, scoped: set[str]) -> RawItem | ItemError | ItemGone:
-        """What ``fetch`` yields for page ``page_id`` once read."""
+    def _fetched(
+        self, page_id: str, read: _Read, scoped: set[str], parked: dict[str, Any]
+    ) -> RawItem | ItemError | ItemGone:
+        """What ``fetch`` yields for page ``page_id`` once read; ``parked``: as ``_inherited`` takes it."""
         if read.error is not None:
             if read.error.status in (404, 410):
                 return ItemGone("page", page_id)
@@ -196,7 +194,7 @@ class ConfluenceConnector:
         if payload.get("status") in _GONE or (space is not None and space not in scoped):
             return ItemGone("page", page_id)
         # A page a listing skips (archived, with the filter off) was read without its attachments.
-        return self._raw(payload, space, read if read.page_id else None)
+        return self._raw(payload, space, read if read.page_id else None, parked)
 
     def _subtree(self, pseudo_id: str) -> Iterator[RawItem | ItemError | ItemGone]:
         """Every descendant of a page (its inherited ACL changed); "<id>:*" names a fetch, not a page."""
@@ -380,12 +378,13 @@ class ConfluenceConnector:
         status = payload.get("status")
         return not (status in _GONE or (status == "archived" and not self.filters["archived"]))
 
-    def _read_facts(self, pages: Sequence[tuple[Mapping[str, Any], str | None]]) -> None:
+    def _read_facts(self, pages: Sequence[tuple[Mapping[str, Any], str | None]]) -> dict[str, Any]:
         """Read, a few at a time (connectors.fanout), what ``_raw`` will look up for the fetched ``pages``
         and no earlier page read: their ancestors' read restrictions and the pages their links name by
         title. Against a real Confluence each is 100-500 ms, and ``_raw`` asked for them one after another:
         most of an items-scoped fetch's time. Listings do not use it: there the pool reads the next pages
-        while ``_raw`` waits, and gathering a page first measured slower (decision 71)."""
+        while ``_raw`` waits, and gathering a page first measured slower (decision 71). Returns the
+        ancestors' restrictions by page id, for ``_inherited``; the titles go to their cache."""
         ancestors: dict[str, None] = {}
         titles: dict[str, tuple[str, str]] = {}
         own: set[str] = set()  # pages of the batch before this one that carry their own restrictions
@@ -403,9 +402,9 @@ class ConfluenceConnector:
         reads: list[Callable[[], Any]] = [partial(self._read_restriction, aid) for aid in ancestors]
         reads += [partial(self._read_title, space, title) for space, title in titles.values()]
         found = list(self.fanout.ordered(call, reads))
-        self._fetched_restrictions.update(zip(ancestors, found[: len(ancestors)], strict=True))
         # A title's answer has no side effect beyond the cache: kept as ``_link_targets`` would keep it.
         self._titles.update(zip(titles, found[len(ancestors) :], strict=True))
+        return dict(zip(ancestors, found[: len(ancestors)], strict=True))
 
     def _emit_read(self, read: _Read, space_key: str | None) -> Iterator[Emitted]:
         if read.error is not None:
@@ -413,7 +412,15 @@ class ConfluenceConnector:
         elif self._live(read.payload):
             yield self._raw(read.payload, space_key, read)
 
-    def _raw(self, payload: Mapping[str, Any], space_key: str | None, read: _Read | None = None) -> RawItem:
+    def _raw(
+        self,
+        payload: Mapping[str, Any],
+        space_key: str | None,
+        read: _Read | None = None,
+        parked: dict[str, Any] | None = None,
+    ) -> RawItem:
+        """The page as an item, with the ACL facts and link targets its mapping needs; ``parked``:
+        ancestors' restrictions read ahead (``fetch``), taken by ``_inherited``."""
         page_id = str(payload.get("id"))
         if read is None:
             read = self._with_attachments(payload)
@@ -426,7 +433,7 @@ class ConfluenceConnector:
             else:
                 self._restrictions[page_id] = None
         space_read = self._space_permissions(space_key) if space_key else None
-        inherited = self._inherited(payload)
+        inherited = self._inherited(payload, parked)
         levels = [*(inherited or []), self._restrictions.get(page_id) or {}]
         groups = {g for r in levels for g in r.get("groups", [])}
         if isinstance(space_read, Mapping) and any(r.get("users") or r.get("groups") for r in levels):
@@ -521,7 +528,10 @@ class ConfluenceConnector:
             self._space_read[key] = _space_read(data, self._group_names_known())
         return self._space_read[key]
 
-    def _inherited(self, payload: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    def _inherited(self, payload: Mapping[str, Any], parked: dict[str, Any] | None) -> list[dict[str, Any]] | None:
+        """The read restrictions of the page's ancestors that restrict anyone, root first (None: one is
+        unknown). An ancestor's restrictions are read once per run; one in ``parked`` was read ahead and
+        is taken from there (and removed) instead of requested."""
         ancestors = payload.get("ancestors")
         if not isinstance(ancestors, list):
             return None
@@ -531,7 +541,7 @@ class ConfluenceConnector:
             if not aid:
                 return None
             if aid not in self._restrictions:
-                fetched = self._fetched_restrictions.pop(aid, _NOT_FETCHED)
+                fetched = parked.pop(aid, _NOT_FETCHED) if parked is not None else _NOT_FETCHED
                 data = self._read_restriction(aid) if fetched is _NOT_FETCHED else fetched
                 inner = _get(data, "restrictions")
                 if isinstance(inner, Mapping):

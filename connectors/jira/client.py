@@ -277,7 +277,7 @@ class JiraConnector:
         in_scope = self._in_scope(api, wanted)
         reads = list(self.fanout.ordered(partial(self._read_issue, api), wanted))
         issues = [(sid, r) for sid, r in zip(wanted, reads, strict=True) if not isinstance(r, ItemGone | ItemError)]
-        found = self._emitted([r for _, r in issues], neighbour=[sid not in in_scope for sid, _ in issues])
+        found = self._emitted([r for _, r in issues], [sid not in in_scope for sid, _ in issues])
         for read in reads:
             yield read if isinstance(read, ItemGone | ItemError) else next(found)[1]
 
@@ -401,23 +401,21 @@ class JiraConnector:
             ids.add(sid)
             if not (sid and sid in skip_ids):
                 wanted.append(issue)
-        for issue, item in self._emitted(wanted, neighbour=False):
+        for issue, item in self._emitted(wanted, [False] * len(wanted)):
             for key in _linked_keys(issue):
                 if self._maybe_outside(key):
                     candidates.add(key)
             yield item
         return ids
 
-    def _emitted(
-        self, issues: list[Any], *, neighbour: bool | Sequence[bool]
-    ) -> Iterator[tuple[Any, RawItem | ItemError]]:
+    def _emitted(self, issues: list[Any], neighbours: Sequence[bool]) -> Iterator[tuple[Any, RawItem | ItemError]]:
         """Each issue with its item, in order: the rights the issues need resolved first (two rounds of
         requests, ``_resolve_acls``), their attachment downloads a few at a time (connectors.fanout);
-        everything else of an issue stays on this thread. ``neighbour``: for all issues, or per issue."""
-        flags = [neighbour] * len(issues) if isinstance(neighbour, bool) else neighbour
+        everything else of an issue stays on this thread. ``neighbours``: per issue, whether it is a linked
+        issue outside the scope."""
         self._resolve_acls(issues)
         attachments = self.fanout.ordered(self._issue_attachments, issues)
-        for issue, flag, texts in zip(issues, flags, attachments, strict=True):
+        for issue, flag, texts in zip(issues, neighbours, attachments, strict=True):
             yield issue, self._emit(issue, neighbour=flag, attachments=texts)
 
     def _approximate_count(self, jql: str) -> int | None:
@@ -607,7 +605,7 @@ class JiraConnector:
             # A batch is at most NEIGHBOUR_BATCH issues, committed as one page: its rights and attachments
             # are read as a scope page's are, not one issue after another.
             issues = list(self._search_all(api, jql, self._fields()))
-            for _, item in self._emitted(issues, neighbour=True):
+            for _, item in self._emitted(issues, [True] * len(issues)):
                 yield item
             yield Checkpoint({"phase": "neighbours", "batch": number + 1}, None)
 
@@ -741,48 +739,49 @@ class JiraConnector:
         return self._level_acl[level]
 
     def _read_scheme(self, project: str) -> tuple[Any, str | None]:
-        """Request only (safe on the fan-out): the project's permission scheme, or the note saying it is
-        unreadable (its issues fail closed). A transient failure is raised: a 503 must not narrow anyone's
-        rights."""
-        try:
-            scheme = self.http.get_json(
-                f"/rest/api/{self.api()}/project/{project}/permissionscheme",
-                {"expand": "permissions,user,group,projectRole,field"},
-            )
-        except HttpError as exc:
-            if exc.transient:
-                raise
-            return None, f"jira project {project}: permission scheme unreadable ({exc.status}); fail closed"
-        return scheme, None
+        """Request only (safe on the fan-out): the project's permission scheme, or why not."""
+        return self._read_holders(
+            f"/rest/api/{self.api()}/project/{project}/permissionscheme",
+            {"expand": "permissions,user,group,projectRole,field"},
+            f"jira project {project}: permission scheme",
+        )
 
     def _read_members(self, level: str) -> tuple[Any, str | None]:
-        """As ``_read_scheme`` for the members of issue security level ``level``."""
+        """Request only (safe on the fan-out): the members of issue security level ``level``, or why not."""
+        return self._read_holders(
+            f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
+            {"levelId": level, "expand": "user,group,projectRole,field"},
+            f"jira security level {level}: members",
+        )
+
+    def _read_holders(self, path: str, params: dict[str, str], what: str) -> tuple[Any, str | None]:
+        """The page at ``path``, or the note saying ``what`` is unreadable (the issues it guards fail
+        closed). A transient failure is raised: a 503 must not narrow anyone's rights."""
         try:
-            page = self.http.get_json(
-                f"/rest/api/{self.api()}/issuesecurityschemes/level/member",
-                {"levelId": level, "expand": "user,group,projectRole,field"},
-            )
+            return self.http.get_json(path, params), None
         except HttpError as exc:
             if exc.transient:
                 raise
-            return None, f"jira security level {level}: members unreadable ({exc.status}); fail closed"
-        return page, None
+            return None, f"{what} unreadable ({exc.status}); fail closed"
 
     def _scheme_grants(self, project: str, read: tuple[Any, str | None]) -> tuple[Grants | None, list[str]]:
         """The project's browse grants from its scheme (None: unreadable), with the notes to make."""
-        scheme, failed = read
-        if failed is not None:
-            return None, [failed]
-        grants = resolve(browse_holders(scheme), self._lookups(project))
-        return grants, [f"jira project {project}: Browse Projects holder grants nobody: {r}" for r in grants.unresolved]
+        return self._grants(project, read, browse_holders, f"jira project {project}: Browse Projects holder")
 
     def _member_grants(self, level: str, project: str, read: tuple[Any, str | None]) -> tuple[Grants | None, list[str]]:
         """As ``_scheme_grants`` for security level ``level`` of ``project``: its members."""
-        page, failed = read
+        return self._grants(project, read, level_holders, f"jira security level {level}: member holder")
+
+    def _grants(
+        self, project: str, read: tuple[Any, str | None], holders: Callable[[Any], list[Mapping[str, Any]]], holder: str
+    ) -> tuple[Grants | None, list[str]]:
+        """Who ``holders`` finds in what ``read`` got, resolved within ``project`` (None: unreadable),
+        with the notes to make: the read's failure, or each ``holder`` that grants nobody."""
+        payload, failed = read
         if failed is not None:
             return None, [failed]
-        grants = resolve(level_holders(page), self._lookups(project))
-        return grants, [f"jira security level {level}: member holder grants nobody: {r}" for r in grants.unresolved]
+        grants = resolve(holders(payload), self._lookups(project))
+        return grants, [f"{holder} grants nobody: {r}" for r in grants.unresolved]
 
     def _lookups(self, project: str) -> Lookups:
         return Lookups(
