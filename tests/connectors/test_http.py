@@ -17,6 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connectors.base import CallStats, ErrorClassification, SourceAuthFailed, SourceUnreachable
 from connectors.emulators.kit import (
@@ -27,7 +29,7 @@ from connectors.emulators.kit import (
     send_signed_webhook,
     serve,
 )
-from connectors.http import HttpError, SourceHttp, decode_json, parse_retry_after
+from connectors.http import HttpError, SourceHttp, _clean_params, decode_json, parse_retry_after
 
 TOKEN = "s3cr3t-token-value"
 REPO = Path(__file__).resolve().parents[2]
@@ -194,6 +196,54 @@ def test_non_json_success_body_is_malformed(emu: RunningEmulator) -> None:
     finally:
         http.close()
     assert (info.value.status, info.value.reason, info.value.transient) == (200, "malformed", False)
+
+
+_PARAM_VALUES = st.one_of(
+    st.none(), st.text(max_size=40), st.integers(), st.booleans(), st.lists(st.text(max_size=10), max_size=3)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.sampled_from(["http://127.0.0.1:5555", "http://127.0.0.1:5555/wiki", "https://x.atlassian.net/wiki/"]),
+    path=st.one_of(
+        st.sampled_from(["/rest/api/content/123", "rest/api/content", "/", "", "/a//b", "/a%2Fb", "/q?x=1"]),
+        st.text(alphabet=st.characters(blacklist_categories=["Cc", "Cs"]), max_size=30).map(lambda t: "/" + t),
+    ),
+    params=st.one_of(st.none(), st.dictionaries(st.text(min_size=1, max_size=12), _PARAM_VALUES, max_size=4)),
+)
+def test_the_url_sent_is_the_one_httpx_builds_from_path_and_params(
+    base: str, path: str, params: dict[str, object] | None
+) -> None:
+    # SourceHttp parses a relative path with its params once (decision 73); httpx's own way parses three
+    # times. The URL on the wire must be the same, byte for byte, or an error the same way.
+    http = SourceHttp(base, headers={"Authorization": "Bearer t"}, stats=CallStats(), errors=ErrorClassification())
+    try:
+        try:
+            expected: object = http._client.build_request("GET", path, params=_clean_params(params)).url
+        except httpx.InvalidURL as exc:
+            expected = type(exc)
+        try:
+            url, query = http._target(path, params)
+            got: object = http._client.build_request("GET", url, params=query).url
+        except httpx.InvalidURL as exc:
+            got = type(exc)
+        assert got == expected
+        if isinstance(got, httpx.URL):
+            assert isinstance(expected, httpx.URL) and got.raw_path == expected.raw_path
+    finally:
+        http.close()
+
+
+def test_params_arrive_at_the_source_as_sent(emu: RunningEmulator) -> None:
+    http = _client(emu.base_url + "/", CallStats())
+    params = {"jql": 'project = "A B" ORDER BY key', "expand": "a,b.c", "title": "Ünï & ?#", "n": 5, "skip": None}
+    try:
+        got = http.get_json("/items/A-1", params)
+    finally:
+        http.close()
+    assert got["id"] == "A-1"
+    assert got["q"] == {"jql": ['project = "A B" ORDER BY key'], "expand": ["a,b.c"], "title": ["Ünï & ?#"], "n": ["5"]}
 
 
 @pytest.mark.parametrize(
