@@ -56,6 +56,7 @@ import math
 import random
 import re
 import signal
+import ssl
 import threading
 import time
 import urllib.error
@@ -560,7 +561,8 @@ class RunningEmulator:
         host, port = server.server_address[:2]
         self.host = str(host)
         self.port = int(port)
-        self.base_url = f"http://{self.host}:{self.port}"
+        scheme = "https" if isinstance(server.socket, ssl.SSLSocket) else "http"
+        self.base_url = f"{scheme}://{self.host}:{self.port}"
 
     def stop(self) -> None:
         self._server.shutdown()
@@ -576,9 +578,15 @@ class RunningEmulator:
         self.stop()
 
 
-def serve(app: EmulatorApp, host: str = "127.0.0.1", port: int = 0) -> RunningEmulator:
-    """Start serving ``app``; ``port=0`` picks a free ephemeral port."""
+def serve(
+    app: EmulatorApp, host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+) -> RunningEmulator:
+    """Start serving ``app``; ``port=0`` picks a free ephemeral port. With ``tls`` (a server context with
+    its certificate loaded) it serves HTTPS; a client that refuses the certificate ends its handshake at
+    accept, which the server drops without a word."""
     server = _Server((host, port), _make_handler(app))
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     # A short poll interval keeps stop() (shutdown) quick in tests.
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"emulator-{port}", daemon=True
