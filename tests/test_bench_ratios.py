@@ -35,8 +35,8 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
-            rf"^{name}\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+bare {_NUM} \+ {_NUM} in {_NUM} s, "
-            rf"after {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s",
+            rf"^{name}\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+"
+            rf"bare {_NUM} \+ {_NUM} in {_NUM} s, after {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s",
             out,
             re.MULTILINE,
         )
