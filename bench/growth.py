@@ -145,13 +145,18 @@ def relation_mb(conn: psycopg.Connection[Any], table: str) -> tuple[float, float
 
 
 def measure(size: int, chunks_per_entity: int, queries: int) -> Row:
-    with jira_emulator(size) as base_url, bench_database() as url:
+    # The CLI's data dir (its audit log, backups) is the bench's own and goes with it.
+    with (
+        jira_emulator(size) as base_url,
+        bench_database() as url,
+        tempfile.TemporaryDirectory(prefix="hv-growth-") as data_dir,
+    ):
         env = dict(
             os.environ,
             HARVESTER_DATABASE_URL=url,
             HARVESTER_SECRET_KEY=os.urandom(32).hex(),
             HARVESTER_EMBEDDER="none",
-            HARVESTER_DATA_DIR=tempfile.mkdtemp(prefix="hv-growth-"),
+            HARVESTER_DATA_DIR=data_dir,
         )
         subprocess.run(
             [sys.executable, "-m", "app.cli", "sources", "add", "--name", "bench", "--connector", "jira",

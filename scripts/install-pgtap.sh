@@ -20,6 +20,7 @@ if [ ! -f "$ext_dir/pgtap.control" ]; then
   if [ -z "$src" ]; then
     if [ "$(id -u)" != 0 ]; then echo "install-pgtap: need root (apt) to fetch postgresql-15-pgtap" >&2; exit 1; fi
     tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT  # the downloaded package is only needed until its files are copied
     [ "$need_apt_update" = 1 ] && { apt-get update -qq; need_apt_update=0; }
     (cd "$tmp" && apt-get download -qq postgresql-15-pgtap)
     dpkg-deb -x "$tmp"/postgresql-15-pgtap_*.deb "$tmp/root"

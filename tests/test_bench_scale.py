@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,12 +21,20 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
+def _leftovers() -> set[Path]:
+    """Benchmark scratch (data dirs, embedded servers) in the temporary folders they use."""
+    return {p for folder in {Path("/tmp"), Path(tempfile.gettempdir())} for p in folder.glob("hv-*")}
+
+
 def _bench(script: str, *args: str, timeout: int) -> str:
+    before = _leftovers()
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), *args],
         cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+    # A benchmark cleans up what it created (growth.py used to leave its CLI data dirs behind).
+    assert not _leftovers() - before, sorted(_leftovers() - before)
     return done.stdout
 
 
