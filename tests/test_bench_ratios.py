@@ -6,39 +6,18 @@ that every figure is there and means what it says (a CPU reading is positive, a 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.bench_runs import run_bench
 
 pytestmark = pytest.mark.slow
 
 _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 
 
-def _leftovers() -> set[Path]:
-    """Benchmark scratch (data dirs, embedded servers) in the temporary folders they use."""
-    return {p for folder in {Path("/tmp"), Path(tempfile.gettempdir())} for p in folder.glob("hv-*")}
-
-
-def _bench(script: str, *args: str, timeout: int) -> str:
-    before = _leftovers()
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    # A benchmark cleans up what it created (growth.py used to leave its CLI data dirs behind).
-    assert not _leftovers() - before, sorted(_leftovers() - before)
-    return done.stdout
-
-
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
-    out = _bench(
+    out = run_bench(
         "overlap.py", "--items", "120", "--embed-items", "12", "--latency-ms", "20", "--repeats", "1",
         "--skip", "latency", timeout=600,
     )  # fmt: skip
@@ -69,14 +48,14 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
 
 
 def test_load_vs_copy_splits_the_gap_into_the_statement_and_python() -> None:
-    out = _bench("load_vs_copy.py", "--rows", "600", "--repeats", "1", timeout=300)
+    out = run_bench("load_vs_copy.py", "--rows", "600", "--repeats", "1", timeout=300)
     assert re.search(r"load path\s+\(all-new\s*\)\s+[0-9,]+ rows/s\s+ratio [0-9.]+", out), out
     assert re.search(r"load path\s+\(all-changed\)\s+[0-9,]+ rows/s\s+ratio [0-9.]+", out), out
     assert re.search(r"UpsertEntities alone, rows prebuilt \(all-new\)\s+[0-9,]+ rows/s\s+ratio [0-9.]+", out), out
 
 
 def test_two_workers_prints_the_ratio_and_the_machine_bound() -> None:
-    out = _bench("two_workers.py", "--issues", "60", "--repeats", "1", timeout=600)
+    out = run_bench("two_workers.py", "--issues", "60", "--repeats", "1", timeout=600)
     assert re.search(r"two workers\s+[0-9]+ entities/s\s+ratio [0-9.]+", out), out
     bound = re.search(r"can be at most ([0-9.]+) x as fast", out)
     assert bound is not None, out

@@ -9,40 +9,19 @@ comparison, the hybrid timing, and a growth table with its log-log slopes.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.bench_runs import run_bench
 
 pytestmark = pytest.mark.slow
 
 
-def _leftovers() -> set[Path]:
-    """Benchmark scratch (data dirs, embedded servers) in the temporary folders they use."""
-    return {p for folder in {Path("/tmp"), Path(tempfile.gettempdir())} for p in folder.glob("hv-*")}
-
-
-def _bench(script: str, *args: str, timeout: int) -> str:
-    before = _leftovers()
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    # A benchmark cleans up what it created (growth.py used to leave its CLI data dirs behind).
-    assert not _leftovers() - before, sorted(_leftovers() - before)
-    return done.stdout
-
-
 def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks() -> None:
-    out = _bench(
+    out = run_bench(
         "search_million.py", "--chunks", "5000", "--queries", "20", "--clusters", "50",
         "--shared-buffers", "256MB", "--maintenance-work-mem", "256MB", timeout=300,
-    )
+    )  # fmt: skip
     unfiltered = re.search(r"unfiltered\s+recall@10 ([0-9.]+)", out)
     assert unfiltered is not None, out
     assert float(unfiltered.group(1)) >= 0.95, out
@@ -59,7 +38,7 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
 
 
 def test_growth_benchmark_prints_a_table_with_log_log_slopes() -> None:
-    out = _bench("growth.py", "--sizes", "200", "600", "--queries", "10", timeout=300)
+    out = run_bench("growth.py", "--sizes", "200", "600", "--queries", "10", timeout=300)
     rows = re.findall(r"issues\s+([0-9,]+): entities ([0-9,]+), full sync", out)
     assert rows == [("200", "200"), ("600", "600")], out
     assert "slope 200->600" in out, out

@@ -1,0 +1,28 @@
+"""Running a benchmark of bench/ as a real process from a test (tests/test_bench_*.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def leftovers() -> set[Path]:
+    """Benchmark scratch (data dirs, embedded servers) in the temporary folders the benchmarks use."""
+    return {p for folder in {Path("/tmp"), Path(tempfile.gettempdir())} for p in folder.glob("hv-*")}
+
+
+def run_bench(script: str, *args: str, timeout: int) -> str:
+    """``bench/<script> args`` to its end; its standard output. Fails the test when it exits non-zero or
+    leaves scratch behind (growth.py used to leave its CLI data dirs)."""
+    before = leftovers()
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not leftovers() - before, sorted(leftovers() - before)
+    return done.stdout
