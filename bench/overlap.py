@@ -122,10 +122,14 @@ class Cpu:
     def total(self) -> float:
         return self.ours + self.emulator + self.postgres
 
+    def spread(self) -> float:
+        """Seconds this much CPU takes at best on this machine: every process's spread over all cores."""
+        return self.total / (os.cpu_count() or 1)
+
     def floor(self) -> float:
-        """The shortest wall time this much CPU allows on this machine: every process's CPU spread over
-        all cores, and no less than this process's own (one interpreter lock serialises nearly all of it)."""
-        return max(self.ours, self.total / (os.cpu_count() or 1))
+        """The shortest wall time this much CPU allows: spread over the cores, and no less than this
+        process's own (one interpreter lock serialises nearly all of it)."""
+        return max(self.ours, self.spread())
 
     def __sub__(self, other: Cpu) -> Cpu:
         return Cpu(self.ours - other.ours, self.emulator - other.emulator, self.postgres - other.postgres)
@@ -303,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
                     rate = [b.items / t for t in (b.bare, b.before, b.after)]
                     c = b.after_cpu
                     # The best ratio the after run's CPU allows on this machine (its floor wall time).
-                    bound = b.bare and b.bare / c.floor()
+                    bound = b.bare / c.floor()
                     print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
                           f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f} {bound:>7.2f}   "
                           f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s, after "
@@ -386,11 +390,10 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
     # The baseline is the best bare embedding any variant managed: a setting that helps the pipeline
     # must not win by making the bare call it is compared with slower.
     floor = max(fetch, min(b.embed for b in best.values()))
-    cores = os.cpu_count() or 1
     for name, b in best.items():
         c = b.after_cpu
         # The shortest run this one's CPU allows on this machine, as a ratio to the same floor.
-        bound = max(fetch, b.after_first + c.total / cores) / floor
+        bound = max(fetch, b.after_first + c.spread()) / floor
         print(f"{name:<9} {b.items:>6} {len(texts):>7} {fetch:>8.2f} {b.embed:>8.2f} {b.before:>9.2f} "
               f"{b.after:>8.2f} {b.before / floor:>7.2f} {b.after / floor:>7.2f} {bound:>7.2f}   "
               f"{b.after_first:.2f} s, {c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f}   "
