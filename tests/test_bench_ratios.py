@@ -33,7 +33,7 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         bare_ours, after_ours, after_pg, after_total = (float(row.group(i)) for i in (8, 11, 13, 14))
         assert items > 0 and bare_ours > 0 and after_ours > 0 and after_pg > 0, row.group(0)
         assert after_total >= after_ours, row.group(0)
-        assert 0 < bound < 100, row.group(0)
+        assert 0 < bound <= 1, row.group(0)  # a run fetches all the bare loop does
     embed = re.search(
         rf"^product\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM} s, "
         rf"{_NUM} \+ {_NUM} \+ {_NUM}",
