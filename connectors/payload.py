@@ -30,7 +30,8 @@ def dig(value: Any, *path: str) -> Any:
 
 def obj(value: Any) -> Mapping[str, Any]:
     """``value`` when it is a JSON object, else an empty one."""
-    return value if isinstance(value, JSON_OBJECT) else {}
+    # An absent key (None) is the usual miss: answered before the Mapping ABC's Python-level check.
+    return value if value is not None and isinstance(value, JSON_OBJECT) else {}
 
 
 def results(container: Any) -> list[Mapping[str, Any]]:

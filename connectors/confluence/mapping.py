@@ -60,7 +60,7 @@ def map_item(raw: RawItem) -> Entity:
     title = p.get("title")
     if not page_id or not isinstance(title, str):
         raise MalformedPayload("confluence page needs a string 'id' and 'title'")
-    for key, kind in (("body", Mapping), ("ancestors", list), ("version", Mapping), ("space", Mapping)):
+    for key, kind in (("body", JSON_OBJECT), ("ancestors", list), ("version", JSON_OBJECT), ("space", JSON_OBJECT)):
         if p.get(key) is not None and not isinstance(p.get(key), kind):
             raise MalformedPayload(f"confluence page {page_id}: '{key}' has the wrong type")
     try:

@@ -577,6 +577,8 @@ def _list(value: Any) -> list[Any]:
 
 
 def _s(value: Any) -> str | None:
+    if type(value) is str:  # most values: no ABC check (isinstance against Mapping is a Python-level call)
+        return value or None
     if value is None or isinstance(value, Mapping | list):
         return None
     text = str(value)

@@ -58,14 +58,17 @@ def mention_targets(value: Any) -> list[str]:
     elif isinstance(value, JSON_OBJECT):
         # Depth-first in document order: children pushed reversed onto the end of the stack (popping
         # the front of a list and splicing into it is quadratic in a long document).
-        stack: list[Any] = [value]
+        # Only objects are pushed, and the loop is inlined: it visits every node of every rich text.
+        stack: list[Mapping[str, Any]] = [value]
         while stack:
             node = stack.pop()
-            if not isinstance(node, JSON_OBJECT):
-                continue
             if node.get("type") == "mention" and _attrs(node).get("id"):
                 found.append(str(_attrs(node)["id"]))
-            stack.extend(reversed(_children(node)))
+            content = node.get("content")
+            if isinstance(content, list):
+                for child in reversed(content):
+                    if isinstance(child, JSON_OBJECT):
+                        stack.append(child)
     return list(dict.fromkeys(f for f in found if f))
 
 
@@ -76,7 +79,8 @@ def _children(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _attrs(node: Mapping[str, Any]) -> Mapping[str, Any]:
     attrs = node.get("attrs")
-    return attrs if isinstance(attrs, JSON_OBJECT) else {}
+    # Most nodes have none: None is answered before the Mapping ABC's Python-level check.
+    return attrs if attrs is not None and isinstance(attrs, JSON_OBJECT) else {}
 
 
 def _adf_block(node: Mapping[str, Any], out: list[str]) -> None:

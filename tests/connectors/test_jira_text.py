@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from connectors.base import RawItem
 from connectors.jira.context import JiraItemContext
 from connectors.jira.mapping import map_item
@@ -102,3 +105,38 @@ def test_mentions_in_adf_and_wiki_resolve_to_the_same_person() -> None:
     expected = ["user:accountid:5b10a2844c20165700ede21g", "user:mia@example.com"]
     assert v3.metadata["mentions"] == v2.metadata["mentions"] == expected
     assert v3.metadata["reporter_identities"] == ["user:mia@example.com", "user:accountid:5b10a2844c20165700ede21g"]
+
+
+def _mentions_recursive(node: object) -> list[str]:
+    """The plain reading of mention_targets' contract: every mention id, depth-first in document order."""
+    if not isinstance(node, dict):
+        return []
+    attrs = node.get("attrs")
+    own = [str(attrs["id"])] if node.get("type") == "mention" and isinstance(attrs, dict) and attrs.get("id") else []
+    content = node.get("content")
+    return own + [m for child in (content if isinstance(content, list) else []) for m in _mentions_recursive(child)]
+
+
+_ADF_NODES = st.recursive(
+    st.one_of(
+        st.builds(
+            lambda i: {"type": "mention", "attrs": {"id": i, "text": "@x"}}, st.sampled_from(["a", "b", "c", "", 7])
+        ),
+        st.just({"type": "mention"}),
+        st.just({"type": "mention", "attrs": None}),
+        st.just({"type": "text", "text": "hi"}),
+        st.sampled_from(["stray string", 3, None]),
+    ),
+    lambda kids: st.builds(
+        lambda kind, content: {"type": kind, "content": content},
+        st.sampled_from(["doc", "paragraph", "bulletList", "listItem", "table", "extension", None]),
+        st.one_of(st.lists(kids, max_size=5), st.just("not a list"), st.none()),
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ADF_NODES.filter(lambda n: isinstance(n, dict)))
+def test_mention_targets_finds_every_mention_in_document_order_once(doc: dict[str, object]) -> None:
+    assert mention_targets(doc) == list(dict.fromkeys(_mentions_recursive(doc)))
