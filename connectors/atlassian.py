@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
 from typing import Any
 
 from connectors.base import WebhookSpec
+from connectors.payload import JSON_OBJECT
 from connectors.webhook_sig import HUB_HEADER
 
 DELIVERY_ID_HEADER = "X-Atlassian-Webhook-Identifier"
@@ -38,7 +38,7 @@ def auth_headers(credential: str | None) -> dict[str, str]:
 
 def user_identity(user: Any) -> str | None:
     """The identity an ACL token ``user:<identity>`` carries for an Atlassian user object (see above)."""
-    if not isinstance(user, dict | Mapping):  # dict first: answered in C (connectors.payload.JSON_OBJECT)
+    if not isinstance(user, JSON_OBJECT):
         return None
     for key in ("email", "emailAddress"):
         if isinstance(user.get(key), str) and "@" in user[key]:
