@@ -1,9 +1,10 @@
 """Confluence storage format (XHTML + ``ac:``/``ri:`` macros) -> readable plain text.
 
 Pure, stdlib only: expat reads a body that is plain XML (nearly all: storage format is XHTML),
-``html.parser`` any other, with the same result (decision 75). Structure is kept as blank-line separated blocks, as
-``Entity.text`` asks: headings become ``## Heading``, list items ``- item`` / ``1. item`` (indented
-when nested), table rows ``cell | cell``, code macros keep their lines verbatim inside a fenced block.
+``html.parser`` any other, with the same result (decision 75). Structure is kept as blank-line
+separated blocks, as ``Entity.text`` asks: headings become ``## Heading``, list items ``- item`` /
+``1. item`` (indented when nested), table rows ``cell | cell``, code macros keep their lines verbatim
+inside a fenced block.
 
 Besides the text, the parse collects what the mapping turns into edges and refs: links to other
 pages (``<ac:link><ri:page .../>``), plain URLs, Jira macro keys, attachment names, user mentions.
