@@ -274,8 +274,19 @@ class JiraConnector:
         and attachments as a listing page's are (``_emitted``); yielded in the order asked."""
         api = self.api()
         wanted = [sid for stype, sid in ids if stype == "ticket"]
-        in_scope = self._in_scope(api, wanted)
-        reads = list(self.fanout.ordered(partial(self._read_issue, api), wanted))
+        # The field list (first use) and the scope check go out beside the issue reads, not before them:
+        # a webhook's one issue costs one round trip there instead of three. The scope's own look-ups
+        # change the connector's state, so they run here first (once per connector).
+        _ = self.scope
+        fields = self._field_map is None and bool(wanted)
+        early: list[Callable[[], Any]] = [self._read_fields] if fields else []
+        early.append(partial(self._in_scope, api, wanted))
+        jobs: list[Callable[[], Any]] = [*early, *(partial(self._read_issue, api, sid) for sid in wanted)]
+        got: list[Any] = list(self.fanout.ordered(call, jobs))
+        if fields:
+            self._keep_fields(got.pop(0))
+        in_scope: set[str] = got.pop(0)
+        reads = got
         issues = [(sid, r) for sid, r in zip(wanted, reads, strict=True) if not isinstance(r, ItemGone | ItemError)]
         found = self._emitted([r for _, r in issues], [sid not in in_scope for sid, _ in issues])
         for read in reads:
@@ -355,9 +366,9 @@ class JiraConnector:
                 if counted:
                     page = _obj(search())
                 else:
-                    # The count only labels the run's progress: asked beside the first page, not before it.
-                    both: list[Callable[[], Any]] = [partial(self._approximate_count, jql), search]
-                    total, found = self.fanout.ordered(call, both)
+                    # The count only labels the run's progress: asked beside the first page, not before it;
+                    # so is the field list, which the page's first item needs.
+                    total, found = self._with_fields([partial(self._approximate_count, jql), search])
                     page, counted = _obj(found), True
                 yield from self._emit_page(page.get("issues"), candidates, set())
                 token = page.get("nextPageToken")
@@ -370,18 +381,15 @@ class JiraConnector:
         while True:
             overlap = min(OVERLAP, self.page_size // 2)
             begin = max(0, start_at - overlap) if last_ids else start_at
-            page = _obj(
-                self.http.get_json(
-                    "/rest/api/2/search",
-                    {
-                        "jql": jql,
-                        "startAt": begin,
-                        "maxResults": self.page_size,
-                        "fields": self._fields(),
-                        "expand": "changelog",
-                    },
-                )
-            )
+            params = {
+                "jql": jql,
+                "startAt": begin,
+                "maxResults": self.page_size,
+                "fields": self._fields(),
+                "expand": "changelog",
+            }
+            (found,) = self._with_fields([partial(self.http.get_json, "/rest/api/2/search", params)])
+            page = _obj(found)
             issues = page.get("issues") or []
             total = int(page["total"]) if isinstance(page.get("total"), int) else None
             ids = yield from self._emit_page(issues, candidates, last_ids)
@@ -391,6 +399,15 @@ class JiraConnector:
             yield Checkpoint({"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(ids)}, total)
             if done:
                 return
+
+    def _with_fields(self, reads: list[Callable[[], Any]]) -> list[Any]:
+        """What ``reads`` got, read a few at a time; the field list is read beside them until it is known
+        (the first listing page: one round trip less before its first item)."""
+        if self._field_map is not None:
+            return [reads[0]()] if len(reads) == 1 else list(self.fanout.ordered(call, reads))
+        got: list[Any] = list(self.fanout.ordered(call, [*reads, self._read_fields]))
+        self._keep_fields(got.pop())
+        return got
 
     def _emit_page(self, issues: Any, candidates: set[str], skip_ids: set[str]) -> Generator[Emitted, None, set[str]]:
         """Emit one page's items; returns the ids on the page (generator return value)."""
@@ -616,6 +633,7 @@ class JiraConnector:
         return found
 
     def _in_scope(self, api: int, ids: list[str]) -> set[str]:
+        """Which of ``ids`` the scope holds. Requests only once ``scope`` was read (safe on the fan-out)."""
         if self.scope is None:
             return set(ids)
         inside: set[str] = set()

@@ -361,3 +361,37 @@ def test_ordered_hands_back_in_order_raises_in_place_and_cancels_the_rest() -> N
     # A bounded window: nothing far past the failure was ever started.
     assert max(started) <= 5 + 3 * WINDOW_PER_WORKER
     assert FanOut(1).ordered(lambda i: i + 1, [1, 2]).__next__() == 2
+
+
+@pytest.mark.parametrize("scope", [(), ("ALPHA", "CORE")], ids=["whole-instance", "two-projects"])
+def test_jira_fetch_by_id_reads_the_field_list_and_the_scope_check_beside_the_issue(
+    jira: RunningEmulator, scope: tuple[str, ...]
+) -> None:
+    """A webhook's issue: the field list (first use) and the scope check go out beside the issue read,
+    not before it or with its rights, so the item waits for the server info, the scope's projects, that
+    one round, the rights' two rounds and its attachments; what is yielded is what one-by-one reading
+    gave."""
+    mode = "selected" if scope else "all"
+
+    def make(fanout: int, stats: CallStats) -> JiraConnector:
+        cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", mode, scope, {}, fanout=fanout)
+        return JiraConnector(cfg, stats)
+
+    ids: list[tuple[SourceType, str]] = [("ticket", listed_ids(make)[0])]
+    control(jira, "DELETE", "faults")
+    control(jira, "POST", "faults", {"latency_ms": 50})
+    depth: dict[int, int] = {}
+    seen: dict[int, list[tuple[Any, ...]]] = {}
+    for fanout in (1, 16):
+        control(jira, "DELETE", "stats")
+        conn = make(fanout, CallStats())
+        try:
+            seen[fanout] = [shape(e) for e in conn.fetch(ids)]
+            depth[fanout] = control(jira, "GET", "stats")["latency_depth"]
+        finally:
+            conn.close()
+    assert seen[16] == seen[1] and seen[1][0][0] == "item"
+    # Server info, [the scope's project look-ups, one after another,] the issue with the field list and the
+    # scope check, schemes + levels, roles + leads + application roles: 6 with two projects (7 when the
+    # scope check went before the issue read); this issue has no attachment to read.
+    assert depth[16] <= 4 + len(scope), depth
