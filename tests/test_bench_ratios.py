@@ -60,3 +60,6 @@ def test_two_workers_prints_the_ratio_and_the_machine_bound() -> None:
     bound = re.search(r"can be at most ([0-9.]+) x as fast", out)
     assert bound is not None, out
     assert 1.0 <= float(bound.group(1)) <= 2.0, out
+    tight = re.search(r"two at once kept ([0-9.]+) of [0-9]+ cores busy at [0-9]+/s: .* allow at most ([0-9.]+) x", out)
+    assert tight is not None, out
+    assert float(tight.group(1)) > 0 and 0 < float(tight.group(2)) <= 2.0, out
