@@ -182,9 +182,10 @@ def _list_lines(node: Mapping[str, Any], depth: int) -> list[str]:
 def _inline_all(node: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for child in _children(node):
-        if child.get("type") in _TEXT_BLOCKS:
+        kind = child.get("type")
+        if kind in _TEXT_BLOCKS:
             parts.append(_inline_all(child) + "\n")
-        elif child.get("type") == "text" or not isinstance(child.get("content"), list):
+        elif kind == "text" or not isinstance(child.get("content"), list):
             parts.append(_inline(child))
         else:
             parts.append(_inline_all(child))
@@ -205,8 +206,7 @@ def _space_cards(text: str) -> str:
 
 def _inline(node: Mapping[str, Any]) -> str:
     kind = node.get("type")
-    attrs = _attrs(node)
-    if kind == "text":
+    if kind == "text":  # most inline nodes: no attributes to read
         text = str(node.get("text") or "")
         marks = node.get("marks")
         for mark in marks if isinstance(marks, list) else []:
@@ -217,6 +217,7 @@ def _inline(node: Mapping[str, Any]) -> str:
         return text
     if kind == "hardBreak":
         return "\n"
+    attrs = _attrs(node)
     if kind == "mention":
         label = str(attrs.get("text") or attrs.get("id") or "")
         return label if label.startswith("@") else f"@{label}"
