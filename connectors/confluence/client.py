@@ -52,6 +52,7 @@ from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import group_subjects, restriction_principals
 from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
+from connectors.payload import JSON_OBJECT
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
 from connectors.timeutil import parse_time, window_literal
@@ -373,7 +374,7 @@ class ConfluenceConnector:
         return _Read(page_id, payload, texts=texts, reasons=reasons)
 
     def _live(self, payload: Any) -> bool:
-        if not isinstance(payload, Mapping):
+        if not isinstance(payload, JSON_OBJECT):
             return False
         status = payload.get("status")
         return not (status in _GONE or (status == "archived" and not self.filters["archived"]))
@@ -537,7 +538,7 @@ class ConfluenceConnector:
             return None
         out: list[dict[str, Any]] = []
         for a in ancestors:
-            aid = str(a.get("id")) if isinstance(a, Mapping) else None
+            aid = str(a.get("id")) if isinstance(a, JSON_OBJECT) else None
             if not aid:
                 return None
             if aid not in self._restrictions:

@@ -62,6 +62,7 @@ from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
 from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, needs, resolve
+from connectors.payload import JSON_OBJECT
 from connectors.payload import obj as _obj
 from connectors.timeutil import parse_time, window_literal
 
@@ -537,7 +538,10 @@ class JiraConnector:
         level_grants = self._level_grants(project, level) if level is not None else None
         key_ids: dict[str, str] | None = None
         issuetype = fields.get("issuetype")
-        if isinstance(issuetype, Mapping) and (issuetype.get("hierarchyLevel") == 1 or issuetype.get("name") == "Epic"):
+        epic_type = isinstance(issuetype, JSON_OBJECT) and (
+            issuetype.get("hierarchyLevel") == 1 or issuetype.get("name") == "Epic"
+        )
+        if epic_type:
             # Only epics are ever looked up by key; remembering every issue would grow with the source.
             self._key_ids[str(data["key"])] = str(data["id"])
         epic = fields.get(self.field_map().get("epic_link", "")) if self.field_map().get("epic_link") else None
@@ -874,7 +878,7 @@ def _acl_keys(issue: Any) -> tuple[str, str | None] | None:
 def _fields_of(data: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """An issue's fields, or None when it lacks an id, a key or fields (a malformed issue)."""
     fields = data.get("fields")
-    if not data.get("id") or not data.get("key") or not isinstance(fields, Mapping):
+    if not data.get("id") or not data.get("key") or not isinstance(fields, JSON_OBJECT):
         return None
     return fields
 

@@ -50,6 +50,7 @@ from connectors.base import (
 )
 from connectors.fanout import FanOut
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
+from connectors.payload import JSON_OBJECT
 from connectors.slack.context import SlackItemContext
 from connectors.slack.manifest import MANIFEST
 from connectors.slack.mapping import message_id, ts_to_datetime
@@ -296,7 +297,7 @@ class SlackConnector:
         for messages, nxt in self.pages("conversations.history", "messages", cursor, channel=cid, oldest=oldest):
             plan: list[tuple[Mapping[str, Any], str, bool, bool]] = []
             for msg in messages:
-                if not isinstance(msg, Mapping):
+                if not isinstance(msg, JSON_OBJECT):
                     continue
                 ts = str(msg.get("ts", ""))
                 is_parent = bool(msg.get("reply_count")) and msg.get("thread_ts", ts) == ts
@@ -326,7 +327,7 @@ class SlackConnector:
         replies: list[tuple[Mapping[str, Any], _FileTexts]] = []
         if active:
             for reply in self._replies(cid, ts):
-                if isinstance(reply, Mapping) and reply.get("ts") != ts and self._wanted(reply):
+                if isinstance(reply, JSON_OBJECT) and reply.get("ts") != ts and self._wanted(reply):
                     sid = message_id(cid, str(reply.get("ts", "")))
                     replies.append((reply, self._file_texts(sid, reply.get("files"))))
         return _PlanRead(files, replies)
@@ -373,7 +374,8 @@ class SlackConnector:
         wanted |= set(_ids_in(msg.get("blocks"), "user_id"))
         named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
-        edited = (msg.get("edited") or {}).get("ts") if isinstance(msg.get("edited"), Mapping) else None
+        mark = msg.get("edited")  # absent on most messages: None is answered before the ABC check
+        edited = mark.get("ts") if mark is not None and isinstance(mark, JSON_OBJECT) else None
         if files is None:  # a message read on its own (webhook, fetch by id)
             files = self._file_texts(message_id(channel["id"], ts), msg.get("files"))
         texts, reasons = files
@@ -603,13 +605,15 @@ _CHANNEL_RE = re.compile(r"<#([CG][A-Z0-9]+)(?:\|[^>]*)?>")
 def _ids_in(value: Any, key: str) -> list[str]:
     """Every string under ``key`` inside Block Kit blocks (users and channels a blocks-only message names)."""
     found: list[str] = []
-    if isinstance(value, Mapping):
+    # Lists and scalars first: each is answered in C, where a scalar checked against Mapping would go
+    # through the ABC's Python-level check (a message's blocks are mostly strings).
+    if isinstance(value, list):
+        for v in value:
+            found.extend(_ids_in(v, key))
+    elif value is not None and not isinstance(value, str | int | float) and isinstance(value, JSON_OBJECT):
         for k, v in value.items():
             if k == key and isinstance(v, str):
                 found.append(v)
             else:
                 found.extend(_ids_in(v, key))
-    elif isinstance(value, list):
-        for v in value:
-            found.extend(_ids_in(v, key))
     return found
