@@ -22,7 +22,7 @@ JSON_OBJECT = (dict, Mapping)
 def dig(value: Any, *path: str) -> Any:
     """``value[path[0]][path[1]]...``, or None as soon as a level is not an object."""
     for key in path:
-        if not isinstance(value, JSON_OBJECT):
+        if value is None or not isinstance(value, JSON_OBJECT):  # a miss: no ABC check for None
             return None
         value = value.get(key)
     return value
