@@ -275,19 +275,17 @@ class JiraConnector:
         and attachments as a listing page's are (``_emitted``); yielded in the order asked."""
         api = self.api()
         wanted = [sid for stype, sid in ids if stype == "ticket"]
-        # The field list (first use) and the scope check go out beside the issue reads, not before them:
-        # a webhook's one issue costs one round trip there instead of three. The scope's own look-ups
-        # change the connector's state, so they run here first (once per connector).
+        # The scope's own look-ups change the connector's state, so they run here first (once per
+        # connector); the scope check itself and the field list (first use) then go out beside the issue
+        # reads, not before them: a webhook's one issue costs one round trip there instead of three.
         _ = self.scope
-        fields = self._field_map is None and bool(wanted)
-        early: list[Callable[[], Any]] = [self._read_fields] if fields else []
-        early.append(partial(self._in_scope, api, wanted))
-        jobs: list[Callable[[], Any]] = [*early, *(partial(self._read_issue, api, sid) for sid in wanted)]
-        got: list[Any] = list(self.fanout.ordered(call, jobs))
-        if fields:
-            self._keep_fields(got.pop(0))
-        in_scope: set[str] = got.pop(0)
-        reads = got
+        if not wanted:
+            return
+        jobs: list[Callable[[], Any]] = [partial(self._in_scope, api, wanted)]
+        jobs += [partial(self._read_issue, api, sid) for sid in wanted]
+        got = self._with_fields(jobs)
+        in_scope: set[str] = got[0]
+        reads = got[1:]
         issues = [(sid, r) for sid, r in zip(wanted, reads, strict=True) if not isinstance(r, ItemGone | ItemError)]
         found = self._emitted([r for _, r in issues], [sid not in in_scope for sid, _ in issues])
         for read in reads:
@@ -402,12 +400,12 @@ class JiraConnector:
                 return
 
     def _with_fields(self, reads: list[Callable[[], Any]]) -> list[Any]:
-        """What ``reads`` got, read a few at a time; the field list is read beside them until it is known
-        (the first listing page: one round trip less before its first item)."""
+        """What ``reads`` got, read a few at a time; the field list is read first beside them until it is
+        known (a first listing page or fetch: one round trip less before its first item)."""
         if self._field_map is not None:
             return [reads[0]()] if len(reads) == 1 else list(self.fanout.ordered(call, reads))
-        got: list[Any] = list(self.fanout.ordered(call, [*reads, self._read_fields]))
-        self._keep_fields(got.pop())
+        got: list[Any] = list(self.fanout.ordered(call, [self._read_fields, *reads]))
+        self._keep_fields(got.pop(0))
         return got
 
     def _emit_page(self, issues: Any, candidates: set[str], skip_ids: set[str]) -> Generator[Emitted, None, set[str]]:
