@@ -287,10 +287,11 @@ set out_of_scope = true
 where e.source_id = %(source_id)s::bigint
   and e.deleted_at is null
   and not e.out_of_scope
-  and not exists (
+  and not exists (  -- a per-row probe of the seen-set's key, as in SoftDeleteUnseen (decision 78)
       select 1 from run_seen_items s
       where s.run_id = %(run_id)s::bigint
-        and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id)
+        and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id
+      offset 0)
 """
 
 
@@ -424,7 +425,8 @@ where e.source_id = %(source_id)s::bigint
   and not exists (
       select 1 from run_seen_items s
       where s.run_id = %(run_id)s::bigint
-        and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id)
+        and s.source_type = e.source_type and s.source_entity_id = e.source_entity_id
+      offset 0)
 """
 
 
@@ -437,7 +439,11 @@ def soft_delete_unseen(
 ) -> int:
     """Reconciliation: marks deleted every live entity of the source the run did not
     see (status untouched), except in containers the run could not read; records
-    the run and the reason (gone_at_source).
+    the run and the reason (gone_at_source). `offset 0` keeps the NOT EXISTS a
+    per-row probe of run_seen_items' primary key (as in CountUnseen): pulled up
+    into an anti-join, the planner, reading a seen-set that every run fills and
+    empties as a few rows, chose a nested loop over all of the run's rows for each
+    entity, quadratic (235 ms at 2,000 entities; decision 78).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
