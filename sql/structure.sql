@@ -74,18 +74,39 @@ declare
     collapsed integer := 0;
 begin
     loop
+        -- Only live rows that list aliases are read (entities_alias_holders_idx), and each alias is one
+        -- equality probe of the identity key and one of the natural-key index. `offset 0` keeps each
+        -- alias's pair of probes a subquery of its own, with the liveness and self checks outside it:
+        -- given equalities and nothing else, the planner picks those indexes whatever its statistics say.
         select s.id as survivor_id, s.source_type, s.source_entity_id as survivor_key,
                d.id as duplicate_id, d.source_entity_id as duplicate_key
           into pair
           from public.entities s
-          join public.entities d
-            on d.source_id = s.source_id and d.source_type = s.source_type
-           and (d.source_entity_id = any (s.aliases) or d.natural_key = any (s.aliases)) and d.id <> s.id
-         where s.source_id = p_source_id and s.deleted_at is null and d.deleted_at is null
-         order by exists (select 1 from public.entities x
-                           where x.source_id = d.source_id and x.source_type = d.source_type
-                             and (x.source_entity_id = any (d.aliases) or x.natural_key = any (d.aliases))
-                             and x.deleted_at is null and x.id <> s.id),
+          cross join lateral unnest(s.aliases) as a(alias)
+          cross join lateral (
+              select k.id, k.source_entity_id, k.aliases, k.source_type, k.deleted_at
+                from public.entities k
+               where k.source_id = p_source_id and k.source_type = s.source_type and k.source_entity_id = a.alias
+              union all
+              select k.id, k.source_entity_id, k.aliases, k.source_type, k.deleted_at
+                from public.entities k
+               where k.source_id = p_source_id and k.natural_key = a.alias
+              offset 0
+          ) d
+         where s.source_id = p_source_id and s.deleted_at is null and s.aliases <> '{}'
+           and d.source_type = s.source_type and d.deleted_at is null and d.id <> s.id
+         -- Leaves first: a duplicate that itself names another live row (not s) waits for that one.
+         order by exists (select 1
+                            from unnest(d.aliases) as b(alias)
+                            cross join lateral (
+                                select x.id, x.source_type, x.deleted_at from public.entities x
+                                 where x.source_id = p_source_id and x.source_type = s.source_type
+                                   and x.source_entity_id = b.alias
+                                union all
+                                select x.id, x.source_type, x.deleted_at from public.entities x
+                                 where x.source_id = p_source_id and x.natural_key = b.alias
+                                offset 0) x
+                           where x.source_type = s.source_type and x.deleted_at is null and x.id <> s.id),
                   d.id
          limit 1;
         exit when not found;
@@ -1450,6 +1471,8 @@ COMMENT ON INDEX public.api_tokens_live_name_key IS 'One live (unrevoked) token 
 CREATE INDEX dead_letters_run_id_idx ON public.dead_letters USING btree (run_id);
 
 CREATE INDEX entities_acl_principals_idx ON public.entities USING gin (acl_principals);
+
+CREATE INDEX entities_alias_holders_idx ON public.entities USING btree (source_id) WHERE ((aliases <> '{}'::text[]) AND (deleted_at IS NULL));
 
 CREATE INDEX entities_aliases_idx ON public.entities USING gin (aliases) WHERE (aliases <> '{}'::text[]);
 
