@@ -1,4 +1,4 @@
-"""The ratio benchmarks of issue 15 §2 (bench/overlap.py, bench/load_vs_copy.py, bench/two_workers.py)
+"""The ratio benchmarks of issue 15 §2 (bench/overlap.py, bench/load_vs_copy.py, bench/two_workers.py, bench/resync.py)
 still run end to end, at a size CI can afford, and print what docs/performance.md quotes from them: each
 ratio and the bound the machine puts on it. Timings are not asserted (no timed assertions in tests), only
 that every figure is there and means what it says (a CPU reading is positive, a bound is a ratio)."""
@@ -63,3 +63,11 @@ def test_two_workers_prints_the_ratio_and_the_machine_bound() -> None:
     tight = re.search(r"two at once kept ([0-9.]+) of [0-9]+ cores busy at [0-9]+/s: .* allow at most ([0-9.]+) x", out)
     assert tight is not None, out
     assert float(tight.group(1)) > 0 and 0 < float(tight.group(2)) <= 2.0, out
+
+
+def test_resync_prints_each_resync_against_the_first_full_sync() -> None:
+    out = run_bench("resync.py", "--issues", "300", timeout=600)
+    assert re.search(r"incremental, no change\s+[0-9.]+ s\s+ratio [0-9.]+ .* 0 updated tuples", out), out
+    assert re.search(r"full re-sync, no change\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
+    assert re.search(r"incremental, 1 % changed\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
+    assert re.search(r"reconciliation, none gone\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
