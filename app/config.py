@@ -86,6 +86,8 @@ class Config:
     stalled_jobs_cron: str = "* * * * *"  # when recover_stalled_jobs runs; a 6th field is seconds
     # Pages a run fetches ahead of the page it loads (issue 15 §1); 0: fetch each page after the last commit.
     pipeline_prefetch: int = 3
+    # Hours a job Procrastinate finished stays in its tables before prune_jobs deletes it (issue 15 §5).
+    job_retention_hours: int = 168
 
     @property
     def backups_dir(self) -> Path:
@@ -121,6 +123,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         worker_heartbeat=env.positive_int("HARVESTER_WORKER_HEARTBEAT") or 10,
         stalled_jobs_cron=env.cron("HARVESTER_STALLED_JOBS_CRON", DEFAULT_TICK_CRON),
         pipeline_prefetch=env.bounded_int("HARVESTER_PIPELINE_PREFETCH", 0, 64, default=3),
+        job_retention_hours=env.positive_int("HARVESTER_JOB_RETENTION_HOURS") or 168,
     )
 
 

@@ -7,7 +7,8 @@ registers a task or a schedule by being imported.
 - :mod:`app.jobs.webhooks`  ``apply_webhook`` and the pruning of delivery ids;
 - :mod:`app.jobs.vectors`   ``reembed`` and ``reembed_check`` after a model change;
 - :mod:`app.jobs.alerts`    ``send_alert``: failure notifications with retries;
-- :mod:`app.jobs.stalled`   ``recover_stalled_jobs``: jobs a dead worker left in ``doing``.
+- :mod:`app.jobs.stalled`   ``recover_stalled_jobs``: jobs a dead worker left in ``doing``;
+- :mod:`app.jobs.retention` ``prune_jobs``: the jobs that ended more than HARVESTER_JOB_RETENTION_HOURS ago.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import procrastinate
 
 from app.config import DEFAULT_TICK_CRON
-from app.jobs import alerts, periodic, stalled, sync, vectors, webhooks
+from app.jobs import alerts, periodic, retention, stalled, sync, vectors, webhooks
 from app.jobs.common import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, worker_id
 
 NAMESPACE = "harvester"
@@ -27,12 +28,14 @@ BLUEPRINTS = (
     vectors.blueprint,
     alerts.blueprint,
     stalled.blueprint,
+    retention.blueprint,
 )
 # Fixed cadences of the housekeeping tasks; the tick's cron is configuration (HARVESTER_TICK_CRON), and so
 # is the stalled-job recovery's (HARVESTER_STALLED_JOBS_CRON).
 HOUSEKEEPING_CRONS = {
     "harvester:reembed_check": "*/10 * * * *",
     "harvester:prune_webhook_deliveries": "*/10 * * * *",
+    "harvester:prune_jobs": "17 * * * *",  # hourly: each pass deletes about an hour's worth of jobs
 }
 
 __all__ = ["ALERTS_QUEUE", "BLUEPRINTS", "NAMESPACE", "PERIODIC_QUEUE", "QUEUE", "build_app", "worker_id"]

@@ -57,3 +57,20 @@ def test_an_invalid_tick_cron_is_one_line_naming_the_variable(monkeypatch: pytes
     monkeypatch.setenv("HARVESTER_TICK_CRON", "every minute")
     with pytest.raises(HarvesterError, match=r'^HARVESTER_TICK_CRON: "every minute" is not a cron expression'):
         load_config()
+
+
+def test_prune_jobs_is_registered_hourly_on_the_periodic_queue() -> None:
+    built = _built()
+    assert built["queues"]["harvester:prune_jobs"] == "periodic"
+    assert built["crons"]["harvester:prune_jobs"] == "17 * * * *"
+
+
+def test_job_retention_comes_from_the_environment_and_rejects_a_bad_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HARVESTER_JOB_RETENTION_HOURS", raising=False)
+    assert load_config().job_retention_hours == 168
+    monkeypatch.setenv("HARVESTER_JOB_RETENTION_HOURS", "48")
+    assert load_config().job_retention_hours == 48
+    for bad, why in (("a week", "not an integer"), ("0", "must be 1 or more")):
+        monkeypatch.setenv("HARVESTER_JOB_RETENTION_HOURS", bad)
+        with pytest.raises(HarvesterError, match=rf"^HARVESTER_JOB_RETENTION_HOURS: {why}$"):
+            load_config()
