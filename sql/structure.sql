@@ -1514,11 +1514,17 @@ CREATE UNIQUE INDEX procrastinate_jobs_queueing_lock_idx_v1 ON public.procrastin
 
 CREATE INDEX procrastinate_periodic_defers_job_id_fkey_v1 ON public.procrastinate_periodic_defers USING btree (job_id);
 
+CREATE INDEX sync_runs_full_reconciliation_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (mode = ANY (ARRAY['full'::text, 'reconciliation'::text]));
+
 CREATE UNIQUE INDEX sync_runs_one_active_per_source ON public.sync_runs USING btree (source_id) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 
 COMMENT ON INDEX public.sync_runs_one_active_per_source IS 'Lock: one queued/running run per source (seed 000). ON CONFLICT targets repeat its WHERE.';
 
 CREATE INDEX sync_runs_source_id_created_at_idx ON public.sync_runs USING btree (source_id, created_at DESC);
+
+CREATE INDEX sync_runs_terminal_idx ON public.sync_runs USING btree (source_id, finished_at DESC, id DESC) WHERE (state = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text]));
+
+CREATE INDEX sync_runs_watchdog_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (trigger = 'watchdog'::text);
 
 CREATE INDEX webhook_deliveries_expires_at_idx ON public.webhook_deliveries USING btree (expires_at);
 

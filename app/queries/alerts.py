@@ -130,15 +130,19 @@ def get_run_for_alert(
 
 LIST_ALERT_CONDITIONS = """
 with latest as (
-    select distinct on (r.source_id) r.source_id, r.state, r.error_detail, r.id
-    from sync_runs r
-    where r.state in ('succeeded', 'failed', 'cancelled')
-    order by r.source_id, r.finished_at desc, r.id desc
+    select s.id as source_id, r.state, r.error_detail, r.id
+    from sources s
+    cross join lateral (
+        select r.state, r.error_detail, r.id from sync_runs r
+        where r.source_id = s.id and r.state in ('succeeded', 'failed', 'cancelled')
+        order by r.finished_at desc, r.id desc limit 1) r
 ), latest_reconciliation as (
-    select distinct on (r.source_id) r.source_id, r.error_detail, r.id
-    from sync_runs r
-    where r.mode = 'reconciliation' and r.state in ('succeeded', 'failed')
-    order by r.source_id, r.finished_at desc, r.id desc
+    select s.id as source_id, r.error_detail, r.id
+    from sources s
+    cross join lateral (
+        select r.error_detail, r.id from sync_runs r
+        where r.source_id = s.id and r.mode = 'reconciliation' and r.state in ('succeeded', 'failed')
+        order by r.finished_at desc, r.id desc limit 1) r
 ), dlq as (
     select d.source_id, count(*) as depth from dead_letters d group by d.source_id
 )
@@ -182,7 +186,10 @@ def list_alert_conditions(
     worker_silence: int,
 ) -> list[ListAlertConditionsRow]:
     """Every alert condition true now, one row per (kind, subject) with a one-line
-    detail.
+    detail. The latest runs are read per source, each the first row of an index in
+    the same order (sync_runs_terminal_idx; a source's reconciliations through
+    sync_runs_full_reconciliation_idx), not by sorting the whole run journal once
+    a minute (decision 81).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

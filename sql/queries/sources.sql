@@ -44,24 +44,33 @@ where id = sqlc.arg(id)::bigint;
 -- Per active source: overrides and the history the schedule tick needs. The polling clock counts
 -- whole-source polls only (never webhook or items-scoped runs); a reconciliation counts as done only
 -- when it succeeded or is still active; the first full sync anchors the first reconciliation window.
+-- Each look-up is the first row of an index in its order (`order by … limit 1`): the last poll walks
+-- sync_runs_source_id_created_at_idx back to the newest poll, the anchors read
+-- sync_runs_full_reconciliation_idx, the last success sync_runs_terminal_idx, the last watchdog run
+-- sync_runs_watchdog_idx. None reads a source's whole history (decision 81).
 select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
        s.last_probe_at, s.incremental_cursor, s.created_at,
-       (select max(r.created_at) from sync_runs r
+       (select r.created_at from sync_runs r
         where r.source_id = s.id and r.mode in ('incremental', 'full') and r.trigger <> 'webhook'
-          and r.scope is null)::timestamptz as last_poll,
-       (select min(r.created_at) from sync_runs r
+          and r.scope is null
+        order by r.created_at desc limit 1)::timestamptz as last_poll,
+       (select r.created_at from sync_runs r
         where r.source_id = s.id and r.mode in ('full', 'reconciliation') and r.scope is null
-          and r.state in ('queued', 'running', 'succeeded'))::timestamptz as first_full,
-       (select max(r.created_at) from sync_runs r
+          and r.state in ('queued', 'running', 'succeeded')
+        order by r.created_at limit 1)::timestamptz as first_full,
+       (select r.created_at from sync_runs r
         where r.source_id = s.id and r.mode = 'reconciliation'
-          and r.state in ('queued', 'running', 'succeeded'))::timestamptz as last_reconciliation,
-       (select max(r.created_at) from sync_runs r
-        where r.source_id = s.id and r.mode = 'reconciliation' and r.trigger = 'schedule')::timestamptz
-           as last_reconciliation_attempt,
-       (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz
-           as last_success,
-       (select max(r.created_at) from sync_runs r where r.source_id = s.id and r.trigger = 'watchdog')::timestamptz
-           as last_watchdog
+          and r.state in ('queued', 'running', 'succeeded')
+        order by r.created_at desc limit 1)::timestamptz as last_reconciliation,
+       (select r.created_at from sync_runs r
+        where r.source_id = s.id and r.mode = 'reconciliation' and r.trigger = 'schedule'
+        order by r.created_at desc limit 1)::timestamptz as last_reconciliation_attempt,
+       (select r.finished_at from sync_runs r
+        where r.source_id = s.id and r.state = 'succeeded' and r.finished_at is not null
+        order by r.finished_at desc limit 1)::timestamptz as last_success,
+       (select r.created_at from sync_runs r
+        where r.source_id = s.id and r.trigger = 'watchdog'
+        order by r.created_at desc limit 1)::timestamptz as last_watchdog
 from sources s
 where s.state = 'active'
 order by s.id;

@@ -1,0 +1,65 @@
+"""The tick's look-ups into the run journal read a few index entries per source, not its history (decision 81).
+
+sync_runs is never pruned: a source polled every 15 minutes adds 35,000 runs a year, and the tick reads
+each source's history every minute (ListScheduleState, ListAlertConditions). Here one source has 3,000
+runs, with statistics as a long-lived table has them, and each statement must read fewer than 60 rows of
+sync_runs (pg_stat_xact_user_tables). Before (the look-ups by index order and migration 27's indexes),
+they read 6,402 and 6,002: every run of the source for each look-up of a rare kind of run, and the whole
+journal sorted for the latest runs. Each half alone is not enough: the old queries with the new indexes
+read 3,007 for the schedule, the new ones without them the same 6,402 and 6,002.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.queries import alerts as aq
+from app.queries import sources as sq
+
+RUNS = 3000
+
+
+def _rows_read(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute(
+        "select seq_tup_read + coalesce(idx_tup_fetch, 0) from pg_stat_xact_user_tables where relname = 'sync_runs'"
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.parametrize("statement", ["schedule", "alerts"])
+def test_the_tick_reads_a_few_runs_per_source_whatever_the_history(fresh_db_url: str, statement: str) -> None:
+    with psycopg.connect(fresh_db_url) as conn:  # one transaction, rolled back
+        row = conn.execute(
+            "insert into sources (name, connector_type) values ('history', 'jira') returning id"
+        ).fetchone()
+        assert row is not None
+        # A full sync first, then polls (every 50th failed), a weekly reconciliation, one watchdog run.
+        conn.execute(
+            "insert into sync_runs (source_id, mode, trigger, state, created_at, started_at, finished_at, error_detail)"
+            " select %(sid)s,"
+            "   case when g = 1 then 'full' when g %% 700 = 1 and g > 1 then 'reconciliation' else 'incremental' end,"
+            "   case when g = 1 then 'connect' when g = 1500 then 'watchdog' else 'schedule' end,"
+            "   case when g %% 50 = 25 then 'failed' else 'succeeded' end,"
+            "   t, t, t + interval '20 seconds', case when g %% 50 = 25 then 'boom' end"
+            " from generate_series(1, %(n)s) g,"
+            "   lateral (select now() - make_interval(mins => 15 * (%(n)s - g)) as t) x",
+            {"sid": row[0], "n": RUNS},
+        )
+        conn.execute("analyze sync_runs")
+        before = _rows_read(conn)
+
+        if statement == "schedule":
+            [state] = sq.list_schedule_state(conn)
+            assert state.first_full is not None and state.last_reconciliation is not None
+            assert state.last_watchdog is not None and state.last_poll is not None and state.last_success is not None
+        else:
+            conditions = aq.list_alert_conditions(conn, dlq_threshold=100, now=datetime.now(UTC), worker_silence=60)
+            assert conditions == []  # the latest run succeeded
+
+        assert _rows_read(conn) - before < 60
+        conn.rollback()
