@@ -50,7 +50,7 @@ from connectors.base import (
 )
 from connectors.fanout import FanOut
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
-from connectors.payload import JSON_OBJECT
+from connectors.payload import JSON_OBJECT, obj
 from connectors.slack.context import SlackItemContext
 from connectors.slack.manifest import MANIFEST
 from connectors.slack.mapping import message_id, ts_to_datetime
@@ -374,8 +374,7 @@ class SlackConnector:
         wanted |= set(_ids_in(msg.get("blocks"), "user_id"))
         named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
-        mark = msg.get("edited")  # absent on most messages: None is answered before the ABC check
-        edited = mark.get("ts") if mark is not None and isinstance(mark, JSON_OBJECT) else None
+        edited = obj(msg.get("edited")).get("ts")  # absent on most messages
         if files is None:  # a message read on its own (webhook, fetch by id)
             files = self._file_texts(message_id(channel["id"], ts), msg.get("files"))
         texts, reasons = files
