@@ -1478,7 +1478,7 @@ CREATE INDEX entities_aliases_idx ON public.entities USING gin (aliases) WHERE (
 
 CREATE INDEX entities_metadata_idx ON public.entities USING gin (metadata jsonb_path_ops);
 
-CREATE INDEX entities_natural_key_idx ON public.entities USING btree (source_id, natural_key);
+CREATE INDEX entities_natural_key_present_idx ON public.entities USING btree (source_id, natural_key) WHERE (natural_key IS NOT NULL);
 
 CREATE INDEX entities_source_live_idx ON public.entities USING btree (source_id, source_type) WHERE (deleted_at IS NULL);
 

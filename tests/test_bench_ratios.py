@@ -66,7 +66,8 @@ def test_two_workers_prints_the_ratio_and_the_machine_bound() -> None:
 
 
 def test_resync_prints_each_resync_against_the_first_full_sync() -> None:
-    out = run_bench("resync.py", "--issues", "300", timeout=600)
+    out = run_bench("resync.py", "--issues", "300", "--beside", "1000", timeout=600)
+    assert re.search(r"issues=300 beside=1000 ", out), out
     assert re.search(r"incremental, no change\s+[0-9.]+ s\s+ratio [0-9.]+ .* 0 updated tuples", out), out
     assert re.search(r"full re-sync, no change\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
     assert re.search(r"incremental, 1 % changed\s+[0-9.]+ s\s+ratio [0-9.]+", out), out

@@ -47,8 +47,12 @@ def count_dead_letters_by_source_reason(
 DELETE_DEAD_LETTERS = """
 delete from dead_letters d
 using jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)
-where d.source_id = %(source_id)s::bigint
-  and d.source_type = r.source_type and d.source_entity_id = r.source_entity_id
+cross join lateral (
+    select x.id from dead_letters x
+    where x.source_id = %(source_id)s::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as k
+where d.id = k.id
 """
 
 
@@ -58,7 +62,11 @@ def delete_dead_letters(
     rows: Any,
     source_id: int,
 ) -> int:
-    """Items that loaded or are gone at the source leave the queue."""
+    """Items that loaded or are gone at the source leave the queue. One look-up per
+    identity through the item key (decision 82): a source's queue can hold
+    thousands of rows while the statistics say it is empty, and a join would read
+    all of them for every page.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             DELETE_DEAD_LETTERS,

@@ -388,8 +388,12 @@ SOFT_DELETE_ITEMS = """
 update entities e
 set deleted_at = now(), deleted_by_run_id = %(run_id)s::bigint, deleted_reason = 'gone_at_source'
 from jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)
-where e.source_id = %(source_id)s::bigint
-  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+cross join lateral (
+    select x.id from entities x
+    where x.source_id = %(source_id)s::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as k
+where e.id = k.id
   and e.deleted_at is null
 """
 
@@ -398,19 +402,20 @@ def soft_delete_items(
     conn: psycopg.Connection[Any],
     *,
     run_id: int,
-    source_id: int,
     rows: Any,
+    source_id: int,
 ) -> int:
     """Marks deleted the given identities (webhook deletes, items gone at the
-    source), by run_id.
+    source), by run_id. One identity-key look-up per identity, as in TouchFetched
+    (decision 82).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             SOFT_DELETE_ITEMS,
             {
                 "run_id": run_id,
-                "source_id": source_id,
                 "rows": Jsonb(rows),
+                "source_id": source_id,
             },
         )
         return cur.rowcount
@@ -461,8 +466,12 @@ TOUCH_FETCHED = """
 update entities e
 set last_fetched_at = now(), last_run_id = %(run_id)s::bigint
 from jsonb_to_recordset(%(rows)s::jsonb) as r(source_type text, source_entity_id text)
-where e.source_id = %(source_id)s::bigint
-  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+cross join lateral (
+    select x.id from entities x
+    where x.source_id = %(source_id)s::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as k
+where e.id = k.id
   and e.last_run_id is distinct from %(run_id)s::bigint
 """
 
@@ -471,20 +480,23 @@ def touch_fetched(
     conn: psycopg.Connection[Any],
     *,
     run_id: int,
-    source_id: int,
     rows: Any,
+    source_id: int,
 ) -> int:
     """Provenance of the rows UpsertEntities left alone (equal hash): fetched now by
     run_id. Only those two columns change, neither indexed, so the update can be
-    HOT; rows this run already wrote are skipped.
+    HOT; rows this run already wrote are skipped. Each identity is looked up on
+    its own through the identity key (the fenced subquery, decision 82): a join of
+    the page to the source's rows would be planned from statistics that do not
+    know a new or grown source, as a scan of all its rows per page.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
             TOUCH_FETCHED,
             {
                 "run_id": run_id,
-                "source_id": source_id,
                 "rows": Jsonb(rows),
+                "source_id": source_id,
             },
         )
         return cur.rowcount

@@ -31,7 +31,10 @@ where entity_id = sqlc.arg(entity_id)::bigint and ordinal >= sqlc.arg(first_remo
 select e.source_type, e.source_entity_id, e.content_hash as entity_hash, (e.deleted_at is not null)::boolean as deleted,
        c.content_hash as chunk_hash, c.embedding_model
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
-join entities e
-  on e.source_id = sqlc.arg(source_id)::bigint and e.source_type = r.source_type
- and e.source_entity_id = r.source_entity_id
+cross join lateral (
+    -- One identity-key look-up per identity, as in TouchFetched (decision 82).
+    select x.id, x.source_type, x.source_entity_id, x.content_hash, x.deleted_at from entities x
+    where x.source_id = sqlc.arg(source_id)::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as e
 left join entity_chunks c on c.entity_id = e.id;

@@ -14,10 +14,16 @@ set attempts = dead_letters.attempts
 
 -- name: DeleteDeadLetters :execrows
 -- Items that loaded or are gone at the source leave the queue.
+-- One look-up per identity through the item key (decision 82): a source's queue can hold thousands of
+-- rows while the statistics say it is empty, and a join would read all of them for every page.
 delete from dead_letters d
 using jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
-where d.source_id = sqlc.arg(source_id)::bigint
-  and d.source_type = r.source_type and d.source_entity_id = r.source_entity_id;
+cross join lateral (
+    select x.id from dead_letters x
+    where x.source_id = sqlc.arg(source_id)::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as k
+where d.id = k.id;
 
 -- name: ListDeadLetterIdentities :many
 -- Every unresolved identity of a source: the scope of a DLQ-retry run.

@@ -78,11 +78,18 @@ on conflict do nothing;
 -- name: TouchFetched :execrows
 -- Provenance of the rows UpsertEntities left alone (equal hash): fetched now by run_id. Only those two
 -- columns change, neither indexed, so the update can be HOT; rows this run already wrote are skipped.
+-- Each identity is looked up on its own through the identity key (the fenced subquery, decision 82): a
+-- join of the page to the source's rows would be planned from statistics that do not know a new or
+-- grown source, as a scan of all its rows per page.
 update entities e
 set last_fetched_at = now(), last_run_id = sqlc.arg(run_id)::bigint
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
-where e.source_id = sqlc.arg(source_id)::bigint
-  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+cross join lateral (
+    select x.id from entities x
+    where x.source_id = sqlc.arg(source_id)::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as k
+where e.id = k.id
   and e.last_run_id is distinct from sqlc.arg(run_id)::bigint;
 
 -- name: MarkSeen :exec
@@ -149,11 +156,16 @@ where s.run_id = sqlc.arg(run_id)::bigint
 
 -- name: SoftDeleteItems :execrows
 -- Marks deleted the given identities (webhook deletes, items gone at the source), by run_id.
+-- One identity-key look-up per identity, as in TouchFetched (decision 82).
 update entities e
 set deleted_at = now(), deleted_by_run_id = sqlc.arg(run_id)::bigint, deleted_reason = 'gone_at_source'
 from jsonb_to_recordset(sqlc.arg(rows)::jsonb) as r(source_type text, source_entity_id text)
-where e.source_id = sqlc.arg(source_id)::bigint
-  and e.source_type = r.source_type and e.source_entity_id = r.source_entity_id
+cross join lateral (
+    select x.id from entities x
+    where x.source_id = sqlc.arg(source_id)::bigint
+      and x.source_type = r.source_type and x.source_entity_id = r.source_entity_id
+    offset 0) as k
+where e.id = k.id
   and e.deleted_at is null;
 
 -- name: CollapseDuplicates :one

@@ -1,6 +1,6 @@
 -- Structure of entities: relational projection of seed 000 with the identity key, soft-delete marker and ACL.
 begin;
-select plan(69);
+select plan(70);
 
 -- Test
 select has_table('public', 'entities', 'Table entities exists.');
@@ -77,7 +77,7 @@ select set_eq(
         ('entities_pkey', 'p'),
         ('entities_identity_key', 'u')$$,
     'Table entities has exactly the expected named constraints.');
-select indexes_are('public', 'entities', array['entities_acl_principals_idx', 'entities_alias_holders_idx', 'entities_aliases_idx', 'entities_identity_key', 'entities_metadata_idx', 'entities_natural_key_idx', 'entities_pkey', 'entities_source_live_idx'], 'Table entities has exactly the expected indexes.');
+select indexes_are('public', 'entities', array['entities_acl_principals_idx', 'entities_alias_holders_idx', 'entities_aliases_idx', 'entities_identity_key', 'entities_metadata_idx', 'entities_natural_key_present_idx', 'entities_pkey', 'entities_source_live_idx'], 'Table entities has exactly the expected indexes.');
 select triggers_are('public', 'entities', array['_100_timestamps', '_300_propagate_acl'], 'Table entities has exactly the expected triggers.');
 select trigger_is('public', 'entities', '_100_timestamps', 'public', 'tg__set_updated_at', 'Trigger _100_timestamps on entities runs tg__set_updated_at().');
 select trigger_is('public', 'entities', '_300_propagate_acl', 'public', 'tg_entities__propagate_acl', 'Trigger _300_propagate_acl on entities runs tg_entities__propagate_acl().');
@@ -89,6 +89,9 @@ select is(pg_get_indexdef('public.entities_source_live_idx'::regclass),
 select is(pg_get_indexdef('public.entities_alias_holders_idx'::regclass),
     'CREATE INDEX entities_alias_holders_idx ON public.entities USING btree (source_id) WHERE ((aliases <> ''{}''::text[]) AND (deleted_at IS NULL))',
     'Index entities_alias_holders_idx holds the live entities that list aliases, by source (reconciliation''s collapse step).');
+select is(pg_get_indexdef('public.entities_natural_key_present_idx'::regclass),
+    'CREATE INDEX entities_natural_key_present_idx ON public.entities USING btree (source_id, natural_key) WHERE (natural_key IS NOT NULL)',
+    'Index entities_natural_key_present_idx holds present natural keys only: a condition on source_id alone cannot use it (decision 82).');
 select index_is_type('public', 'entities', 'entities_acl_principals_idx', 'gin',
     'Index entities_acl_principals_idx is a GIN index for principal containment filters.');
 
