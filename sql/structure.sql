@@ -195,6 +195,77 @@ $_$;
 
 COMMENT ON FUNCTION public.harvester_queued_run_jobs() IS 'Each queued run with whether a run_sync job will still run it (todo, or doing on a live worker) and its latest job''s status.';
 
+CREATE FUNCTION public.harvester_run_duration_bounds() RETURNS double precision[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    select array[1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600]::float8[]
+$$;
+
+COMMENT ON FUNCTION public.harvester_run_duration_bounds() IS 'Upper bounds (seconds, inclusive) of the run-duration histogram''s buckets (Prometheus "le"); a last bucket holds longer runs.';
+
+CREATE FUNCTION public.harvester_run_duration_bucket(seconds double precision) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    select (1 + count(*))::integer from unnest(public.harvester_run_duration_bounds()) as b(bound) where b.bound < seconds
+$$;
+
+COMMENT ON FUNCTION public.harvester_run_duration_bucket(seconds double precision) IS 'The histogram bucket of a duration: i when it is above bound i-1 and at most bound i of harvester_run_duration_bounds(), one past the last bound when longer.';
+
+CREATE TABLE public.sync_run_totals (
+    source_id bigint NOT NULL,
+    mode text NOT NULL,
+    state text NOT NULL,
+    bucket integer NOT NULL,
+    runs bigint NOT NULL,
+    webhook_runs bigint NOT NULL,
+    entities_done bigint NOT NULL,
+    api_calls bigint NOT NULL,
+    rate_limited bigint NOT NULL,
+    duration_sum numeric NOT NULL,
+    CONSTRAINT sync_run_totals_bucket_range CHECK (((bucket >= 1) AND (bucket <= (cardinality(public.harvester_run_duration_bounds()) + 1)))),
+    CONSTRAINT sync_run_totals_counts_not_negative CHECK (((runs >= 0) AND (webhook_runs >= 0) AND (entities_done >= 0) AND (api_calls >= 0) AND (rate_limited >= 0) AND (duration_sum >= (0)::numeric))),
+    CONSTRAINT sync_run_totals_mode_check CHECK ((mode = ANY (ARRAY['full'::text, 'incremental'::text, 'reconciliation'::text]))),
+    CONSTRAINT sync_run_totals_state_check CHECK ((state = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+COMMENT ON TABLE public.sync_run_totals IS 'Finished runs summed per source, mode, final state and duration bucket (GET /metrics), kept exact by statement triggers on sync_runs (sql/triggers/600_run_totals.sql).';
+
+COMMENT ON COLUMN public.sync_run_totals.bucket IS 'The runs'' duration bucket (harvester_run_duration_bucket of finished_at - coalesce(started_at, created_at), negative taken as 0).';
+
+COMMENT ON COLUMN public.sync_run_totals.duration_sum IS 'Sum of the runs'' durations in seconds; numeric, so that a run taken out subtracts exactly what it added.';
+
+CREATE FUNCTION public.harvester_run_totals_merge(deltas public.sync_run_totals[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    -- Keys that gained runs: added, or created (a key without a row had no finished run before).
+    insert into public.sync_run_totals as t
+    select d.* from unnest(deltas) as d where d.runs > 0
+    on conflict on constraint sync_run_totals_pkey do update
+    set runs = t.runs + excluded.runs,
+        webhook_runs = t.webhook_runs + excluded.webhook_runs,
+        entities_done = t.entities_done + excluded.entities_done,
+        api_calls = t.api_calls + excluded.api_calls,
+        rate_limited = t.rate_limited + excluded.rate_limited,
+        duration_sum = t.duration_sum + excluded.duration_sum;
+    -- Keys that lost runs, or whose runs changed their counters: the row exists, unless the source is
+    -- being deleted and the cascade took its totals first; then there is nothing left to correct.
+    update public.sync_run_totals as t
+    set runs = t.runs + d.runs,
+        webhook_runs = t.webhook_runs + d.webhook_runs,
+        entities_done = t.entities_done + d.entities_done,
+        api_calls = t.api_calls + d.api_calls,
+        rate_limited = t.rate_limited + d.rate_limited,
+        duration_sum = t.duration_sum + d.duration_sum
+    from unnest(deltas) as d
+    where d.runs <= 0
+      and t.source_id = d.source_id and t.mode = d.mode and t.state = d.state and t.bucket = d.bucket;
+end;
+$$;
+
+COMMENT ON FUNCTION public.harvester_run_totals_merge(deltas public.sync_run_totals[]) IS 'Adds signed per-key deltas (a statement''s finished runs in, minus its finished runs out) to sync_run_totals.';
+
 CREATE FUNCTION public.harvester_take_rate_token(p_key text) RETURNS double precision
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -736,6 +807,88 @@ end;
 $$;
 
 COMMENT ON FUNCTION public.tg_platform_settings__bump_version() IS 'Raises platform_settings_version.version once per changed setting row.';
+
+CREATE FUNCTION public.tg_sync_runs__totals() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    deltas public.sync_run_totals[];
+begin
+    if tg_op = 'INSERT' then
+        if not exists (select 1 from new_runs where state in ('succeeded', 'failed', 'cancelled')) then
+            return null;
+        end if;
+        select array_agg(d::public.sync_run_totals) into deltas from (
+            select r.source_id, r.mode, r.state, r.bucket, count(*)::bigint, count(*) filter (where r.webhook)::bigint,
+                   sum(r.entities_done)::bigint, sum(r.api_calls)::bigint, sum(r.rate_limited)::bigint, sum(r.seconds)
+            from (select n.source_id, n.mode, n.state, n.trigger = 'webhook' as webhook,
+                         coalesce(n.entities_done, 0) as entities_done, n.api_calls, n.rate_limited, s.seconds,
+                         public.harvester_run_duration_bucket(s.seconds::float8) as bucket
+                  from new_runs n
+                  cross join lateral (select greatest(extract(epoch from n.finished_at
+                                                      - coalesce(n.started_at, n.created_at)), 0) as seconds) s
+                  where n.state in ('succeeded', 'failed', 'cancelled')) r
+            group by r.source_id, r.mode, r.state, r.bucket) d;
+    elsif tg_op = 'DELETE' then
+        if not exists (select 1 from old_runs where state in ('succeeded', 'failed', 'cancelled')) then
+            return null;
+        end if;
+        select array_agg(d::public.sync_run_totals) into deltas from (
+            select r.source_id, r.mode, r.state, r.bucket, -count(*)::bigint, -count(*) filter (where r.webhook)::bigint,
+                   -sum(r.entities_done)::bigint, -sum(r.api_calls)::bigint, -sum(r.rate_limited)::bigint, -sum(r.seconds)
+            from (select o.source_id, o.mode, o.state, o.trigger = 'webhook' as webhook,
+                         coalesce(o.entities_done, 0) as entities_done, o.api_calls, o.rate_limited, s.seconds,
+                         public.harvester_run_duration_bucket(s.seconds::float8) as bucket
+                  from old_runs o
+                  cross join lateral (select greatest(extract(epoch from o.finished_at
+                                                      - coalesce(o.started_at, o.created_at)), 0) as seconds) s
+                  where o.state in ('succeeded', 'failed', 'cancelled')) r
+            group by r.source_id, r.mode, r.state, r.bucket) d;
+    else
+        -- A page's progress update of a running run ends here: neither side holds a finished run.
+        if not exists (select 1 from old_runs where state in ('succeeded', 'failed', 'cancelled'))
+           and not exists (select 1 from new_runs where state in ('succeeded', 'failed', 'cancelled')) then
+            return null;
+        end if;
+        select array_agg(d::public.sync_run_totals) into deltas from (
+            select r.source_id, r.mode, r.state, r.bucket, sum(r.sign)::bigint,
+                   coalesce(sum(r.sign) filter (where r.webhook), 0)::bigint, sum(r.sign * r.entities_done)::bigint,
+                   sum(r.sign * r.api_calls)::bigint, sum(r.sign * r.rate_limited)::bigint, sum(r.sign * r.seconds)
+            from (select x.*, public.harvester_run_duration_bucket(s.seconds::float8) as bucket, s.seconds
+                  from (select 1 as sign, n.source_id, n.mode, n.state, n.trigger = 'webhook' as webhook,
+                               coalesce(n.entities_done, 0) as entities_done, n.api_calls, n.rate_limited,
+                               n.finished_at, n.started_at, n.created_at
+                        from new_runs n where n.state in ('succeeded', 'failed', 'cancelled')
+                        union all
+                        select -1, o.source_id, o.mode, o.state, o.trigger = 'webhook',
+                               coalesce(o.entities_done, 0), o.api_calls, o.rate_limited,
+                               o.finished_at, o.started_at, o.created_at
+                        from old_runs o where o.state in ('succeeded', 'failed', 'cancelled')) x
+                  cross join lateral (select greatest(extract(epoch from x.finished_at
+                                                      - coalesce(x.started_at, x.created_at)), 0) as seconds) s) r
+            group by r.source_id, r.mode, r.state, r.bucket) d;
+    end if;
+    if deltas is not null then
+        perform public.harvester_run_totals_merge(deltas);
+    end if;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_sync_runs__totals() IS 'AFTER statement triggers on sync_runs: add the statement''s finished runs to sync_run_totals and take out the ones it removed or changed.';
+
+CREATE FUNCTION public.tg_sync_runs__totals_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    delete from public.sync_run_totals;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_sync_runs__totals_truncate() IS 'AFTER TRUNCATE trigger on sync_runs: no runs, no totals.';
 
 CREATE TABLE public.alert_incidents (
     id bigint NOT NULL,
@@ -1452,6 +1605,9 @@ ALTER TABLE ONLY public.sources
 ALTER TABLE ONLY public.sources
     ADD CONSTRAINT sources_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.sync_run_totals
+    ADD CONSTRAINT sync_run_totals_pkey PRIMARY KEY (source_id, mode, state, bucket);
+
 ALTER TABLE ONLY public.sync_runs
     ADD CONSTRAINT sync_runs_pkey PRIMARY KEY (id);
 
@@ -1546,6 +1702,14 @@ CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id, source_id,
 
 CREATE TRIGGER _300_propagate_acl AFTER UPDATE OF acl_principals, status, deleted_at ON public.entities FOR EACH ROW WHEN (((old.acl_principals IS DISTINCT FROM new.acl_principals) OR (old.status IS DISTINCT FROM new.status) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)))) EXECUTE FUNCTION public.tg_entities__propagate_acl();
 
+CREATE TRIGGER _600_run_totals_delete AFTER DELETE ON public.sync_runs REFERENCING OLD TABLE AS old_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg_sync_runs__totals();
+
+CREATE TRIGGER _600_run_totals_insert AFTER INSERT ON public.sync_runs REFERENCING NEW TABLE AS new_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg_sync_runs__totals();
+
+CREATE TRIGGER _600_run_totals_truncate AFTER TRUNCATE ON public.sync_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg_sync_runs__totals_truncate();
+
+CREATE TRIGGER _600_run_totals_update AFTER UPDATE ON public.sync_runs REFERENCING OLD TABLE AS old_runs NEW TABLE AS new_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg_sync_runs__totals();
+
 CREATE TRIGGER _900_notify AFTER DELETE OR UPDATE OF revoked_at, expires_at, scope, token_hash, name ON public.api_tokens FOR EACH ROW EXECUTE FUNCTION public.tg_api_tokens__notify_change();
 
 CREATE TRIGGER _900_notify_runs AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.run_completeness FOR EACH STATEMENT EXECUTE FUNCTION public.tg__notify_runs_changed();
@@ -1603,6 +1767,9 @@ ALTER TABLE ONLY public.run_completeness
 
 ALTER TABLE ONLY public.run_seen_items
     ADD CONSTRAINT run_seen_items_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.sync_run_totals
+    ADD CONSTRAINT sync_run_totals_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.sync_runs
     ADD CONSTRAINT sync_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;

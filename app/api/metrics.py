@@ -6,7 +6,8 @@ by Harvester.
   present for every source; **0 when the source never succeeded** (so ``time() - x`` is huge and any
   staleness rule fires, and a rule can tell "never" apart with ``== 0``).
 - ``harvester_run_duration_seconds{source,connector,mode,state}``: histogram of finished runs' durations,
-  computed from ``sync_runs`` at scrape time (it covers the journal, so it survives restarts).
+  read from ``sync_run_totals`` at scrape time (triggers keep it equal to the journal, so it survives
+  restarts; decision 83: a scrape reads a few rows per source, never the whole journal).
 - ``harvester_dlq_depth{source,connector}``, ``harvester_alert_delivery_failures_total`` (from the
   database), ``harvester_audit_sink_failures_total`` and ``harvester_webhook_requests_total`` (this API
   process), ``harvester_api_runs_cache_lookups_total{outcome}`` (this API process's runs cache). The
@@ -15,7 +16,8 @@ by Harvester.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import itertools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -32,7 +34,6 @@ from app.queries import sources as sq
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # "_created" samples double every counter's lines and no rule of ours reads them.
 disable_created_metrics()  # type: ignore[no-untyped-call]
-DURATION_BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0)
 
 
 class ProcessCounter:
@@ -58,16 +59,17 @@ RUNS_CACHE = ProcessCounter(
 )
 
 
-def _histogram(durations: Iterable[float]) -> tuple[list[tuple[str, float]], float]:
-    values = sorted(max(d, 0.0) for d in durations)
-    buckets: list[tuple[str, float]] = []
-    i = 0
-    for bound in DURATION_BUCKETS:
-        while i < len(values) and values[i] <= bound:
-            i += 1
-        buckets.append((str(bound), float(i)))
-    buckets.append(("+Inf", float(len(values))))
-    return buckets, float(sum(values))
+def _cumulative(bounds: Sequence[float], buckets: Sequence[int], runs: Sequence[int]) -> list[tuple[str, float]]:
+    """Prometheus buckets ("le" bound, runs at most that long) from the runs of the buckets that hold any:
+    bucket i (1-based) counts durations above bound i-1 and at most bound i, bucket len(bounds) + 1 the
+    longer ones (harvester_run_duration_bucket(); the SQL side owns the bounds)."""
+    counts = [0] * (len(bounds) + 1)
+    for bucket, n in zip(buckets, runs, strict=True):
+        if not 1 <= bucket <= len(counts):
+            raise ValueError(f"run-duration histogram: bucket {bucket} outside 1..{len(counts)}")
+        counts[bucket - 1] += n
+    running = list(itertools.accumulate(counts))
+    return [(str(float(b)), float(n)) for b, n in zip(bounds, running, strict=False)] + [("+Inf", float(running[-1]))]
 
 
 class DatabaseCollector(Collector):
@@ -96,10 +98,10 @@ class DatabaseCollector(Collector):
             "Durations of finished runs (from the run journal).",
             labels=["source", "connector", "mode", "state"],
         )
-        for d_row in rq.list_run_durations(conn):
+        for d_row in rq.list_run_duration_histograms(conn):
             name, connector = names.get(d_row.source_id, (str(d_row.source_id), ""))
-            buckets, total = _histogram(d_row.durations or [])
-            hist.add_metric([name, connector, d_row.mode, d_row.state], buckets, total)
+            buckets = _cumulative(d_row.bounds, d_row.buckets, d_row.bucket_runs)
+            hist.add_metric([name, connector, d_row.mode, d_row.state], buckets, d_row.duration_sum)
         yield hist
 
         dlq_rows = dq.count_dead_letters_by_source_reason(conn)

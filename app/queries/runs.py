@@ -138,7 +138,13 @@ def claim_run(
 
 
 COUNT_RUNS_BY_STATE = """
-select source_id, state, count(*) as runs from sync_runs group by source_id, state order by source_id, state
+select source_id, state, sum(runs)::bigint as runs
+from (select t.source_id, t.state, t.runs from sync_run_totals t
+      union all
+      select r.source_id, r.state, 1::bigint from sync_runs r where r.state in ('queued', 'running')) as counted
+group by source_id, state
+having sum(runs) > 0
+order by source_id, state
 """
 
 
@@ -154,7 +160,10 @@ class CountRunsByStateRow:
 def count_runs_by_state(
     conn: psycopg.Connection[Any],
 ) -> list[CountRunsByStateRow]:
-    """Metrics: runs per source and state."""
+    """Metrics: runs per source and state. Finished runs come from sync_run_totals
+    (decision 83), the unfinished ones (at most one per source) from the journal
+    through sync_runs_one_active_per_source.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             COUNT_RUNS_BY_STATE,
@@ -486,38 +495,46 @@ def list_redelivered_runs(
     return [ListRedeliveredRunsRow(*row) for row in rows]
 
 
-LIST_RUN_DURATIONS = """
-select r.source_id, r.mode, r.state,
-       array_agg(extract(epoch from r.finished_at - coalesce(r.started_at, r.created_at))::float8)::float8[] as durations
-from sync_runs r
-where r.finished_at is not null
-group by r.source_id, r.mode, r.state
-order by r.source_id, r.mode, r.state
+LIST_RUN_DURATION_HISTOGRAMS = """
+select t.source_id, t.mode, t.state, sum(t.duration_sum)::float8 as duration_sum,
+       array_agg(t.bucket order by t.bucket)::integer[] as buckets,
+       array_agg(t.runs order by t.bucket)::bigint[] as bucket_runs,
+       harvester_run_duration_bounds()::float8[] as bounds
+from sync_run_totals t
+where t.runs > 0
+group by t.source_id, t.mode, t.state
+order by t.source_id, t.mode, t.state
 """
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ListRunDurationsRow:
-    """One row of ListRunDurations."""
+class ListRunDurationHistogramsRow:
+    """One row of ListRunDurationHistograms."""
 
     source_id: int
     mode: str
     state: str
-    durations: list[float]
+    duration_sum: float
+    buckets: list[int]
+    bucket_runs: list[int]
+    bounds: list[float]
 
 
-def list_run_durations(
+def list_run_duration_histograms(
     conn: psycopg.Connection[Any],
-) -> list[ListRunDurationsRow]:
-    """Finished runs' durations in seconds by source, mode and state (the
-    run-duration histogram).
+) -> list[ListRunDurationHistogramsRow]:
+    """The run-duration histogram by source, mode and final state, from
+    sync_run_totals (decision 83): the buckets that hold runs, each with its runs
+    (not cumulative; bucket i counts durations above bound i-1 and at most bound
+    i, one past the last bound the longer ones), the bounds, and the durations'
+    sum.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
-            LIST_RUN_DURATIONS,
+            LIST_RUN_DURATION_HISTOGRAMS,
             {},
         ).fetchall()
-    return [ListRunDurationsRow(*row) for row in rows]
+    return [ListRunDurationHistogramsRow(*row) for row in rows]
 
 
 LIST_RUN_PROGRESS = """

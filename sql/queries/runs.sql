@@ -158,8 +158,15 @@ where id = any(sqlc.arg(ids)::bigint[])
 order by id;
 
 -- name: CountRunsByState :many
--- Metrics: runs per source and state.
-select source_id, state, count(*) as runs from sync_runs group by source_id, state order by source_id, state;
+-- Metrics: runs per source and state. Finished runs come from sync_run_totals (decision 83), the
+-- unfinished ones (at most one per source) from the journal through sync_runs_one_active_per_source.
+select source_id, state, sum(runs)::bigint as runs
+from (select t.source_id, t.state, t.runs from sync_run_totals t
+      union all
+      select r.source_id, r.state, 1::bigint from sync_runs r where r.state in ('queued', 'running')) as counted
+group by source_id, state
+having sum(runs) > 0
+order by source_id, state;
 
 -- name: ListRunProgress :many
 -- Progress of the given runs with their source's name (N of M while `harvester demo` waits for them).
@@ -167,14 +174,18 @@ select r.id, s.name, r.state, coalesce(r.entities_done, 0) as done, r.entities_t
 from sync_runs r join sources s on s.id = r.source_id
 where r.id = any(sqlc.arg(ids)::bigint[]) order by r.id;
 
--- name: ListRunDurations :many
--- Finished runs' durations in seconds by source, mode and state (the run-duration histogram).
-select r.source_id, r.mode, r.state,
-       array_agg(extract(epoch from r.finished_at - coalesce(r.started_at, r.created_at))::float8)::float8[] as durations
-from sync_runs r
-where r.finished_at is not null
-group by r.source_id, r.mode, r.state
-order by r.source_id, r.mode, r.state;
+-- name: ListRunDurationHistograms :many
+-- The run-duration histogram by source, mode and final state, from sync_run_totals (decision 83): the
+-- buckets that hold runs, each with its runs (not cumulative; bucket i counts durations above bound i-1
+-- and at most bound i, one past the last bound the longer ones), the bounds, and the durations' sum.
+select t.source_id, t.mode, t.state, sum(t.duration_sum)::float8 as duration_sum,
+       array_agg(t.bucket order by t.bucket)::integer[] as buckets,
+       array_agg(t.runs order by t.bucket)::bigint[] as bucket_runs,
+       harvester_run_duration_bounds()::float8[] as bounds
+from sync_run_totals t
+where t.runs > 0
+group by t.source_id, t.mode, t.state
+order by t.source_id, t.mode, t.state;
 
 -- name: ListOrphanedRuns :many
 -- Queued runs older than the grace that no run_sync job will run (its job failed, was cancelled or is
