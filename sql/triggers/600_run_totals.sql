@@ -21,7 +21,7 @@ create or replace function harvester_run_totals_merge(deltas public.sync_run_tot
     set search_path to ''
 as $$
 begin
-    -- Keys that gained runs: added, or created (a key without a row had no finished run before).
+    -- Runs counted in (positive rows): added, or a row created (a key without one had no finished run).
     insert into public.sync_run_totals as t
     select d.* from unnest(deltas) as d where d.runs > 0
     on conflict on constraint sync_run_totals_pkey do update
@@ -31,8 +31,8 @@ begin
         api_calls = t.api_calls + excluded.api_calls,
         rate_limited = t.rate_limited + excluded.rate_limited,
         duration_sum = t.duration_sum + excluded.duration_sum;
-    -- Keys that lost runs, or whose runs changed their counters: the row exists, unless the source is
-    -- being deleted and the cascade took its totals first; then there is nothing left to correct.
+    -- Runs counted out (negative rows): their row exists, unless the source is being deleted and the
+    -- cascade took its totals first; then there is nothing left to correct.
     update public.sync_run_totals as t
     set runs = t.runs + d.runs,
         webhook_runs = t.webhook_runs + d.webhook_runs,
@@ -46,71 +46,50 @@ begin
 end;
 $$;
 comment on function harvester_run_totals_merge(public.sync_run_totals[]) is
-    'Adds signed per-key deltas (a statement''s finished runs in, minus its finished runs out) to sync_run_totals.';
+    'Adds per-key deltas to sync_run_totals: positive rows (runs counted in) upserted, negative rows (runs counted out) subtracted; at most one of each per key.';
 
--- One function for the three statement triggers: tg_op says which transition tables exist.
+-- One function for the three statement triggers: tg_op says which transition tables exist. Each side
+-- (the statement's new rows counted in, its old rows counted out) is summed per key by the same query;
+-- the table's name and the sign are its only differences, so it is run through EXECUTE, which sees the
+-- transition tables as static SQL does. A side is summed only if it holds a finished run: a page's
+-- progress update of a running run stops at the `exists` checks.
 create or replace function tg_sync_runs__totals() returns trigger
     language plpgsql
     set search_path to ''
 as $$
 declare
-    deltas public.sync_run_totals[];
+    counted_in boolean := false;
+    counted_out boolean := false;
+    side record;
+    part public.sync_run_totals[];
+    deltas public.sync_run_totals[] := '{}';
 begin
-    if tg_op = 'INSERT' then
-        if not exists (select 1 from new_runs where state in ('succeeded', 'failed', 'cancelled')) then
-            return null;
-        end if;
-        select array_agg(d::public.sync_run_totals) into deltas from (
-            select r.source_id, r.mode, r.state, r.bucket, count(*)::bigint, count(*) filter (where r.webhook)::bigint,
-                   sum(r.entities_done)::bigint, sum(r.api_calls)::bigint, sum(r.rate_limited)::bigint, sum(r.seconds)
-            from (select n.source_id, n.mode, n.state, n.trigger = 'webhook' as webhook,
-                         coalesce(n.entities_done, 0) as entities_done, n.api_calls, n.rate_limited, s.seconds,
-                         public.harvester_run_duration_bucket(s.seconds::float8) as bucket
-                  from new_runs n
-                  cross join lateral (select greatest(extract(epoch from n.finished_at
-                                                      - coalesce(n.started_at, n.created_at)), 0) as seconds) s
-                  where n.state in ('succeeded', 'failed', 'cancelled')) r
-            group by r.source_id, r.mode, r.state, r.bucket) d;
-    elsif tg_op = 'DELETE' then
-        if not exists (select 1 from old_runs where state in ('succeeded', 'failed', 'cancelled')) then
-            return null;
-        end if;
-        select array_agg(d::public.sync_run_totals) into deltas from (
-            select r.source_id, r.mode, r.state, r.bucket, -count(*)::bigint, -count(*) filter (where r.webhook)::bigint,
-                   -sum(r.entities_done)::bigint, -sum(r.api_calls)::bigint, -sum(r.rate_limited)::bigint, -sum(r.seconds)
-            from (select o.source_id, o.mode, o.state, o.trigger = 'webhook' as webhook,
-                         coalesce(o.entities_done, 0) as entities_done, o.api_calls, o.rate_limited, s.seconds,
-                         public.harvester_run_duration_bucket(s.seconds::float8) as bucket
-                  from old_runs o
-                  cross join lateral (select greatest(extract(epoch from o.finished_at
-                                                      - coalesce(o.started_at, o.created_at)), 0) as seconds) s
-                  where o.state in ('succeeded', 'failed', 'cancelled')) r
-            group by r.source_id, r.mode, r.state, r.bucket) d;
-    else
-        -- A page's progress update of a running run ends here: neither side holds a finished run.
-        if not exists (select 1 from old_runs where state in ('succeeded', 'failed', 'cancelled'))
-           and not exists (select 1 from new_runs where state in ('succeeded', 'failed', 'cancelled')) then
-            return null;
-        end if;
-        select array_agg(d::public.sync_run_totals) into deltas from (
-            select r.source_id, r.mode, r.state, r.bucket, sum(r.sign)::bigint,
-                   coalesce(sum(r.sign) filter (where r.webhook), 0)::bigint, sum(r.sign * r.entities_done)::bigint,
-                   sum(r.sign * r.api_calls)::bigint, sum(r.sign * r.rate_limited)::bigint, sum(r.sign * r.seconds)
-            from (select x.*, public.harvester_run_duration_bucket(s.seconds::float8) as bucket, s.seconds
-                  from (select 1 as sign, n.source_id, n.mode, n.state, n.trigger = 'webhook' as webhook,
-                               coalesce(n.entities_done, 0) as entities_done, n.api_calls, n.rate_limited,
-                               n.finished_at, n.started_at, n.created_at
-                        from new_runs n where n.state in ('succeeded', 'failed', 'cancelled')
-                        union all
-                        select -1, o.source_id, o.mode, o.state, o.trigger = 'webhook',
-                               coalesce(o.entities_done, 0), o.api_calls, o.rate_limited,
-                               o.finished_at, o.started_at, o.created_at
-                        from old_runs o where o.state in ('succeeded', 'failed', 'cancelled')) x
-                  cross join lateral (select greatest(extract(epoch from x.finished_at
-                                                      - coalesce(x.started_at, x.created_at)), 0) as seconds) s) r
-            group by r.source_id, r.mode, r.state, r.bucket) d;
+    if tg_op in ('INSERT', 'UPDATE') then
+        counted_in := exists (select 1 from new_runs where state in ('succeeded', 'failed', 'cancelled'));
     end if;
-    if deltas is not null then
+    if tg_op in ('UPDATE', 'DELETE') then
+        counted_out := exists (select 1 from old_runs where state in ('succeeded', 'failed', 'cancelled'));
+    end if;
+    for side in select v.rows, v.sign from (values ('new_runs', 1, counted_in), ('old_runs', -1, counted_out))
+                                           as v(rows, sign, wanted)
+                where v.wanted loop
+        execute format($q$
+            select coalesce(array_agg(d::public.sync_run_totals), '{}') from (
+                select r.source_id, r.mode, r.state, public.harvester_run_duration_bucket(s.seconds::float8),
+                       %1$s * count(*), %1$s * count(*) filter (where r.trigger = 'webhook'),
+                       %1$s * sum(coalesce(r.entities_done, 0)), %1$s * sum(r.api_calls),
+                       %1$s * sum(r.rate_limited), %1$s * sum(s.seconds)
+                from %2$I as r
+                cross join lateral (select greatest(extract(epoch from r.finished_at
+                                                    - coalesce(r.started_at, r.created_at)), 0) as seconds) as s
+                where r.state in ('succeeded', 'failed', 'cancelled')
+                group by 1, 2, 3, 4) as d
+            $q$, side.sign, side.rows) into part;
+        deltas := deltas || part;
+    end loop;
+    -- The merge takes each side's rows apart: a key both sides hold (a finished run edited in place) gets
+    -- the new row's share added and the old row's taken out.
+    if cardinality(deltas) > 0 then
         perform public.harvester_run_totals_merge(deltas);
     end if;
     return null;
