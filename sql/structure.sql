@@ -2,6 +2,15 @@ CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;
 
 COMMENT ON EXTENSION vector IS 'vector data type and ivfflat and hnsw access methods';
 
+CREATE TYPE public.entity_totals_share AS (
+	id bigint,
+	source_id bigint,
+	acl text[],
+	sign integer
+);
+
+COMMENT ON TYPE public.entity_totals_share IS 'An entity row''s share in source_entity_totals and acl_principal_totals: its id, source, ACL, +1 counted in or -1 counted out (sql/triggers/700_entity_totals.sql).';
+
 CREATE TYPE public.procrastinate_job_event_type AS ENUM (
     'deferred',
     'started',
@@ -778,6 +787,104 @@ $$;
 
 COMMENT ON FUNCTION public.tg_entities__propagate_acl() IS 'Pushes a changed ACL, status or deletion of an entity down to its chunks.';
 
+CREATE FUNCTION public.tg_entities__totals() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    counted public.entity_totals_share[];
+    live_deltas public.source_entity_totals[];
+    principal_deltas public.acl_principal_totals[];
+begin
+    if tg_op = 'INSERT' then
+        select coalesce(array_agg(row(r.id, r.source_id, r.acl_principals, 1)::public.entity_totals_share), '{}')
+        into counted
+        from new_rows r where r.deleted_at is null;
+    elsif tg_op = 'DELETE' then
+        select coalesce(array_agg(row(r.id, r.source_id, r.acl_principals, -1)::public.entity_totals_share), '{}')
+        into counted
+        from old_rows r where r.deleted_at is null;
+    else
+        -- Grouped rather than joined on id: an entity live on both sides with the same source and ACL
+        -- cancels out; one whose liveness, source or ACL changed leaves its old share (-1) and its new
+        -- one (+1). A join's plan would be made once, from the first call's transition tables: planned
+        -- for one row, it compared every old row with every new one.
+        select coalesce(array_agg(row(g.id, g.source_id, g.acl, g.sign)::public.entity_totals_share), '{}')
+        into counted
+        from (select x.id, x.source_id, x.acl, sum(x.sign)::integer as sign
+              from (select r.id, r.source_id, r.acl_principals as acl, 1 as sign
+                    from new_rows r where r.deleted_at is null
+                    union all
+                    select r.id, r.source_id, r.acl_principals, -1
+                    from old_rows r where r.deleted_at is null) as x
+              group by x.id, x.source_id, x.acl
+              having sum(x.sign) <> 0) as g;
+    end if;
+    if cardinality(counted) = 0 then
+        return null;  -- most updates: the provenance touch of unchanged rows, a rewritten body
+    end if;
+
+    select coalesce(array_agg(row(d.source_id, d.delta)::public.source_entity_totals), '{}')
+    into live_deltas
+    from (select c.source_id, sum(c.sign) as delta from unnest(counted) as c group by 1) as d
+    where d.delta <> 0;
+    -- A principal counts an entity once, however often its ACL repeats it.
+    select coalesce(array_agg(row(d.principal, d.source_id, d.delta)::public.acl_principal_totals), '{}')
+    into principal_deltas
+    from (select x.p as principal, c.source_id, sum(c.sign) as delta
+          from unnest(counted) as c
+          cross join lateral unnest(c.acl) with ordinality as x(p, n)
+          where x.p is not null and array_position(c.acl, x.p) = x.n  -- its first occurrence only
+          group by 1, 2) as d
+    where d.delta <> 0;
+
+    -- Per key one net delta. A row that exists is deleted when nothing would be left (before the update:
+    -- each statement sees the ones before it), or else updated in place (a plain update: an upsert locks
+    -- each row first, one more WAL record a key). A key without a row is inserted; a negative one without
+    -- a row is dropped (a source's deletion cascaded to its totals first). Never below zero: rows written
+    -- past the triggers cannot fail a page; the next migrate's rebuild corrects the figures.
+    update public.source_entity_totals as t
+    set live = greatest(t.live + d.live, 0)
+    from unnest(live_deltas) as d
+    where t.source_id = d.source_id;
+    insert into public.source_entity_totals as t
+    select d.* from unnest(live_deltas) as d
+    where d.live > 0 and not exists (select 1 from public.source_entity_totals x where x.source_id = d.source_id)
+    on conflict on constraint source_entity_totals_pkey do update set live = t.live + excluded.live;
+
+    delete from public.acl_principal_totals as t
+    using unnest(principal_deltas) as d
+    where d.entities < 0 and t.principal = d.principal and t.source_id = d.source_id
+      and t.entities + d.entities <= 0;
+    update public.acl_principal_totals as t
+    set entities = t.entities + d.entities
+    from unnest(principal_deltas) as d
+    where t.principal = d.principal and t.source_id = d.source_id;
+    insert into public.acl_principal_totals as t
+    select d.* from unnest(principal_deltas) as d
+    where d.entities > 0
+      and not exists (select 1 from public.acl_principal_totals x
+                      where x.principal = d.principal and x.source_id = d.source_id)
+    on conflict on constraint acl_principal_totals_pkey do update set entities = t.entities + excluded.entities;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_entities__totals() IS 'AFTER statement triggers on entities: add the statement''s live rows to source_entity_totals and acl_principal_totals, and take out the ones it removed, soft-deleted or re-permissioned.';
+
+CREATE FUNCTION public.tg_entities__totals_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    delete from public.source_entity_totals;
+    delete from public.acl_principal_totals;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_entities__totals_truncate() IS 'AFTER TRUNCATE trigger on entities: no entities, no totals.';
+
 CREATE FUNCTION public.tg_entity_chunks__inherit_acl() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -864,6 +971,15 @@ end;
 $$;
 
 COMMENT ON FUNCTION public.tg_sync_runs__totals_truncate() IS 'AFTER TRUNCATE trigger on sync_runs: no runs, no totals.';
+
+CREATE TABLE public.acl_principal_totals (
+    principal text NOT NULL COLLATE pg_catalog."C",
+    source_id bigint NOT NULL,
+    entities bigint NOT NULL,
+    CONSTRAINT acl_principal_totals_entities_positive CHECK ((entities > 0))
+);
+
+COMMENT ON TABLE public.acl_principal_totals IS 'Per ACL principal and source, the live entities whose acl_principals name it (GET /principals), kept exact by statement triggers on entities (sql/triggers/700_entity_totals.sql); a principal no live entity names has no row.';
 
 CREATE TABLE public.alert_incidents (
     id bigint NOT NULL,
@@ -1296,6 +1412,14 @@ COMMENT ON COLUMN public.schema_trigger_files.checksum IS 'sha256 (hex) of the f
 
 COMMENT ON COLUMN public.schema_trigger_files.applied_at IS 'When migrate last applied this text.';
 
+CREATE TABLE public.source_entity_totals (
+    source_id bigint NOT NULL,
+    live bigint NOT NULL,
+    CONSTRAINT source_entity_totals_live_not_negative CHECK ((live >= 0))
+);
+
+COMMENT ON TABLE public.source_entity_totals IS 'Live (not soft-deleted) entities per source (GET /sources), kept exact by statement triggers on entities (sql/triggers/700_entity_totals.sql).';
+
 CREATE TABLE public.sources (
     id bigint NOT NULL,
     name text NOT NULL,
@@ -1502,6 +1626,9 @@ ALTER TABLE ONLY public.procrastinate_jobs ALTER COLUMN id SET DEFAULT nextval('
 
 ALTER TABLE ONLY public.procrastinate_periodic_defers ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_periodic_defers_id_seq'::regclass);
 
+ALTER TABLE ONLY public.acl_principal_totals
+    ADD CONSTRAINT acl_principal_totals_pkey PRIMARY KEY (principal, source_id);
+
 ALTER TABLE ONLY public.alert_incidents
     ADD CONSTRAINT alert_incidents_pkey PRIMARY KEY (id);
 
@@ -1574,6 +1701,9 @@ ALTER TABLE ONLY public.schema_migrations
 ALTER TABLE ONLY public.schema_trigger_files
     ADD CONSTRAINT schema_trigger_files_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY public.source_entity_totals
+    ADD CONSTRAINT source_entity_totals_pkey PRIMARY KEY (source_id);
+
 ALTER TABLE ONLY public.sources
     ADD CONSTRAINT sources_name_key UNIQUE (name);
 
@@ -1588,6 +1718,8 @@ ALTER TABLE ONLY public.sync_runs
 
 ALTER TABLE ONLY public.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (source_id, delivery_id);
+
+CREATE INDEX acl_principal_totals_source_id_idx ON public.acl_principal_totals USING btree (source_id);
 
 CREATE UNIQUE INDEX alert_incidents_one_open ON public.alert_incidents USING btree (kind, subject) WHERE (resolved_at IS NULL);
 
@@ -1685,6 +1817,14 @@ CREATE TRIGGER _600_run_totals_truncate AFTER TRUNCATE ON public.sync_runs FOR E
 
 CREATE TRIGGER _600_run_totals_update AFTER UPDATE ON public.sync_runs REFERENCING OLD TABLE AS old_runs NEW TABLE AS new_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg_sync_runs__totals();
 
+CREATE TRIGGER _700_entity_totals_delete AFTER DELETE ON public.entities REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_entities__totals();
+
+CREATE TRIGGER _700_entity_totals_insert AFTER INSERT ON public.entities REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_entities__totals();
+
+CREATE TRIGGER _700_entity_totals_truncate AFTER TRUNCATE ON public.entities FOR EACH STATEMENT EXECUTE FUNCTION public.tg_entities__totals_truncate();
+
+CREATE TRIGGER _700_entity_totals_update AFTER UPDATE ON public.entities REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_entities__totals();
+
 CREATE TRIGGER _900_notify AFTER DELETE OR UPDATE OF revoked_at, expires_at, scope, token_hash, name ON public.api_tokens FOR EACH ROW EXECUTE FUNCTION public.tg_api_tokens__notify_change();
 
 CREATE TRIGGER _900_notify_runs AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.run_completeness FOR EACH STATEMENT EXECUTE FUNCTION public.tg__notify_runs_changed();
@@ -1706,6 +1846,9 @@ CREATE TRIGGER procrastinate_trigger_scheduled_events_v1 AFTER INSERT OR UPDATE 
 CREATE TRIGGER procrastinate_trigger_status_events_insert_v1 AFTER INSERT ON public.procrastinate_jobs FOR EACH ROW WHEN ((new.status = 'todo'::public.procrastinate_job_status)) EXECUTE FUNCTION public.procrastinate_trigger_function_status_events_insert_v1();
 
 CREATE TRIGGER procrastinate_trigger_status_events_update_v1 AFTER UPDATE OF status ON public.procrastinate_jobs FOR EACH ROW EXECUTE FUNCTION public.procrastinate_trigger_function_status_events_update_v1();
+
+ALTER TABLE ONLY public.acl_principal_totals
+    ADD CONSTRAINT acl_principal_totals_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.dead_letters
     ADD CONSTRAINT dead_letters_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE SET NULL;
@@ -1742,6 +1885,9 @@ ALTER TABLE ONLY public.run_completeness
 
 ALTER TABLE ONLY public.run_seen_items
     ADD CONSTRAINT run_seen_items_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.source_entity_totals
+    ADD CONSTRAINT source_entity_totals_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.sync_run_totals
     ADD CONSTRAINT sync_run_totals_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;

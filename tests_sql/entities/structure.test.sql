@@ -78,7 +78,9 @@ select set_eq(
         ('entities_identity_key', 'u')$$,
     'Table entities has exactly the expected named constraints.');
 select indexes_are('public', 'entities', array['entities_acl_principals_idx', 'entities_alias_holders_idx', 'entities_aliases_idx', 'entities_identity_key', 'entities_metadata_idx', 'entities_natural_key_present_idx', 'entities_pkey', 'entities_source_live_idx'], 'Table entities has exactly the expected indexes.');
-select triggers_are('public', 'entities', array['_100_timestamps', '_300_propagate_acl'], 'Table entities has exactly the expected triggers.');
+select triggers_are('public', 'entities', array['_100_timestamps', '_300_propagate_acl', '_700_entity_totals_insert',
+    '_700_entity_totals_update', '_700_entity_totals_delete', '_700_entity_totals_truncate'],
+    'Table entities has exactly the expected triggers.');
 select trigger_is('public', 'entities', '_100_timestamps', 'public', 'tg__set_updated_at', 'Trigger _100_timestamps on entities runs tg__set_updated_at().');
 select trigger_is('public', 'entities', '_300_propagate_acl', 'public', 'tg_entities__propagate_acl', 'Trigger _300_propagate_acl on entities runs tg_entities__propagate_acl().');
 select col_is_unique('public', 'entities', array['source_id', 'source_type', 'source_entity_id'],
