@@ -11,6 +11,12 @@ from acl_principal_totals t
 where (sqlc.narg(kind)::text is null or starts_with(t.principal, sqlc.narg(kind)::text || ':'))
   and (sqlc.narg(prefix)::text is null or starts_with(t.principal, sqlc.narg(prefix)::text))
   and (sqlc.narg(after)::text is null or t.principal > sqlc.narg(after)::text collate "C")
+  -- The same three as one lower bound of the key: a custom plan derives bounds from starts_with itself,
+  -- a generic one (the statement prepared after repeated calls) starts its index scan here.
+  -- Each argument in byte order, so that greatest() picks the bound the key's order sees.
+  and t.principal >= greatest(coalesce(sqlc.narg(kind)::text || ':', '') collate "C",
+                              coalesce(sqlc.narg(prefix)::text, '') collate "C",
+                              coalesce(sqlc.narg(after)::text, '') collate "C")
 group by t.principal
 order by t.principal
 limit sqlc.arg(page_size)::integer;
