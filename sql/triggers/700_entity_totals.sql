@@ -62,13 +62,12 @@ begin
     into live_deltas
     from (select c.source_id, sum(c.sign) as delta from unnest(counted) as c group by 1) as d
     where d.delta <> 0;
-    -- A principal counts an entity once, however often its ACL repeats it.
+    -- A principal counts an entity once, however often its ACL repeats it (spelled as in the rebuild below).
     select coalesce(array_agg(row(d.principal, d.source_id, d.delta)::public.acl_principal_totals), '{}')
     into principal_deltas
-    from (select x.p as principal, c.source_id, sum(c.sign) as delta
+    from (select u.p as principal, c.source_id, sum(c.sign) as delta
           from unnest(counted) as c
-          cross join lateral unnest(c.acl) with ordinality as x(p, n)
-          where x.p is not null and array_position(c.acl, x.p) = x.n  -- its first occurrence only
+          cross join lateral (select distinct x.p from unnest(c.acl) as x(p) where x.p is not null) as u
           group by 1, 2) as d
     where d.delta <> 0;
 
