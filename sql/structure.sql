@@ -771,6 +771,71 @@ $$;
 
 COMMENT ON FUNCTION public.tg_api_tokens__notify_change() IS 'AFTER UPDATE/DELETE trigger on api_tokens: NOTIFY harvester_api_tokens with the token id, so API processes drop cached look-ups (revocation takes effect on the next request).';
 
+CREATE FUNCTION public.tg_dead_letters__totals() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+declare
+    deltas public.dead_letter_totals[];
+begin
+    if tg_op = 'INSERT' then
+        select coalesce(array_agg(row(d.source_id, d.reason, d.items)::public.dead_letter_totals), '{}')
+        into deltas
+        from (select r.source_id, r.reason, count(*) as items from new_rows r group by 1, 2) as d;
+    elsif tg_op = 'DELETE' then
+        select coalesce(array_agg(row(d.source_id, d.reason, d.items)::public.dead_letter_totals), '{}')
+        into deltas
+        from (select r.source_id, r.reason, -count(*) as items from old_rows r group by 1, 2) as d;
+    else
+        -- Grouped, not joined on id (a join's plan is made once, for the first call's row counts): an item
+        -- whose source and reason stayed cancels out.
+        select coalesce(array_agg(row(d.source_id, d.reason, d.items)::public.dead_letter_totals), '{}')
+        into deltas
+        from (select x.source_id, x.reason, sum(x.sign)::bigint as items
+              from (select r.source_id, r.reason, 1 as sign from new_rows r
+                    union all
+                    select r.source_id, r.reason, -1 from old_rows r) as x
+              group by 1, 2
+              having sum(x.sign) <> 0) as d;
+    end if;
+    if cardinality(deltas) = 0 then
+        return null;  -- most updates: an item failing again for the same reason
+    end if;
+
+    -- Per key one net delta, applied as in 700_entity_totals.sql: a row that would be left at zero or
+    -- less is deleted first (each statement sees the ones before it), then the others are updated in
+    -- place, then a key without a row is inserted; a negative one without a row is dropped (a source's
+    -- deletion cascaded to its totals first).
+    delete from public.dead_letter_totals as t
+    using unnest(deltas) as d
+    where d.items < 0 and t.source_id = d.source_id and t.reason = d.reason and t.items + d.items <= 0;
+    update public.dead_letter_totals as t
+    set items = t.items + d.items
+    from unnest(deltas) as d
+    where t.source_id = d.source_id and t.reason = d.reason;
+    insert into public.dead_letter_totals as t
+    select d.* from unnest(deltas) as d
+    where d.items > 0
+      and not exists (select 1 from public.dead_letter_totals x where x.source_id = d.source_id and x.reason = d.reason)
+    on conflict on constraint dead_letter_totals_pkey do update set items = t.items + excluded.items;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_dead_letters__totals() IS 'AFTER statement triggers on dead_letters: add the statement''s new rows to dead_letter_totals and take out the ones it removed or changed.';
+
+CREATE FUNCTION public.tg_dead_letters__totals_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    delete from public.dead_letter_totals;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_dead_letters__totals_truncate() IS 'AFTER TRUNCATE trigger on dead_letters: no dead letters, no totals.';
+
 CREATE FUNCTION public.tg_entities__propagate_acl() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1058,6 +1123,15 @@ ALTER TABLE public.api_tokens ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.dead_letter_totals (
+    source_id bigint NOT NULL,
+    reason text NOT NULL,
+    items bigint NOT NULL,
+    CONSTRAINT dead_letter_totals_items_positive CHECK ((items > 0))
+);
+
+COMMENT ON TABLE public.dead_letter_totals IS 'Dead letters per source and reason (GET /sources, the queue summary, metrics, alerts), kept exact by statement triggers on dead_letters (sql/triggers/800_dead_letter_totals.sql); a reason without items has no row.';
 
 CREATE TABLE public.dead_letters (
     id bigint NOT NULL,
@@ -1637,6 +1711,9 @@ ALTER TABLE ONLY public.api_tokens
 ALTER TABLE ONLY public.api_tokens
     ADD CONSTRAINT api_tokens_token_hash_key UNIQUE (token_hash);
 
+ALTER TABLE ONLY public.dead_letter_totals
+    ADD CONSTRAINT dead_letter_totals_pkey PRIMARY KEY (source_id, reason);
+
 ALTER TABLE ONLY public.dead_letters
     ADD CONSTRAINT dead_letters_item_key UNIQUE (source_id, source_type, source_entity_id);
 
@@ -1824,6 +1901,14 @@ CREATE TRIGGER _700_entity_totals_truncate AFTER TRUNCATE ON public.entities FOR
 
 CREATE TRIGGER _700_entity_totals_update AFTER UPDATE ON public.entities REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_entities__totals();
 
+CREATE TRIGGER _800_dead_letter_totals_delete AFTER DELETE ON public.dead_letters REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_dead_letters__totals();
+
+CREATE TRIGGER _800_dead_letter_totals_insert AFTER INSERT ON public.dead_letters REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_dead_letters__totals();
+
+CREATE TRIGGER _800_dead_letter_totals_truncate AFTER TRUNCATE ON public.dead_letters FOR EACH STATEMENT EXECUTE FUNCTION public.tg_dead_letters__totals_truncate();
+
+CREATE TRIGGER _800_dead_letter_totals_update AFTER UPDATE ON public.dead_letters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_dead_letters__totals();
+
 CREATE TRIGGER _900_notify AFTER DELETE OR UPDATE OF revoked_at, expires_at, scope, token_hash, name ON public.api_tokens FOR EACH ROW EXECUTE FUNCTION public.tg_api_tokens__notify_change();
 
 CREATE TRIGGER _900_notify_runs AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON public.run_completeness FOR EACH STATEMENT EXECUTE FUNCTION public.tg__notify_runs_changed();
@@ -1848,6 +1933,9 @@ CREATE TRIGGER procrastinate_trigger_status_events_update_v1 AFTER UPDATE OF sta
 
 ALTER TABLE ONLY public.acl_principal_totals
     ADD CONSTRAINT acl_principal_totals_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.dead_letter_totals
+    ADD CONSTRAINT dead_letter_totals_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.dead_letters
     ADD CONSTRAINT dead_letters_run_id_fkey FOREIGN KEY (run_id) REFERENCES public.sync_runs(id) ON DELETE SET NULL;

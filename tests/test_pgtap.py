@@ -56,12 +56,8 @@ QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
         "table (id bigint, source_type text, source_entity_id text, inserted boolean)",
     ),
     ("upsert_chunks", chunks.UPSERT_CHUNKS, "rows jsonb", "void"),
-    (
-        "upsert_dead_letter",
-        dead_letters.UPSERT_DEAD_LETTER,
-        "source_id bigint, run_id bigint, source_type text, source_entity_id text, reason text, error_detail text",
-        "void",
-    ),
+    ("upsert_dead_letters", dead_letters.UPSERT_DEAD_LETTERS, "source_id bigint, run_id bigint, rows jsonb", "void"),
+    ("delete_dead_letters", dead_letters.DELETE_DEAD_LETTERS, "source_id bigint, rows jsonb", "void"),
     (
         "claim_run",
         runs.CLAIM_RUN,
@@ -102,6 +98,14 @@ def _install_query_functions(url: str) -> None:
                     sql.Identifier(name), sql.SQL(args), sql.SQL(returns), sql.Literal(body)
                 )
             )
+        # One item through the page statement, for the files that park items one at a time.
+        conn.execute(
+            "create or replace function tap_queries.upsert_dead_letter(source_id bigint, run_id bigint,"
+            " source_type text, source_entity_id text, reason text, error_detail text) returns void language sql"
+            " as $$select tap_queries.upsert_dead_letters(source_id, run_id, jsonb_build_array(jsonb_build_object("
+            "'source_type', source_type, 'source_entity_id', source_entity_id, 'reason', reason,"
+            " 'error_detail', error_detail)))$$"
+        )
 
 
 def _pg_prove_command(url: str) -> tuple[list[str], dict[str, str]]:

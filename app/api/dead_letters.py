@@ -82,7 +82,8 @@ class DeadLettersController(Controller):
 
     @get("/summary", operation_id="summarizeDeadLetters", sync_to_thread=True, responses=R(400, 401, 404, 422))
     def summary(self, source_id: SourceId, db: Database) -> s.DeadLetterSummaryOut:
-        """Live DLQ depth by reason (a COUNT now, unlike a run's error_count snapshot)."""
+        """Live DLQ depth by reason: kept exact by triggers on the queue (decision 85), unlike a run's
+        error_count, which is a snapshot."""
         with db.tx() as conn:
             if sq.get_source(conn, id=source_id) is None:
                 raise not_found(f"source {source_id}")

@@ -102,15 +102,21 @@ def load_batch(
         # A failing item still exists at the source: it must not be soft-deleted as unseen either.
         q.mark_seen(conn, run_id=run_id, rows=_identities([*entities, *batch.errors]))
 
-    for err in batch.errors:
-        dlq.upsert_dead_letter(
+    if batch.errors:
+        # One statement per page, not per item: the DLQ-totals triggers run once per statement (decision 85).
+        dlq.upsert_dead_letters(
             conn,
             source_id=source_id,
             run_id=run_id,
-            source_type=err.source_type,
-            source_entity_id=err.source_entity_id,
-            reason=err.reason,
-            error_detail=err.detail[:2000],
+            rows=[
+                {
+                    "source_type": err.source_type,
+                    "source_entity_id": err.source_entity_id,
+                    "reason": err.reason,
+                    "error_detail": err.detail[:2000],
+                }
+                for err in batch.errors
+            ],
         )
     result.dead_letters = len(batch.errors)
 

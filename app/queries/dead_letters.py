@@ -14,9 +14,9 @@ from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 COUNT_DEAD_LETTERS_BY_SOURCE_REASON = """
-select d.source_id, s.name, d.reason, count(*) as items
-from dead_letters d join sources s on s.id = d.source_id
-group by d.source_id, s.name, d.reason order by s.name, d.reason
+select t.source_id, s.name, t.reason, t.items
+from dead_letter_totals t join sources s on s.id = t.source_id
+order by s.name, t.reason
 """
 
 
@@ -34,7 +34,7 @@ def count_dead_letters_by_source_reason(
     conn: psycopg.Connection[Any],
 ) -> list[CountDeadLettersBySourceReasonRow]:
     """Live DLQ depth per source and reason, with the source's name (metrics, the
-    demo's summary).
+    demo's summary), from dead_letter_totals (decision 85).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -182,8 +182,8 @@ def source_has_dead_letters(
 
 
 SUMMARIZE_DEAD_LETTERS = """
-select reason, count(*) as items from dead_letters
-where source_id = %(source_id)s::bigint group by reason order by reason
+select reason, items from dead_letter_totals
+where source_id = %(source_id)s::bigint order by reason
 """
 
 
@@ -200,7 +200,10 @@ def summarize_dead_letters(
     *,
     source_id: int,
 ) -> list[SummarizeDeadLettersRow]:
-    """Live DLQ depth by reason (not sync_runs.error_count, which is a snapshot)."""
+    """Live DLQ depth by reason (not sync_runs.error_count, which is a snapshot),
+    from dead_letter_totals (kept by triggers on dead_letters, decision 85), not a
+    count of the queue per call.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             SUMMARIZE_DEAD_LETTERS,
@@ -209,10 +212,15 @@ def summarize_dead_letters(
     return [SummarizeDeadLettersRow(*row) for row in rows]
 
 
-UPSERT_DEAD_LETTER = """
+UPSERT_DEAD_LETTERS = """
 insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
-values (%(source_id)s::bigint, %(run_id)s::bigint, %(source_type)s::text,
-        %(source_entity_id)s::text, %(reason)s::text, %(error_detail)s::text)
+select %(source_id)s::bigint, %(run_id)s::bigint, r.source_type, r.source_entity_id, r.reason, r.error_detail
+from (select distinct on (x.item ->> 'source_type', x.item ->> 'source_entity_id')
+             x.item ->> 'source_type' as source_type, x.item ->> 'source_entity_id' as source_entity_id,
+             x.item ->> 'reason' as reason, x.item ->> 'error_detail' as error_detail, x.n
+      from jsonb_array_elements(%(rows)s::jsonb) with ordinality as x(item, n)
+      order by x.item ->> 'source_type', x.item ->> 'source_entity_id', x.n desc) as r
+order by r.n
 on conflict on constraint dead_letters_item_key do update
 set attempts = dead_letters.attempts
                + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
@@ -222,29 +230,26 @@ set attempts = dead_letters.attempts
 """
 
 
-def upsert_dead_letter(
+def upsert_dead_letters(
     conn: psycopg.Connection[Any],
     *,
     source_id: int,
     run_id: int | None,
-    source_type: str,
-    source_entity_id: str,
-    reason: str,
-    error_detail: str | None,
+    rows: Any,
 ) -> None:
     """Dead-letter queue: one row per unresolved failed item (seed 000 §3). Parks a
-    failed item; a repeat keeps one row, takes the fresh reason and counts the
-    attempt once per run.
+    page's failed items in one statement (one call of the totals triggers,
+    decision 85); a repeat keeps one row, takes the fresh reason and counts the
+    attempt once per run. An item listed twice in the page is parked once, with
+    its last failure (an upsert cannot touch one row twice); new items take their
+    ids in page order (of that last listing).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
-            UPSERT_DEAD_LETTER,
+            UPSERT_DEAD_LETTERS,
             {
                 "source_id": source_id,
                 "run_id": run_id,
-                "source_type": source_type,
-                "source_entity_id": source_entity_id,
-                "reason": reason,
-                "error_detail": error_detail,
+                "rows": Jsonb(rows),
             },
         )

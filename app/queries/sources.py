@@ -274,7 +274,7 @@ select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method
        s.last_probe_status, s.created_at, s.updated_at,
        h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
        coalesce((select t.live from source_entity_totals t where t.source_id = s.id), 0)::bigint as entity_count,
-       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+       coalesce((select sum(t.items) from dead_letter_totals t where t.source_id = s.id), 0)::bigint as dlq_depth
 from sources s join source_health h on h.source_id = s.id
 where %(id)s::bigint is null or s.id = %(id)s::bigint
 order by s.id
@@ -324,8 +324,8 @@ def list_source_details(
     """Every column of seed 000's sources (ciphertexts included, masked before
     leaving the process) with the computed health, live entity count, DLQ depth
     and last run; one source when id is given. The live entity count is
-    source_entity_totals' (kept by triggers on entities, decision 84), not a count
-    per call.
+    source_entity_totals' (kept by triggers on entities, decision 84) and the DLQ
+    depth dead_letter_totals' (decision 85), not counts per call.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -373,7 +373,7 @@ select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method
        s.last_probe_status, s.created_at, s.updated_at,
        h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
        coalesce((select t.live from source_entity_totals t where t.source_id = s.id), 0)::bigint as entity_count,
-       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+       coalesce((select sum(t.items) from dead_letter_totals t where t.source_id = s.id), 0)::bigint as dlq_depth
 from sources s join source_health h on h.source_id = s.id
 where (%(after_id)s::bigint is null or s.id > %(after_id)s::bigint)
   and (%(state)s::text is null or s.state = %(state)s::text)

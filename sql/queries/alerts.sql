@@ -63,7 +63,8 @@ with latest as (
         where r.source_id = s.id and r.mode = 'reconciliation' and r.state in ('succeeded', 'failed')
         order by r.finished_at desc, r.id desc limit 1) r
 ), dlq as (
-    select d.source_id, count(*) as depth from dead_letters d group by d.source_id
+    -- From dead_letter_totals (decision 85), not a count of the whole queue once a minute.
+    select t.source_id, sum(t.items)::bigint as depth from dead_letter_totals t group by t.source_id
 )
 select 'run_failed'::text as kind, ('source:' || l.source_id)::text as subject,
        ('run ' || l.id || ' failed: ' || coalesce(l.error_detail, 'no reason recorded'))::text as detail

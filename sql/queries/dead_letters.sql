@@ -1,10 +1,18 @@
 -- Dead-letter queue: one row per unresolved failed item (seed 000 §3).
 
--- name: UpsertDeadLetter :exec
--- Parks a failed item; a repeat keeps one row, takes the fresh reason and counts the attempt once per run.
+-- name: UpsertDeadLetters :exec
+-- Parks a page's failed items in one statement (one call of the totals triggers, decision 85); a repeat
+-- keeps one row, takes the fresh reason and counts the attempt once per run. An item listed twice in the
+-- page is parked once, with its last failure (an upsert cannot touch one row twice); new items take their
+-- ids in page order (of that last listing).
 insert into dead_letters (source_id, run_id, source_type, source_entity_id, reason, error_detail)
-values (sqlc.arg(source_id)::bigint, sqlc.narg(run_id)::bigint, sqlc.arg(source_type)::text,
-        sqlc.arg(source_entity_id)::text, sqlc.arg(reason)::text, sqlc.narg(error_detail)::text)
+select sqlc.arg(source_id)::bigint, sqlc.narg(run_id)::bigint, r.source_type, r.source_entity_id, r.reason, r.error_detail
+from (select distinct on (x.item ->> 'source_type', x.item ->> 'source_entity_id')
+             x.item ->> 'source_type' as source_type, x.item ->> 'source_entity_id' as source_entity_id,
+             x.item ->> 'reason' as reason, x.item ->> 'error_detail' as error_detail, x.n
+      from jsonb_array_elements(sqlc.arg(rows)::jsonb) with ordinality as x(item, n)
+      order by x.item ->> 'source_type', x.item ->> 'source_entity_id', x.n desc) as r
+order by r.n
 on conflict on constraint dead_letters_item_key do update
 set attempts = dead_letters.attempts
                + case when dead_letters.run_id is not distinct from excluded.run_id then 0 else 1 end,
@@ -43,16 +51,18 @@ order by id
 limit sqlc.arg(lim)::integer;
 
 -- name: SummarizeDeadLetters :many
--- Live DLQ depth by reason (not sync_runs.error_count, which is a snapshot).
-select reason, count(*) as items from dead_letters
-where source_id = sqlc.arg(source_id)::bigint group by reason order by reason;
+-- Live DLQ depth by reason (not sync_runs.error_count, which is a snapshot), from dead_letter_totals
+-- (kept by triggers on dead_letters, decision 85), not a count of the queue per call.
+select reason, items from dead_letter_totals
+where source_id = sqlc.arg(source_id)::bigint order by reason;
 
 -- name: SourceHasDeadLetters :one
 -- Whether the source has any queued item (a run with an empty queue skips the per-page clean-up).
 select exists (select 1 from dead_letters where source_id = sqlc.arg(source_id)::bigint)::boolean as has_any;
 
 -- name: CountDeadLettersBySourceReason :many
--- Live DLQ depth per source and reason, with the source's name (metrics, the demo's summary).
-select d.source_id, s.name, d.reason, count(*) as items
-from dead_letters d join sources s on s.id = d.source_id
-group by d.source_id, s.name, d.reason order by s.name, d.reason;
+-- Live DLQ depth per source and reason, with the source's name (metrics, the demo's summary), from
+-- dead_letter_totals (decision 85).
+select t.source_id, s.name, t.reason, t.items
+from dead_letter_totals t join sources s on s.id = t.source_id
+order by s.name, t.reason;

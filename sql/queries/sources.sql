@@ -78,14 +78,15 @@ order by s.id;
 -- name: ListSourceDetails :many
 -- Every column of seed 000's sources (ciphertexts included, masked before leaving the process) with the
 -- computed health, live entity count, DLQ depth and last run; one source when id is given. The live
--- entity count is source_entity_totals' (kept by triggers on entities, decision 84), not a count per call.
+-- entity count is source_entity_totals' (kept by triggers on entities, decision 84) and the DLQ depth
+-- dead_letter_totals' (decision 85), not counts per call.
 select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method, s.credential_enc, s.state,
        s.scope_mode, s.scope_list, s.content_filters, s.sync_interval, s.reconcile_interval, s.reconcile_window,
        s.authority_tier, s.webhook_enabled, s.webhook_secret_enc, s.incremental_cursor, s.last_probe_at,
        s.last_probe_status, s.created_at, s.updated_at,
        h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
        coalesce((select t.live from source_entity_totals t where t.source_id = s.id), 0)::bigint as entity_count,
-       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+       coalesce((select sum(t.items) from dead_letter_totals t where t.source_id = s.id), 0)::bigint as dlq_depth
 from sources s join source_health h on h.source_id = s.id
 where sqlc.narg(id)::bigint is null or s.id = sqlc.narg(id)::bigint
 order by s.id;
@@ -99,7 +100,7 @@ select s.id, s.name, s.connector_type, s.base_url, s.auth_account, s.auth_method
        s.last_probe_status, s.created_at, s.updated_at,
        h.health, h.last_run_id, h.last_run_state, h.last_run_finished_at, h.last_run_error_count,
        coalesce((select t.live from source_entity_totals t where t.source_id = s.id), 0)::bigint as entity_count,
-       (select count(*) from dead_letters d where d.source_id = s.id) as dlq_depth
+       coalesce((select sum(t.items) from dead_letter_totals t where t.source_id = s.id), 0)::bigint as dlq_depth
 from sources s join source_health h on h.source_id = s.id
 where (sqlc.narg(after_id)::bigint is null or s.id > sqlc.narg(after_id)::bigint)
   and (sqlc.narg(state)::text is null or s.state = sqlc.narg(state)::text)

@@ -52,7 +52,10 @@ select set_eq(
         ('dead_letters_item_key', 'u')$$,
     'Table dead_letters has exactly the expected named constraints.');
 select indexes_are('public', 'dead_letters', array['dead_letters_item_key', 'dead_letters_pkey', 'dead_letters_run_id_idx'], 'Table dead_letters has exactly the expected indexes.');
-select triggers_are('public', 'dead_letters', array['_100_timestamps'], 'Table dead_letters has exactly the expected triggers.');
+select triggers_are('public', 'dead_letters',
+    array['_100_timestamps', '_800_dead_letter_totals_insert', '_800_dead_letter_totals_update',
+          '_800_dead_letter_totals_delete', '_800_dead_letter_totals_truncate'],
+    'Table dead_letters has exactly the expected triggers.');
 select trigger_is('public', 'dead_letters', '_100_timestamps', 'public', 'tg__set_updated_at', 'Trigger _100_timestamps on dead_letters runs tg__set_updated_at().');
 select col_is_unique('public', 'dead_letters', array['source_id', 'source_type', 'source_entity_id'],
     'Dead letters are unique per (source_id, source_type, source_entity_id): one row per failed item.');

@@ -1,4 +1,4 @@
--- UpsertDeadLetter adds one attempt per new run and none for a repeat within the same run
+-- UpsertDeadLetters adds one attempt per new run and none for a repeat within the same run
 -- (seed 000 "растёт при повторном попадании").
 begin;
 select plan(4);
@@ -9,7 +9,7 @@ insert into sync_runs (source_id, mode, trigger, state, finished_at)
 values (:source_id, 'incremental', 'schedule', 'succeeded', now()) returning id as run_1 \gset
 insert into sync_runs (source_id, mode, trigger, state, finished_at)
 values (:source_id, 'incremental', 'schedule', 'succeeded', now()) returning id as run_2 \gset
--- UpsertDeadLetter itself (tap_queries, built from the generated module); the run id is filled in below.
+-- UpsertDeadLetters itself (tap_queries, built from the generated module); the run id is filled in below.
 \set upsert_dead_letter 'select tap_queries.upsert_dead_letter(:source_id::bigint, :run::bigint, ''ticket'', ''PROJ-7'', ''unknown'', null)'
 
 -- Test

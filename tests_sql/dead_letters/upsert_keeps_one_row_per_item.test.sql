@@ -1,4 +1,4 @@
--- UpsertDeadLetter (sql/queries/dead_letters.sql) keeps one row per failed item across repeated failures
+-- UpsertDeadLetters (sql/queries/dead_letters.sql) keeps one row per failed item across repeated failures
 -- (seed 000 "Одна строка на сбойный item").
 begin;
 select plan(3);
@@ -11,7 +11,7 @@ insert into sync_runs (source_id, mode, trigger, state, finished_at)
 values (:source_id, 'incremental', 'schedule', 'succeeded', now()) returning id as run_2 \gset
 
 -- Test
--- The UpsertDeadLetter statement with its parameters replaced by literals, once per failure.
+-- The UpsertDeadLetters statement with its parameters replaced by literals, one item a call.
 select tap_queries.upsert_dead_letter(:source_id::bigint, :run_1::bigint, 'ticket'::text, 'PROJ-1'::text, 'malformed'::text, 'bad json'::text);
 select is((select count(*) from dead_letters where source_id = :source_id), 1::bigint,
     'The first failure of an item parks one row.');

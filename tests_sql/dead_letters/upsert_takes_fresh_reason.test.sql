@@ -1,4 +1,4 @@
--- UpsertDeadLetter replaces reason and error_detail with those of the latest failure and moves updated_at
+-- UpsertDeadLetters replaces reason and error_detail with those of the latest failure and moves updated_at
 -- (seed 000: "обновляет строку (attempts, updated_at, свежая reason)").
 begin;
 select plan(4);
@@ -13,7 +13,7 @@ insert into dead_letters (source_id, run_id, source_type, source_entity_id, reas
 values (:source_id, :run_1, 'ticket', 'PROJ-9', 'rate_limited', '429 after 5 tries', '2000-01-01T00:00:00Z', '2000-01-01T00:00:00Z');
 
 -- Test
--- The UpsertDeadLetter statement with its parameters replaced by literals.
+-- The UpsertDeadLetters statement with its parameters replaced by literals.
 select tap_queries.upsert_dead_letter(:source_id::bigint, :run_2::bigint, 'ticket'::text, 'PROJ-9'::text, 'permission'::text, '403 Forbidden'::text);
 select is((select reason from dead_letters where source_entity_id = 'PROJ-9'), 'permission',
     'The reason of the latest failure replaces the old one.');
