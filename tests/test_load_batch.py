@@ -9,6 +9,7 @@ import dataclasses
 
 from app.db.connect import connect
 from app.pipeline.load import Batch, load_batch
+from connectors.base import ItemError
 from tests.test_transform import awkward_entities
 
 
@@ -56,3 +57,41 @@ def test_a_page_of_awkward_entities_loads_and_an_equal_reload_writes_nothing(fre
         conn.commit()
         assert (again.written, again.unchanged) == (0, len(entities))
         assert conn.execute("select sum(xmin::text::bigint) from entities").fetchone() == before
+
+
+def test_a_page_of_failures_parks_each_item_once_whatever_its_message_holds(fresh_db_url: str) -> None:
+    """A page's failures are one statement (decision 85): an item the page lists twice is parked once with its
+    last failure, and a message quoting a NUL from the payload cannot fail the page (the page travels as
+    JSON, whose dumper drops NUL: app/db/jsonb.py)."""
+    errors = [
+        ItemError("issue", "P-1", "malformed", "bad field \x00 in summary"),
+        ItemError("issue", "P-2", "permission", "403"),
+        ItemError("issue", "P-1", "not_found", "gone \x00 now"),
+    ]
+    with connect(fresh_db_url) as conn:
+        row = conn.execute("insert into sources (name, connector_type) values ('dlq', 'jira') returning id").fetchone()
+        assert row is not None
+        source_id = int(row[0])
+        run = conn.execute(
+            "insert into sync_runs (source_id, mode, trigger, state, started_at) "
+            "values (%s, 'full', 'manual', 'running', now()) returning id",
+            (source_id,),
+        ).fetchone()
+        assert run is not None
+        result = load_batch(
+            conn, source_id=source_id, run_id=int(run[0]), batch=Batch(errors=errors), record_seen=False
+        )
+        conn.commit()
+        assert result.dead_letters == 3
+        parked = conn.execute(
+            "select source_entity_id, reason, error_detail, attempts from dead_letters "
+            "where source_id = %s order by id",
+            (source_id,),
+        ).fetchall()
+        assert parked == [("P-2", "permission", "403", 1), ("P-1", "not_found", "gone  now", 1)]
+        totals = conn.execute(
+            "select reason, items from dead_letter_totals where source_id = %s order by reason", (source_id,)
+        ).fetchall()
+        assert totals == [("not_found", 1), ("permission", 1)]
+        conn.execute("delete from sources where id = %s", (source_id,))
+        conn.commit()
