@@ -1861,6 +1861,8 @@ COMMENT ON INDEX public.sync_runs_one_active_per_source IS 'Lock: one queued/run
 
 CREATE INDEX sync_runs_source_id_created_at_idx ON public.sync_runs USING btree (source_id, created_at DESC);
 
+CREATE INDEX sync_runs_source_id_id_idx ON public.sync_runs USING btree (source_id, id DESC);
+
 CREATE INDEX sync_runs_terminal_idx ON public.sync_runs USING btree (source_id, finished_at DESC, id DESC) WHERE (state = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text]));
 
 CREATE INDEX sync_runs_watchdog_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (trigger = 'watchdog'::text);

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from app.queries import alerts as aq
+from app.queries import runs as rq
 from app.queries import sources as sq
 
 RUNS = 3000
@@ -62,4 +63,46 @@ def test_the_tick_reads_a_few_runs_per_source_whatever_the_history(fresh_db_url:
             assert conditions == []  # the latest run succeeded
 
         assert _rows_read(conn) - before < 60
+        conn.rollback()
+
+
+def test_a_quiet_sources_history_page_reads_its_own_runs_not_the_journal(fresh_db_url: str) -> None:
+    """GET /runs?source_id=… (ListRunsPage) of a source whose runs are the oldest in the journal reads that
+    source's page through sync_runs_source_id_id_idx (decision 86). Without it the plan walks the journal
+    backwards through the primary key and reads every newer run first: 5,050 rows here. The statement runs
+    on one connection with other filters in between, past psycopg's prepare threshold and PostgreSQL's five
+    custom plans, so a generic plan that could not use the index would be caught too."""
+    with psycopg.connect(fresh_db_url) as conn:  # one transaction, rolled back
+        quiet, busy = (
+            int(r[0])
+            for r in conn.execute(
+                "insert into sources (name, connector_type) values ('quiet', 'jira'), ('busy', 'slack') returning id"
+            ).fetchall()
+        )
+        # The quiet source's 200 runs first, then 5,000 of the busy one.
+        conn.execute(
+            "insert into sync_runs (source_id, mode, trigger, state, created_at, started_at, finished_at)"
+            " select case when g <= 200 then %(quiet)s else %(busy)s end, 'incremental', 'schedule', 'succeeded',"
+            "   t, t, t + interval '5 seconds'"
+            " from generate_series(1, 5200) g, lateral (select now() - make_interval(mins => 5200 - g) as t) x",
+            {"quiet": quiet, "busy": busy},
+        )
+        conn.execute("analyze sync_runs")
+        filters: dict[str, Any] = {
+            "state": None,
+            "mode": None,
+            "run_type": None,
+            "trigger": None,
+            "started_from": None,
+            "started_to": None,
+            "before_id": None,
+        }
+        for round_ in range(8):
+            for other in ({"source_id": busy}, {"source_id": None, "state": "failed"}):
+                rq.list_runs_page(conn, **{**filters, **other}, lim=51)
+            before = _rows_read(conn)
+            page = rq.list_runs_page(conn, **{**filters, "source_id": quiet}, lim=51)
+            read = _rows_read(conn) - before
+            assert [r.source_id for r in page] == [quiet] * 51
+            assert read < 120, f"round {round_}: {read} rows of sync_runs read for a page of 51"
         conn.rollback()
