@@ -1809,6 +1809,10 @@ COMMENT ON INDEX public.api_tokens_live_name_key IS 'One live (unrevoked) token 
 
 CREATE INDEX dead_letters_run_id_idx ON public.dead_letters USING btree (run_id);
 
+CREATE INDEX dead_letters_source_id_idx ON public.dead_letters USING btree (source_id, id);
+
+CREATE INDEX dead_letters_source_reason_idx ON public.dead_letters USING btree (source_id, reason, id);
+
 CREATE INDEX entities_acl_principals_idx ON public.entities USING gin (acl_principals);
 
 CREATE INDEX entities_alias_holders_idx ON public.entities USING btree (source_id) WHERE ((aliases <> '{}'::text[]) AND (deleted_at IS NULL));

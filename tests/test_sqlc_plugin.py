@@ -463,3 +463,12 @@ def test_results_binary_directive_on_a_query_without_rows_fails_loudly() -> None
     request["queries"][0]["comments"] = [" results: binary"]
     with pytest.raises(PluginError, match="results: binary needs a query that returns rows"):
         generate(request)
+
+
+def test_plan_custom_directive_sends_the_statement_unprepared_and_stays_out_of_the_docstring() -> None:
+    request = _request(":many", [])
+    request["queries"][0]["comments"] = [" Every thing.", " plan: custom"]
+    code = generate(request)["things.py"]
+    assert "prepare=False" in code and "plan: custom" not in code and "Every thing." in code
+    compile(code, "things.py", "exec")
+    assert "prepare=False" not in generate(_request(":many", []))["things.py"]

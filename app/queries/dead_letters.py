@@ -107,9 +107,9 @@ LIST_DEAD_LETTERS = """
 select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
 from dead_letters
 where source_id = %(source_id)s::bigint
+  and id > coalesce(%(after_id)s::bigint, 0)
   and (%(reason)s::text is null or reason = %(reason)s::text)
   and (%(source_type)s::text is null or source_type = %(source_type)s::text)
-  and (%(after_id)s::bigint is null or id > %(after_id)s::bigint)
 order by id
 limit %(lim)s::integer
 """
@@ -135,24 +135,29 @@ def list_dead_letters(
     conn: psycopg.Connection[Any],
     *,
     source_id: int,
+    after_id: int | None,
     reason: str | None,
     source_type: str | None,
-    after_id: int | None,
     lim: int,
 ) -> list[ListDeadLettersRow]:
-    """Failed-items review, oldest first: one keyset page (ids above the cursor's),
-    optionally of one reason or source type.
+    """Failed-items review, oldest first: one keyset page of a source's queue (ids
+    above the cursor's; 0 before the first page), optionally of one reason or
+    source type, through dead_letters_source_reason_idx or
+    dead_letters_source_id_idx. Planned for each call's values (decision 87): a
+    generic plan, made without them, can use neither and walked the primary key
+    through every other source's and reason's items.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             LIST_DEAD_LETTERS,
             {
                 "source_id": source_id,
+                "after_id": after_id,
                 "reason": reason,
                 "source_type": source_type,
-                "after_id": after_id,
                 "lim": lim,
             },
+            prepare=False,
         ).fetchall()
     return [ListDeadLettersRow(*row) for row in rows]
 

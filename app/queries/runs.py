@@ -657,7 +657,10 @@ def list_runs_page(
 ) -> list[SyncRunHistoryRow]:
     """Run history, newest first: one keyset page (ids below the cursor's), of one
     source or all, filtered by state, mode, derived type, trigger and creation
-    time [started_from, started_to).
+    time [started_from, started_to). Planned for each call's values (decision 87):
+    which index serves the page (a source's sync_runs_source_id_id_idx, decision
+    86, or the primary key) depends on the filters given, which a generic plan
+    does not know.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -674,6 +677,7 @@ def list_runs_page(
                 "lim": lim,
             },
             binary=True,
+            prepare=False,
         ).fetchall()
     return [SyncRunHistoryRow(*row) for row in rows]
 

@@ -39,14 +39,17 @@ select source_type, source_entity_id from dead_letters
 where source_id = sqlc.arg(source_id)::bigint order by id;
 
 -- name: ListDeadLetters :many
--- Failed-items review, oldest first: one keyset page (ids above the cursor's), optionally of one reason
--- or source type.
+-- Failed-items review, oldest first: one keyset page of a source's queue (ids above the cursor's; 0 before
+-- the first page), optionally of one reason or source type, through dead_letters_source_reason_idx or
+-- dead_letters_source_id_idx. Planned for each call's values (decision 87): a generic plan, made without
+-- them, can use neither and walked the primary key through every other source's and reason's items.
+-- plan: custom
 select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
 from dead_letters
 where source_id = sqlc.arg(source_id)::bigint
+  and id > coalesce(sqlc.narg(after_id)::bigint, 0)
   and (sqlc.narg(reason)::text is null or reason = sqlc.narg(reason)::text)
   and (sqlc.narg(source_type)::text is null or source_type = sqlc.narg(source_type)::text)
-  and (sqlc.narg(after_id)::bigint is null or id > sqlc.narg(after_id)::bigint)
 order by id
 limit sqlc.arg(lim)::integer;
 

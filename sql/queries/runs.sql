@@ -124,9 +124,12 @@ order by id;
 
 -- name: ListRunsPage :many
 -- Run history, newest first: one keyset page (ids below the cursor's), of one source or all, filtered by
--- state, mode, derived type, trigger and creation time [started_from, started_to).
+-- state, mode, derived type, trigger and creation time [started_from, started_to). Planned for each call's
+-- values (decision 87): which index serves the page (a source's sync_runs_source_id_id_idx, decision 86,
+-- or the primary key) depends on the filters given, which a generic plan does not know.
 -- nullable: duration
 -- results: binary
+-- plan: custom
 select id, source_id, mode, trigger, state, scope, entities_done, entities_total, error_count, error_detail,
        started_at, finished_at, heartbeat_at, created_at, api_calls, rate_limited, deliveries, run_type,
        duration::interval as duration

@@ -71,7 +71,8 @@ def test_a_quiet_sources_history_page_reads_its_own_runs_not_the_journal(fresh_d
     source's page through sync_runs_source_id_id_idx (decision 86). Without it the plan walks the journal
     backwards through the primary key and reads every newer run first: 5,050 rows here. The statement runs
     on one connection with other filters in between, past psycopg's prepare threshold and PostgreSQL's five
-    custom plans, so a generic plan that could not use the index would be caught too."""
+    custom plans: it is sent unprepared (`-- plan: custom`, decision 87), and a generic plan that could not
+    use the index would be caught here."""
     with psycopg.connect(fresh_db_url) as conn:  # one transaction, rolled back
         quiet, busy = (
             int(r[0])

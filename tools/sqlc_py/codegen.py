@@ -21,6 +21,10 @@ NULLABLE = re.compile(r"^\s*nullable:\s*(.*)$")
 # A comment line `-- results: binary` under `-- name:` fetches the rows in PostgreSQL's binary format: the
 # same Python values, loaded without parsing text (timestamps, intervals); for hot reads of many rows.
 BINARY = re.compile(r"^\s*results:\s*binary\s*$")
+# A comment line `-- plan: custom` under `-- name:` sends the statement unprepared (psycopg's prepare=False),
+# so PostgreSQL plans it for each call's values and never settles on a generic plan: for keyset pages
+# whose right index depends on which filters are given and how rare their values are (decision 87).
+CUSTOM_PLAN = re.compile(r"^\s*plan:\s*custom\s*$")
 # ruff's default line length; longer generated lines (long SQL) get a file-level E501 waiver.
 MAX_LINE = 88
 
@@ -134,7 +138,7 @@ def fields(columns: list[dict[str, Any]], enums: frozenset[str], fallback: str) 
 
 def purpose_lines(query: dict[str, Any]) -> list[str]:
     """The query's comment lines, which become its docstring (directives left out)."""
-    directive = (NULLABLE, BINARY)
+    directive = (NULLABLE, BINARY, CUSTOM_PLAN)
     return [str(c) for c in query.get("comments") or [] if not any(d.match(str(c)) for d in directive)]
 
 
@@ -273,6 +277,8 @@ def render_query(
     if binary and cmd not in (":one", ":many"):
         raise PluginError(f"{name}: results: binary needs a query that returns rows (:one or :many)")
     fmt = "            binary=True,\n" if binary else ""
+    if any(CUSTOM_PLAN.match(str(c)) for c in query.get("comments") or []):
+        fmt += "            prepare=False,\n"
     call = f"cur.execute(\n            {const},\n            {bound},\n{fmt}        )"
     if cmd == ":one":
         out += [f"        row = {call}.fetchone()", "    if row is None:", "        return None"]
