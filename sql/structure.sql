@@ -1807,11 +1807,9 @@ CREATE UNIQUE INDEX api_tokens_live_name_key ON public.api_tokens USING btree (n
 
 COMMENT ON INDEX public.api_tokens_live_name_key IS 'One live (unrevoked) token per name, so revoke by name names exactly one token; a revoked name may be reused.';
 
+CREATE INDEX dead_letters_reason_source_idx ON public.dead_letters USING btree (reason, source_id, id);
+
 CREATE INDEX dead_letters_run_id_idx ON public.dead_letters USING btree (run_id);
-
-CREATE INDEX dead_letters_source_id_idx ON public.dead_letters USING btree (source_id, id);
-
-CREATE INDEX dead_letters_source_reason_idx ON public.dead_letters USING btree (source_id, reason, id);
 
 CREATE INDEX entities_acl_principals_idx ON public.entities USING gin (acl_principals);
 

@@ -142,10 +142,10 @@ def list_dead_letters(
 ) -> list[ListDeadLettersRow]:
     """Failed-items review, oldest first: one keyset page of a source's queue (ids
     above the cursor's; 0 before the first page), optionally of one reason or
-    source type, through dead_letters_source_reason_idx or
-    dead_letters_source_id_idx. Planned for each call's values (decision 87): a
-    generic plan, made without them, can use neither and walked the primary key
-    through every other source's and reason's items.
+    source type; a reason's page through dead_letters_reason_source_idx. Planned
+    for each call's values (decision 87): a generic plan, made without them,
+    cannot use that index and walked the primary key through every other reason's
+    items.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

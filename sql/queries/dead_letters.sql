@@ -40,9 +40,9 @@ where source_id = sqlc.arg(source_id)::bigint order by id;
 
 -- name: ListDeadLetters :many
 -- Failed-items review, oldest first: one keyset page of a source's queue (ids above the cursor's; 0 before
--- the first page), optionally of one reason or source type, through dead_letters_source_reason_idx or
--- dead_letters_source_id_idx. Planned for each call's values (decision 87): a generic plan, made without
--- them, can use neither and walked the primary key through every other source's and reason's items.
+-- the first page), optionally of one reason or source type; a reason's page through
+-- dead_letters_reason_source_idx. Planned for each call's values (decision 87): a generic plan, made
+-- without them, cannot use that index and walked the primary key through every other reason's items.
 -- plan: custom
 select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
 from dead_letters

@@ -2,12 +2,11 @@
 
 A storm (a source whose payloads changed shape parks every item as `malformed`) fills the queue with one
 reason; the operator then asks for the items that failed for another reason, of that source or of one
-whose items were parked after the storm, or for that source's whole queue. ListDeadLetters pages a
-source's queue oldest first, keyset on id; through the primary key those pages read the whole storm first
-(here 4,000 rows for each), through dead_letters_source_id_idx and dead_letters_source_reason_idx only
-their own entries. Each page is asked for eight times on one
+whose items were parked after the storm. ListDeadLetters pages a source's queue oldest first, keyset on
+id; through the primary key those pages read the whole storm first (here 4,000 rows for each), through
+dead_letters_reason_source_idx only their own entries. Each page is asked for eight times on one
 connection with other filters in between, past psycopg's prepare threshold and PostgreSQL's five custom
-plans: PostgreSQL's generic plan for the statement used neither index (the statement is now sent
+plans: PostgreSQL's generic plan for the statement did not use the index (the statement is now sent
 unprepared, `-- plan: custom`; without that the fifth round read 4,189 rows).
 """
 
@@ -62,7 +61,7 @@ def test_a_reason_page_after_a_storm_reads_its_own_items(fresh_db_url: str) -> N
 
         for round_ in range(8):
             page(storm, None, None)  # the storm's own first page, a different plan's parameters
-            for source_id, reason, cursor_at in ((storm, "permission", 10), (later, "not_found", 0), (later, None, 20)):
+            for source_id, reason, cursor_at in ((storm, "permission", 10), (later, "not_found", 0)):
                 first = page(source_id, reason, None)
                 before = _rows_read(conn)
                 rows = page(source_id, reason, first[cursor_at].id)
