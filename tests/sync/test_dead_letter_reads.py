@@ -17,16 +17,13 @@ from typing import Any
 import psycopg
 
 from app.queries import dead_letters as dq
+from tests.sync.table_reads import rows_read
 
 STORM = 4000
 
 
 def _rows_read(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute(
-        "select seq_tup_read + coalesce(idx_tup_fetch, 0) from pg_stat_xact_user_tables where relname = 'dead_letters'"
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
+    return rows_read(conn, "dead_letters")
 
 
 def test_a_reason_page_after_a_storm_reads_its_own_items(fresh_db_url: str) -> None:

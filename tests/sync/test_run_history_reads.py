@@ -20,16 +20,13 @@ import pytest
 from app.queries import alerts as aq
 from app.queries import runs as rq
 from app.queries import sources as sq
+from tests.sync.table_reads import rows_read
 
 RUNS = 3000
 
 
 def _rows_read(conn: psycopg.Connection[Any]) -> int:
-    row = conn.execute(
-        "select seq_tup_read + coalesce(idx_tup_fetch, 0) from pg_stat_xact_user_tables where relname = 'sync_runs'"
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
+    return rows_read(conn, "sync_runs")
 
 
 @pytest.mark.parametrize("statement", ["schedule", "alerts"])
