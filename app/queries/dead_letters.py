@@ -104,13 +104,21 @@ def list_dead_letter_identities(
 
 
 LIST_DEAD_LETTERS = """
-select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
-from dead_letters
-where source_id = %(source_id)s::bigint
-  and id > coalesce(%(after_id)s::bigint, 0)
-  and (%(reason)s::text is null or reason = %(reason)s::text)
-  and (%(source_type)s::text is null or source_type = %(source_type)s::text)
-order by id
+select d.id, d.source_id, d.run_id, d.source_type, d.source_entity_id, d.reason, d.error_detail, d.attempts,
+       d.created_at, d.updated_at
+from dead_letter_totals t
+cross join lateral (
+    select x.id, x.source_id, x.run_id, x.source_type, x.source_entity_id, x.reason, x.error_detail, x.attempts,
+           x.created_at, x.updated_at
+    from dead_letters x
+    where (x.reason, x.source_id, x.id) > (t.reason, t.source_id, coalesce(%(after_id)s::bigint, 0))
+      and (x.reason, x.source_id, x.id) <= (t.reason, t.source_id, 9223372036854775807)
+      and (%(source_type)s::text is null or x.source_type = %(source_type)s::text)
+    order by x.reason, x.source_id, x.id
+    limit %(lim)s::integer) d
+where t.source_id = %(source_id)s::bigint
+  and (%(reason)s::text is null or t.reason = %(reason)s::text)
+order by d.id
 limit %(lim)s::integer
 """
 
@@ -134,30 +142,34 @@ class ListDeadLettersRow:
 def list_dead_letters(
     conn: psycopg.Connection[Any],
     *,
-    source_id: int,
     after_id: int | None,
-    reason: str | None,
     source_type: str | None,
     lim: int,
+    source_id: int,
+    reason: str | None,
 ) -> list[ListDeadLettersRow]:
     """Failed-items review, oldest first: one keyset page of a source's queue (ids
     above the cursor's; 0 before the first page), optionally of one reason or
-    source type; a reason's page through dead_letters_reason_source_idx. Planned
-    for each call's values (decision 87): a generic plan, made without them,
-    cannot use that index and walked the primary key through every other reason's
-    items.
+    source type. Read one reason at a time (decision 88): the reasons the source
+    has are its rows of dead_letter_totals, each reason's next `lim` items come
+    from dead_letters_reason_source_idx, and the page is the first `lim` of those
+    by id. So no page reads another source's or reason's items, however many were
+    parked before them (a storm: decision 87). The read is a range of that index's
+    key, not equalities: with `reason = t.reason` both columns are constants
+    inside the lateral read, `order by id` is then the primary key's order too,
+    and the generic plan walked the primary key through the storm. No other index
+    has the three columns' order.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
             LIST_DEAD_LETTERS,
             {
-                "source_id": source_id,
                 "after_id": after_id,
-                "reason": reason,
                 "source_type": source_type,
                 "lim": lim,
+                "source_id": source_id,
+                "reason": reason,
             },
-            prepare=False,
         ).fetchall()
     return [ListDeadLettersRow(*row) for row in rows]
 

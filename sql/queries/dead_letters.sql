@@ -40,17 +40,28 @@ where source_id = sqlc.arg(source_id)::bigint order by id;
 
 -- name: ListDeadLetters :many
 -- Failed-items review, oldest first: one keyset page of a source's queue (ids above the cursor's; 0 before
--- the first page), optionally of one reason or source type; a reason's page through
--- dead_letters_reason_source_idx. Planned for each call's values (decision 87): a generic plan, made
--- without them, cannot use that index and walked the primary key through every other reason's items.
--- plan: custom
-select id, source_id, run_id, source_type, source_entity_id, reason, error_detail, attempts, created_at, updated_at
-from dead_letters
-where source_id = sqlc.arg(source_id)::bigint
-  and id > coalesce(sqlc.narg(after_id)::bigint, 0)
-  and (sqlc.narg(reason)::text is null or reason = sqlc.narg(reason)::text)
-  and (sqlc.narg(source_type)::text is null or source_type = sqlc.narg(source_type)::text)
-order by id
+-- the first page), optionally of one reason or source type. Read one reason at a time (decision 88): the
+-- reasons the source has are its rows of dead_letter_totals, each reason's next `lim` items come from
+-- dead_letters_reason_source_idx, and the page is the first `lim` of those by id. So no page reads
+-- another source's or reason's items, however many were parked before them (a storm: decision 87).
+-- The read is a range of that index's key, not equalities: with `reason = t.reason` both columns are
+-- constants inside the lateral read, `order by id` is then the primary key's order too, and the generic
+-- plan walked the primary key through the storm. No other index has the three columns' order.
+select d.id, d.source_id, d.run_id, d.source_type, d.source_entity_id, d.reason, d.error_detail, d.attempts,
+       d.created_at, d.updated_at
+from dead_letter_totals t
+cross join lateral (
+    select x.id, x.source_id, x.run_id, x.source_type, x.source_entity_id, x.reason, x.error_detail, x.attempts,
+           x.created_at, x.updated_at
+    from dead_letters x
+    where (x.reason, x.source_id, x.id) > (t.reason, t.source_id, coalesce(sqlc.narg(after_id)::bigint, 0))
+      and (x.reason, x.source_id, x.id) <= (t.reason, t.source_id, 9223372036854775807)
+      and (sqlc.narg(source_type)::text is null or x.source_type = sqlc.narg(source_type)::text)
+    order by x.reason, x.source_id, x.id
+    limit sqlc.arg(lim)::integer) d
+where t.source_id = sqlc.arg(source_id)::bigint
+  and (sqlc.narg(reason)::text is null or t.reason = sqlc.narg(reason)::text)
+order by d.id
 limit sqlc.arg(lim)::integer;
 
 -- name: SummarizeDeadLetters :many
