@@ -1855,15 +1855,19 @@ CREATE UNIQUE INDEX procrastinate_jobs_queueing_lock_idx_v1 ON public.procrastin
 
 CREATE INDEX procrastinate_periodic_defers_job_id_fkey_v1 ON public.procrastinate_periodic_defers USING btree (job_id);
 
-CREATE INDEX sync_runs_full_reconciliation_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (mode = ANY (ARRAY['full'::text, 'reconciliation'::text]));
+CREATE INDEX sync_runs_anchor_idx ON public.sync_runs USING btree (source_id, created_at) WHERE ((mode = ANY (ARRAY['full'::text, 'reconciliation'::text])) AND (state = ANY (ARRAY['queued'::text, 'running'::text, 'succeeded'::text])));
 
 CREATE UNIQUE INDEX sync_runs_one_active_per_source ON public.sync_runs USING btree (source_id) WHERE (state = ANY (ARRAY['queued'::text, 'running'::text]));
 
 COMMENT ON INDEX public.sync_runs_one_active_per_source IS 'Lock: one queued/running run per source (seed 000). ON CONFLICT targets repeat its WHERE.';
 
+CREATE INDEX sync_runs_reconciliation_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (mode = 'reconciliation'::text);
+
 CREATE INDEX sync_runs_source_id_created_at_idx ON public.sync_runs USING btree (source_id, created_at DESC);
 
 CREATE INDEX sync_runs_source_id_id_idx ON public.sync_runs USING btree (source_id, id DESC);
+
+CREATE INDEX sync_runs_succeeded_idx ON public.sync_runs USING btree (source_id, finished_at DESC) WHERE (state = 'succeeded'::text);
 
 CREATE INDEX sync_runs_terminal_idx ON public.sync_runs USING btree (source_id, finished_at DESC, id DESC) WHERE (state = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text]));
 

@@ -189,8 +189,8 @@ def list_alert_conditions(
     """Every alert condition true now, one row per (kind, subject) with a one-line
     detail. The latest runs are read per source, each the first row of an index in
     the same order (sync_runs_terminal_idx; a source's reconciliations through
-    sync_runs_full_reconciliation_idx), not by sorting the whole run journal once
-    a minute (decision 81).
+    sync_runs_reconciliation_idx), not by sorting the whole run journal once a
+    minute (decision 81).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

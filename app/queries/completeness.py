@@ -100,8 +100,8 @@ def latest_completeness(
     """Per source, the audit rows of its latest reconciliation that has any (for
     metrics). Only reconciliations are audited (app/pipeline/run.py), so each
     source's look-up reads its reconciliations through
-    sync_runs_full_reconciliation_idx, a few a month, and not every run it ever
-    made (decision 83).
+    sync_runs_reconciliation_idx, a few a month, and not every run it ever made
+    (decisions 83, 89).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

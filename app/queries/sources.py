@@ -255,9 +255,10 @@ def list_schedule_state(
     active; the first full sync anchors the first reconciliation window. Each
     look-up is the first row of an index in its order (`order by … limit 1`): the
     last poll walks sync_runs_source_id_created_at_idx back to the newest poll,
-    the anchors read sync_runs_full_reconciliation_idx, the last success
-    sync_runs_terminal_idx, the last watchdog run sync_runs_watchdog_idx. None
-    reads a source's whole history (decision 81).
+    the first full sync reads sync_runs_anchor_idx, the reconciliations
+    sync_runs_reconciliation_idx, the last success sync_runs_succeeded_idx, the
+    last watchdog run sync_runs_watchdog_idx. None reads a source's whole history
+    (decision 81), nor a failing source's failures (decision 89).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -356,7 +357,8 @@ def list_source_last_success(
     conn: psycopg.Connection[Any],
 ) -> list[ListSourceLastSuccessRow]:
     """Every source with its name, connector and the end of its last succeeded run
-    (NULL: never succeeded).
+    (NULL: never succeeded), the first entry of sync_runs_succeeded_idx (decision
+    89).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
@@ -569,7 +571,9 @@ def summarize_sources_for_metrics(
     all runs, seconds since the last successful run (NULL before the first),
     webhook-triggered runs and remembered deliveries. Finished runs are summed in
     sync_run_totals (decision 83); the unfinished one, if any, is read through
-    sync_runs_one_active_per_source. Nothing here reads the whole journal.
+    sync_runs_one_active_per_source, the last success through
+    sync_runs_succeeded_idx (decision 89). Nothing here reads the whole journal,
+    nor a failing source's failures.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

@@ -46,7 +46,7 @@ where r.id = sqlc.arg(id)::bigint;
 -- name: ListAlertConditions :many
 -- Every alert condition true now, one row per (kind, subject) with a one-line detail.
 -- The latest runs are read per source, each the first row of an index in the same order
--- (sync_runs_terminal_idx; a source's reconciliations through sync_runs_full_reconciliation_idx), not by
+-- (sync_runs_terminal_idx; a source's reconciliations through sync_runs_reconciliation_idx), not by
 -- sorting the whole run journal once a minute (decision 81).
 with latest as (
     select s.id as source_id, r.state, r.error_detail, r.id

@@ -27,7 +27,7 @@ order by container;
 -- name: LatestCompleteness :many
 -- Per source, the audit rows of its latest reconciliation that has any (for metrics). Only
 -- reconciliations are audited (app/pipeline/run.py), so each source's look-up reads its reconciliations
--- through sync_runs_full_reconciliation_idx, a few a month, and not every run it ever made (decision 83).
+-- through sync_runs_reconciliation_idx, a few a month, and not every run it ever made (decisions 83, 89).
 select s.id as source_id, c.container, c.source_count, c.live_count
 from sources s
 cross join lateral (

@@ -45,9 +45,10 @@ where id = sqlc.arg(id)::bigint;
 -- whole-source polls only (never webhook or items-scoped runs); a reconciliation counts as done only
 -- when it succeeded or is still active; the first full sync anchors the first reconciliation window.
 -- Each look-up is the first row of an index in its order (`order by … limit 1`): the last poll walks
--- sync_runs_source_id_created_at_idx back to the newest poll, the anchors read
--- sync_runs_full_reconciliation_idx, the last success sync_runs_terminal_idx, the last watchdog run
--- sync_runs_watchdog_idx. None reads a source's whole history (decision 81).
+-- sync_runs_source_id_created_at_idx back to the newest poll, the first full sync reads
+-- sync_runs_anchor_idx, the reconciliations sync_runs_reconciliation_idx, the last success
+-- sync_runs_succeeded_idx, the last watchdog run sync_runs_watchdog_idx. None reads a source's whole
+-- history (decision 81), nor a failing source's failures (decision 89).
 select s.id, s.connector_type, s.sync_interval, s.reconcile_interval, s.reconcile_window, s.webhook_enabled,
        s.last_probe_at, s.incremental_cursor, s.created_at,
        (select r.created_at from sync_runs r
@@ -149,7 +150,8 @@ select id from sources where state = 'active' order by id;
 -- the last successful run (NULL before the first), webhook-triggered runs and remembered deliveries.
 -- nullable: seconds_since_success
 -- Finished runs are summed in sync_run_totals (decision 83); the unfinished one, if any, is read through
--- sync_runs_one_active_per_source. Nothing here reads the whole journal.
+-- sync_runs_one_active_per_source, the last success through sync_runs_succeeded_idx (decision 89).
+-- Nothing here reads the whole journal, nor a failing source's failures.
 select s.id as source_id,
        (coalesce(t.entities_done, 0) + coalesce(a.entities_done, 0))::bigint as items_processed,
        (coalesce(t.api_calls, 0) + coalesce(a.api_calls, 0))::bigint as api_calls,
@@ -170,7 +172,8 @@ left join lateral (
 order by s.id;
 
 -- name: ListSourceLastSuccess :many
--- Every source with its name, connector and the end of its last succeeded run (NULL: never succeeded).
+-- Every source with its name, connector and the end of its last succeeded run (NULL: never succeeded),
+-- the first entry of sync_runs_succeeded_idx (decision 89).
 select s.id, s.name, s.connector_type,
        (select max(r.finished_at) from sync_runs r where r.source_id = s.id and r.state = 'succeeded')::timestamptz as last_success
 from sources s order by s.id;

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from app.queries import alerts as aq
+from app.queries import completeness as cq
 from app.queries import runs as rq
 from app.queries import sources as sq
 from tests.sync.table_reads import rows_read
@@ -103,4 +104,57 @@ def test_a_quiet_sources_history_page_reads_its_own_runs_not_the_journal(fresh_d
             read = _rows_read(conn) - before
             assert [r.source_id for r in page] == [quiet] * 51
             assert read < 120, f"round {round_}: {read} rows of sync_runs read for a page of 51"
+        conn.rollback()
+
+
+@pytest.mark.parametrize("statement", ["schedule", "last_success", "metrics", "completeness"])
+def test_a_failing_sources_last_success_reads_past_none_of_its_failures(fresh_db_url: str, statement: str) -> None:
+    """The last success and the schedule's anchors are found without reading a failure streak (decision 89).
+
+    One source succeeded once (its first full sync), then failed 3,000 polls in a row (a revoked credential);
+    another never succeeded (3,000 failed full syncs). The tick (ListScheduleState) and each scrape
+    (ListSourceLastSuccess, SummarizeSourcesForMetrics, LatestCompleteness) ask for the last success, the
+    first full sync or the reconciliations. Through migration 27's indexes they walked every failed run
+    first: 21,012 / 12,004 / 12,004 / 3,002 rows here; through migration 34's partial indexes a few."""
+    with psycopg.connect(fresh_db_url) as conn:  # one transaction, rolled back
+        failing, never = (
+            int(r[0])
+            for r in conn.execute(
+                "insert into sources (name, connector_type) values ('failing', 'jira'), ('never', 'slack') returning id"
+            ).fetchall()
+        )
+        conn.execute(
+            "insert into sync_runs (source_id, mode, trigger, state, created_at, started_at, finished_at, error_detail)"
+            " select s, case when s = %(never)s or g = 0 then 'full' else 'incremental' end, 'schedule',"
+            "   case when s = %(failing)s and g = 0 then 'succeeded' else 'failed' end,"
+            "   t, t, t + interval '20 seconds', case when s = %(never)s or g > 0 then 'HTTP 401' end"
+            " from unnest(array[%(failing)s, %(never)s]::bigint[]) s, generate_series(0, %(n)s) g,"
+            "   lateral (select now() - make_interval(mins => 15 * (%(n)s - g)) as t) x",
+            {"failing": failing, "never": never, "n": RUNS},
+        )
+        conn.execute("analyze sync_runs")
+        row = conn.execute(
+            "select finished_at from sync_runs where source_id = %s and state = 'succeeded'", (failing,)
+        ).fetchone()
+        assert row is not None
+        succeeded_at: datetime = row[0]
+        before = _rows_read(conn)
+
+        if statement == "schedule":
+            states = {s.id: s for s in sq.list_schedule_state(conn)}
+            assert states[failing].last_success == succeeded_at and states[failing].first_full is not None
+            assert states[never].last_success is None and states[never].first_full is None
+            assert states[never].last_reconciliation is None
+        elif statement == "last_success":
+            last = {s.id: s.last_success for s in sq.list_source_last_success(conn)}
+            assert last == {failing: succeeded_at, never: None}
+        elif statement == "completeness":
+            assert cq.latest_completeness(conn) == []  # neither source was ever reconciled
+        else:
+            since = {s.source_id: s.seconds_since_success for s in sq.summarize_sources_for_metrics(conn)}
+            assert since[never] is None and since[failing] is not None
+            assert since[failing] >= (datetime.now(UTC) - succeeded_at).total_seconds() - 60
+
+        read = _rows_read(conn) - before
+        assert read < 60, f"{statement}: {read} rows of sync_runs read for two sources"
         conn.rollback()

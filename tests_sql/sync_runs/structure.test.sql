@@ -1,6 +1,6 @@
 -- Structure of sync_runs: seed 000 §2 plus the run counters of seed 003; the one-active-run partial unique index.
 begin;
-select plan(65);
+select plan(67);
 
 -- Test
 select has_table('public', 'sync_runs', 'Table sync_runs exists.');
@@ -74,16 +74,22 @@ select set_eq(
         ('sync_runs_source_id_fkey', 'f'),
         ('sync_runs_pkey', 'p')$$,
     'Table sync_runs has exactly the expected named constraints.');
-select indexes_are('public', 'sync_runs', array['sync_runs_full_reconciliation_idx', 'sync_runs_one_active_per_source', 'sync_runs_pkey', 'sync_runs_source_id_created_at_idx', 'sync_runs_source_id_id_idx', 'sync_runs_terminal_idx', 'sync_runs_watchdog_idx'], 'Table sync_runs has exactly the expected indexes.');
+select indexes_are('public', 'sync_runs', array['sync_runs_anchor_idx', 'sync_runs_one_active_per_source', 'sync_runs_pkey', 'sync_runs_reconciliation_idx', 'sync_runs_source_id_created_at_idx', 'sync_runs_source_id_id_idx', 'sync_runs_succeeded_idx', 'sync_runs_terminal_idx', 'sync_runs_watchdog_idx'], 'Table sync_runs has exactly the expected indexes.');
 select is(pg_get_indexdef('public.sync_runs_terminal_idx'::regclass),
     'CREATE INDEX sync_runs_terminal_idx ON public.sync_runs USING btree (source_id, finished_at DESC, id DESC) WHERE (state = ANY (ARRAY[''succeeded''::text, ''failed''::text, ''cancelled''::text]))',
     'Index sync_runs_terminal_idx orders each source''s finished runs by finish time (the latest run, the last success).');
 select is(pg_get_indexdef('public.sync_runs_source_id_id_idx'::regclass),
     'CREATE INDEX sync_runs_source_id_id_idx ON public.sync_runs USING btree (source_id, id DESC)',
     'Index sync_runs_source_id_id_idx orders each source''s runs by id, newest first (its run-history pages).');
-select is(pg_get_indexdef('public.sync_runs_full_reconciliation_idx'::regclass),
-    'CREATE INDEX sync_runs_full_reconciliation_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (mode = ANY (ARRAY[''full''::text, ''reconciliation''::text]))',
-    'Index sync_runs_full_reconciliation_idx holds each source''s full and reconciliation runs (the schedule''s anchors).');
+select is(pg_get_indexdef('public.sync_runs_succeeded_idx'::regclass),
+    'CREATE INDEX sync_runs_succeeded_idx ON public.sync_runs USING btree (source_id, finished_at DESC) WHERE (state = ''succeeded''::text)',
+    'Index sync_runs_succeeded_idx orders each source''s succeeded runs by finish time (the last success, past any failures).');
+select is(pg_get_indexdef('public.sync_runs_anchor_idx'::regclass),
+    'CREATE INDEX sync_runs_anchor_idx ON public.sync_runs USING btree (source_id, created_at) WHERE ((mode = ANY (ARRAY[''full''::text, ''reconciliation''::text])) AND (state = ANY (ARRAY[''queued''::text, ''running''::text, ''succeeded''::text])))',
+    'Index sync_runs_anchor_idx holds each source''s full and reconciliation runs that anchor the schedule (the first full sync).');
+select is(pg_get_indexdef('public.sync_runs_reconciliation_idx'::regclass),
+    'CREATE INDEX sync_runs_reconciliation_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (mode = ''reconciliation''::text)',
+    'Index sync_runs_reconciliation_idx holds each source''s reconciliation runs, newest first.');
 select is(pg_get_indexdef('public.sync_runs_watchdog_idx'::regclass),
     'CREATE INDEX sync_runs_watchdog_idx ON public.sync_runs USING btree (source_id, created_at DESC) WHERE (trigger = ''watchdog''::text)',
     'Index sync_runs_watchdog_idx holds each source''s watchdog runs.');
