@@ -1036,6 +1036,48 @@ $$;
 
 COMMENT ON FUNCTION public.tg_sync_runs__totals_truncate() IS 'AFTER TRUNCATE trigger on sync_runs: no runs, no totals.';
 
+CREATE FUNCTION public.tg_webhook_deliveries__totals() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    if tg_op = 'INSERT' then
+        insert into public.webhook_delivery_totals as t (source_id, slot, deliveries)
+        select r.source_id, pg_catalog.pg_backend_pid() % 16, count(*) from new_rows r group by r.source_id
+        on conflict on constraint webhook_delivery_totals_pkey do update set deliveries = t.deliveries + excluded.deliveries;
+    elsif tg_op = 'DELETE' then
+        insert into public.webhook_delivery_totals as t (source_id, slot, deliveries)
+        select r.source_id, pg_catalog.pg_backend_pid() % 16, -count(*) from old_rows r group by r.source_id
+        on conflict on constraint webhook_delivery_totals_pkey do update set deliveries = t.deliveries + excluded.deliveries;
+    else
+        -- Grouped, not joined: a delivery whose source stayed cancels out.
+        insert into public.webhook_delivery_totals as t (source_id, slot, deliveries)
+        select x.source_id, pg_catalog.pg_backend_pid() % 16, sum(x.sign)::bigint
+        from (select r.source_id, 1 as sign from new_rows r
+              union all
+              select r.source_id, -1 from old_rows r) as x
+        group by x.source_id
+        having sum(x.sign) <> 0
+        on conflict on constraint webhook_delivery_totals_pkey do update set deliveries = t.deliveries + excluded.deliveries;
+    end if;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_webhook_deliveries__totals() IS 'AFTER statement triggers on webhook_deliveries: add the statement''s new deliveries to this session''s slot of webhook_delivery_totals and take out the ones it removed or moved.';
+
+CREATE FUNCTION public.tg_webhook_deliveries__totals_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    delete from public.webhook_delivery_totals;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_webhook_deliveries__totals_truncate() IS 'AFTER TRUNCATE trigger on webhook_deliveries: no deliveries, no totals.';
+
 CREATE TABLE public.acl_principal_totals (
     principal text NOT NULL COLLATE pg_catalog."C",
     source_id bigint NOT NULL,
@@ -1693,6 +1735,15 @@ COMMENT ON TABLE public.webhook_deliveries IS 'Seen webhook deliveries, keyed on
 
 COMMENT ON COLUMN public.webhook_deliveries.delivery_id IS 'De-duplication key: "sha256:<hex>" of the verified request body (signed content only, never a sender header).';
 
+CREATE UNLOGGED TABLE public.webhook_delivery_totals (
+    source_id bigint NOT NULL,
+    slot integer NOT NULL,
+    deliveries bigint NOT NULL,
+    CONSTRAINT webhook_delivery_totals_slot_range CHECK (((slot >= 0) AND (slot <= 15)))
+);
+
+COMMENT ON TABLE public.webhook_delivery_totals IS 'Remembered webhook deliveries per source, split into slots by backend (metrics), kept exact by statement triggers on webhook_deliveries (sql/triggers/850_webhook_delivery_totals.sql); a source''s figure is the sum of its slots.';
+
 ALTER TABLE ONLY public.procrastinate_events ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_events_id_seq'::regclass);
 
 ALTER TABLE ONLY public.procrastinate_jobs ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_jobs_id_seq'::regclass);
@@ -1794,6 +1845,9 @@ ALTER TABLE ONLY public.sync_runs
 
 ALTER TABLE ONLY public.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (source_id, delivery_id);
+
+ALTER TABLE ONLY public.webhook_delivery_totals
+    ADD CONSTRAINT webhook_delivery_totals_pkey PRIMARY KEY (source_id, slot);
 
 CREATE INDEX acl_principal_totals_source_id_idx ON public.acl_principal_totals USING btree (source_id);
 
@@ -1916,6 +1970,14 @@ CREATE TRIGGER _800_dead_letter_totals_insert AFTER INSERT ON public.dead_letter
 CREATE TRIGGER _800_dead_letter_totals_truncate AFTER TRUNCATE ON public.dead_letters FOR EACH STATEMENT EXECUTE FUNCTION public.tg_dead_letters__totals_truncate();
 
 CREATE TRIGGER _800_dead_letter_totals_update AFTER UPDATE ON public.dead_letters REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_dead_letters__totals();
+
+CREATE TRIGGER _850_webhook_delivery_totals_delete AFTER DELETE ON public.webhook_deliveries REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_webhook_deliveries__totals();
+
+CREATE TRIGGER _850_webhook_delivery_totals_insert AFTER INSERT ON public.webhook_deliveries REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_webhook_deliveries__totals();
+
+CREATE TRIGGER _850_webhook_delivery_totals_truncate AFTER TRUNCATE ON public.webhook_deliveries FOR EACH STATEMENT EXECUTE FUNCTION public.tg_webhook_deliveries__totals_truncate();
+
+CREATE TRIGGER _850_webhook_delivery_totals_update AFTER UPDATE ON public.webhook_deliveries REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION public.tg_webhook_deliveries__totals();
 
 CREATE TRIGGER _900_notify AFTER DELETE OR UPDATE OF revoked_at, expires_at, scope, token_hash, name ON public.api_tokens FOR EACH ROW EXECUTE FUNCTION public.tg_api_tokens__notify_change();
 

@@ -18,7 +18,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from app.queries import chunks, dead_letters, entities, runs
+from app.queries import chunks, dead_letters, entities, runs, webhooks
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "tests_sql"
@@ -58,6 +58,8 @@ QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
     ("upsert_chunks", chunks.UPSERT_CHUNKS, "rows jsonb", "void"),
     ("upsert_dead_letters", dead_letters.UPSERT_DEAD_LETTERS, "source_id bigint, run_id bigint, rows jsonb", "void"),
     ("delete_dead_letters", dead_letters.DELETE_DEAD_LETTERS, "source_id bigint, rows jsonb", "void"),
+    ("record_delivery", webhooks.RECORD_DELIVERY, "source_id bigint, delivery_id text", "text"),
+    ("prune_deliveries", webhooks.PRUNE_DELIVERIES, "", "void"),
     (
         "claim_run",
         runs.CLAIM_RUN,

@@ -537,7 +537,8 @@ select s.id as source_id,
        (select extract(epoch from now() - max(r.finished_at)) from sync_runs r
          where r.source_id = s.id and r.state = 'succeeded')::float8 as seconds_since_success,
        (coalesce(t.webhook_runs, 0) + coalesce(a.webhook_runs, 0))::bigint as webhook_runs,
-       (select count(*) from webhook_deliveries w where w.source_id = s.id) as webhook_deliveries
+       coalesce((select sum(w.deliveries) from webhook_delivery_totals w where w.source_id = s.id), 0)::bigint
+           as webhook_deliveries
 from sources s
 left join lateral (
     select sum(x.entities_done) as entities_done, sum(x.api_calls) as api_calls, sum(x.rate_limited) as rate_limited,
@@ -572,8 +573,9 @@ def summarize_sources_for_metrics(
     webhook-triggered runs and remembered deliveries. Finished runs are summed in
     sync_run_totals (decision 83); the unfinished one, if any, is read through
     sync_runs_one_active_per_source, the last success through
-    sync_runs_succeeded_idx (decision 89). Nothing here reads the whole journal,
-    nor a failing source's failures.
+    sync_runs_succeeded_idx (decision 89), the remembered deliveries from
+    webhook_delivery_totals (its slots summed, decision 90). Nothing here reads
+    the whole journal, a failing source's failures, or the dedupe window.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(
