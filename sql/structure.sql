@@ -1857,6 +1857,8 @@ COMMENT ON INDEX public.alert_incidents_one_open IS 'Lock: at most one open inci
 
 CREATE INDEX alert_incidents_opened_at_idx ON public.alert_incidents USING btree (opened_at DESC);
 
+CREATE INDEX alert_incidents_send_failures_idx ON public.alert_incidents USING btree (send_failures) WHERE (send_failures > 0);
+
 CREATE UNIQUE INDEX api_tokens_live_name_key ON public.api_tokens USING btree (name) WHERE (revoked_at IS NULL);
 
 COMMENT ON INDEX public.api_tokens_live_name_key IS 'One live (unrevoked) token per name, so revoke by name names exactly one token; a revoked name may be reused.';

@@ -335,14 +335,17 @@ def resolve_incident(
 
 
 SUM_ALERT_SEND_FAILURES = """
-select coalesce(sum(send_failures), 0)::bigint as failures from alert_incidents
+select coalesce(sum(send_failures), 0)::bigint as failures from alert_incidents where send_failures > 0
 """
 
 
 def sum_alert_send_failures(
     conn: psycopg.Connection[Any],
 ) -> int | None:
-    """Failed alert delivery attempts over all incidents."""
+    """Failed alert delivery attempts over all incidents: the incidents with any,
+    through alert_incidents_send_failures_idx (decision 91), not every incident
+    ever opened.
+    """
     with conn.cursor(row_factory=tuple_row) as cur:
         row = cur.execute(
             SUM_ALERT_SEND_FAILURES,

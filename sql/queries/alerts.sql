@@ -30,8 +30,9 @@ update alert_incidents set last_sent_at = now() where id = sqlc.arg(id)::bigint;
 update alert_incidents set send_failures = send_failures + 1 where id = sqlc.arg(id)::bigint;
 
 -- name: SumAlertSendFailures :one
--- Failed alert delivery attempts over all incidents.
-select coalesce(sum(send_failures), 0)::bigint as failures from alert_incidents;
+-- Failed alert delivery attempts over all incidents: the incidents with any, through
+-- alert_incidents_send_failures_idx (decision 91), not every incident ever opened.
+select coalesce(sum(send_failures), 0)::bigint as failures from alert_incidents where send_failures > 0;
 
 -- name: DeferAlert :one
 -- Queues a send_alert job in the caller's transaction (function harvester_defer_alert, migration 9).

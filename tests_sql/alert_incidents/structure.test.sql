@@ -1,6 +1,6 @@
 -- Structure of alert_incidents: one row per alert incident (issue 10 §4), at most one open per (kind, subject).
 begin;
-select plan(22);
+select plan(23);
 
 -- Test
 select has_table('public', 'alert_incidents', 'Table alert_incidents exists.');
@@ -28,8 +28,12 @@ select set_eq(
         ('alert_incidents_send_failures_not_negative', 'c'), ('alert_incidents_resolved_after_opened', 'c')$$,
     'Table alert_incidents has exactly the expected named constraints.');
 select indexes_are('public', 'alert_incidents',
-    array['alert_incidents_pkey', 'alert_incidents_one_open', 'alert_incidents_opened_at_idx'],
+    array['alert_incidents_pkey', 'alert_incidents_one_open', 'alert_incidents_opened_at_idx',
+          'alert_incidents_send_failures_idx'],
     'Table alert_incidents has exactly the expected indexes.');
+select is(pg_get_indexdef('public.alert_incidents_send_failures_idx'::regclass),
+    'CREATE INDEX alert_incidents_send_failures_idx ON public.alert_incidents USING btree (send_failures) WHERE (send_failures > 0)',
+    'Index alert_incidents_send_failures_idx holds only the incidents with a failed delivery (the metric''s sum).');
 
 -- Setup
 insert into alert_incidents (kind, subject) values ('run_failed', 'source:1');
