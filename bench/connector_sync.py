@@ -42,6 +42,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from app.db import embedded
 from app.db.connect import connect
 from app.db.migrate import migrate
+from app.heap import settle
 from app.pipeline.run import execute_run
 from app.registry import get_spec
 from app.secrets import Keyring
@@ -136,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
     args = parser.parse_args(argv)
+    settle()  # this process runs syncs as a worker does, and settles its heap as one (decision 92)
     wanted = {n for n in args.only.split(",") if n} or {c.name for c in CASES}
     with postgres() as server_url:
         template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"

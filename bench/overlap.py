@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +55,7 @@ from app.db.connect import connect
 from app.db.migrate import migrate
 from app.embedding.base import Vectors
 from app.embedding.local import LocalEmbedder, pad_batch
+from app.heap import settle
 from app.pipeline import ahead
 from app.pipeline.load import ChunkStage
 from app.pipeline.run import DEFAULT_PREFETCH, execute_run
@@ -139,17 +140,27 @@ def _cpu_now(pg_dir: Path | None) -> Cpu:
     return Cpu(cpu([psutil.Process()]), cpu(emulators()), postgres_cpu(pg_dir) if pg_dir is not None else 0.0)
 
 
-def bare(case: Case, base_url: str, spent: list[Cpu] | None = None) -> tuple[list[RawItem], float]:
-    """The bare ``enumerate()`` loop; its CPU (this process, the emulator) is appended to ``spent``."""
+def bare(
+    case: Case, base_url: str, spent: list[Cpu] | None = None, *, keep: bool = False
+) -> tuple[int, float, list[RawItem]]:
+    """The bare ``enumerate()`` loop: how many items, how long, and the items themselves only with ``keep``;
+    its CPU (this process, the emulator) is appended to ``spent``. A loop that kept every payload would
+    make each full collection of its own and of the runs timed after it walk them all (decision 92)."""
     connector = get_spec(case.name).create(SourceConfig(1, base_url + case.path, TOKEN, "all", (), {}), CallStats())
     before = _cpu_now(None) if spent is not None else Cpu()
+    items: list[RawItem] = []
+    count = 0
     started = time.perf_counter()
-    items = [e for e in connector.enumerate(None, None) if isinstance(e, RawItem)]
+    for e in connector.enumerate(None, None):
+        if isinstance(e, RawItem):
+            count += 1
+            if keep:
+                items.append(e)
     elapsed = time.perf_counter() - started
     if spent is not None:
         spent.append(_cpu_now(None) - before)
     connector.close()
-    return items, elapsed
+    return count, elapsed, items
 
 
 def pipeline(
@@ -220,28 +231,18 @@ class Best:
 
 
 def measure(
-    case: Case,
-    base_url: str,
-    server_url: str,
-    template: str,
-    repeats: int,
-    chunks: ChunkStage | None = None,
-    floor: Callable[[list[RawItem]], float] | None = None,
-) -> tuple[Best, list[RawItem]]:
-    """Best of ``repeats`` rounds of bare, before, after (and ``floor``: the bare embedding, timed in the
-    same round so that it meets the same neighbours on the machine as the runs it is compared with)."""
+    case: Case, base_url: str, server_url: str, template: str, repeats: int, chunks: ChunkStage | None = None
+) -> Best:
+    """Best of ``repeats`` rounds of bare, before, after."""
     best = Best()
-    raw: list[RawItem] = []
     for _ in range(repeats):
         spent: list[Cpu] = []
-        raw, t = bare(case, base_url, spent)
+        n, t, _ = bare(case, base_url, spent)
         if t < best.bare:
             best.bare_cpu = spent[0]
         best.bare = min(best.bare, t)
-        if floor is not None:
-            best.embed = min(best.embed, floor(raw))
-        time_runs(best, case, base_url, server_url, template, len(raw), chunks)
-    return best, raw
+        time_runs(best, case, base_url, server_url, template, n, chunks)
+    return best
 
 
 def time_runs(
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", default="", help="comma-separated connector names")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: plain, latency, embed")
     args = parser.parse_args(argv)
+    settle()  # this process runs syncs as a worker does, and settles its heap as one (decision 92)
     wanted = [c for c in CASES if c.name in ({n for n in args.only.split(",") if n} or {c.name for c in CASES})]
     skip = {s for s in args.skip.split(",") if s}
     print(f"load average before: {load_average()}; prefetch after = {DEFAULT_PREFETCH} pages")
@@ -303,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
                       f"{'before':>7} {'after':>7} {'bound':>7}   CPU s: ours + emulator (+ PostgreSQL)")  # fmt: skip
                 for case in wanted:
                     with emulator(case, args.items) as url:
-                        b, _ = measure(case, url, server_url, template, args.repeats)
+                        b = measure(case, url, server_url, template, args.repeats)
                     rate = [b.items / t for t in (b.bare, b.before, b.after)]
                     c = b.after_cpu
                     # The best ratio the after run's CPU allows on this machine (its floor wall time); a run
@@ -321,7 +323,7 @@ def main(argv: list[str] | None = None) -> None:
                 for case in wanted:
                     with emulator(case, args.latency_items) as url:
                         set_latency(url, args.latency_ms)
-                        b, _ = measure(case, url, server_url, template, args.repeats)
+                        b = measure(case, url, server_url, template, args.repeats)
                     print(f"{case.name:<11} {b.items:>6} {b.bare:>8.2f} {b.before:>9.2f} {b.after:>8.2f} "
                           f"{b.before / b.bare:>7.2f} {b.after / b.bare:>7.2f}   load {load_average()}")  # fmt: skip
             if "embed" not in skip:
@@ -372,9 +374,10 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
         # Rounds alternate the variants so that each meets the same neighbours on the machine; the bare
         # embedding of each variant is timed in the same round as its runs (best of --repeats kept).
         for _ in range(args.repeats):
-            raw, t = bare(case, url)
+            n, t, raw = bare(case, url, keep=True)
             fetch = min(fetch, t)
             texts[:] = list({c.content_hash: c.text for i in raw for c in product.chunks_of(map_item(i))}.values())
+            del raw  # not walked by the runs' collections (see bare)
             for name, stage in stages.items():
                 b = best[name]
                 started = time.perf_counter()
@@ -383,7 +386,7 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
                 # The per-group variant is the product embedder with decision 67 turned off for its runs.
                 ahead.COALESCE = 1 if name == "per-group" else coalesce
                 try:
-                    time_runs(b, case, url, server_url, template, len(raw), stage)
+                    time_runs(b, case, url, server_url, template, n, stage)
                 finally:
                     ahead.COALESCE = coalesce
     print(f"{'embedder':<9} {'items':>6} {'chunks':>7} {'fetch s':>8} {'embed s':>8} {'before s':>9} {'after s':>8} "

@@ -36,6 +36,7 @@ import httpx
 import psycopg
 
 from app.db.connect import connect
+from app.heap import settle
 from app.pipeline.run import execute_run
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
@@ -78,6 +79,7 @@ def main() -> int:
     ap.add_argument("--issues", type=int, default=10000)
     ap.add_argument("--beside", type=int, default=0, help="entities of another, analysed source")
     args = ap.parse_args()
+    settle()  # this process runs syncs as a worker does, and settles its heap as one (decision 92)
     keyring = Keyring(os.urandom(32))
     with jira_emulator(args.issues) as base_url, bench_database() as url, connect(url, autocommit=True) as conn:
         if args.beside:

@@ -20,6 +20,7 @@ from app.logs import configure_logging
 from app.redact import MASK, redact, register_secret
 from tests.api.conftest import free_port
 from tests.conftest import REPO
+from tests.test_heap import STARTED_UP
 
 SECRET = "s3cr3t-Value/with+odd=chars"
 
@@ -109,6 +110,9 @@ def test_cli_run_failure_is_logged_with_its_fields_and_audited_once(fresh_db_url
     records = [json.loads(line) for line in synced.stderr.splitlines() if line.startswith("{")]
     started = next(r for r in records if r["message"].endswith("started"))
     failed = next(r for r in records if "failed" in r["message"] and r.get("run_id"))
+    # The process froze its start-up objects before the run began (decision 92).
+    settled = next(i for i, r in enumerate(records) if "frozen_objects" in r)
+    assert records[settled]["frozen_objects"] >= STARTED_UP and settled < records.index(started)
     for record in (started, failed):
         assert record["source_id"] == int(added.stdout.strip().splitlines()[0])
         assert record["connector"] == "jira" and record["mode"] == "full"

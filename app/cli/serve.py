@@ -12,6 +12,7 @@ def _serve(args: Args) -> int:
 
     from app.api import create_app
     from app.config import load_config
+    from app.heap import settle
 
     config = load_config()
     url, keyring = ready_url_and_keyring("api")
@@ -22,6 +23,7 @@ def _serve(args: Args) -> int:
         embedder=config.embedder,
         cors_origins=config.cors_origins,
     )
+    settle()  # start-up is done: its objects leave the collector's walks (decision 92)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
     # log_config=None: uvicorn's lines go through the process's one handler (app/logs.py, --log-level).
     # loop/http "auto": uvloop and httptools (declared in pyproject.toml) when installed (issue 15 §2:

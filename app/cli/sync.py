@@ -22,6 +22,7 @@ HANDOFF_AFTER = 60.0
 
 
 def _sync(args: Args) -> int:
+    from app.heap import settle
     from app.pipeline.run import LaneBusy, execute_run, execution_id
     from app.progress import RunProgressBar
     from app.services.jobs import RUN_SYNC, defer_in
@@ -40,6 +41,7 @@ def _sync(args: Args) -> int:
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
                 stage = process_stage(config.embedder)
+                settle()  # start-up is done: its objects leave the collector's walks (decision 92)
                 outcome = execute_run(
                     conn,
                     run_id,

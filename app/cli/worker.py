@@ -10,6 +10,7 @@ from app.cli.common import POSITIVE, Args, add_command, ready_url
 def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 300.0) -> int:
     """Run until SIGINT/SIGTERM (0); through database restarts; 3 after ``db_wait`` seconds without one."""
     from app.config import load_config
+    from app.heap import settle
     from app.jobs import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, build_app, worker_id
     from app.jobs.common import worker_heartbeat
     from app.jobs.supervisor import run_supervised
@@ -20,6 +21,7 @@ def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 
     app = build_app(url, tick_cron=config.tick_cron, stalled_jobs_cron=config.stalled_jobs_cron)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, PERIODIC_QUEUE, ALERTS_QUEUE] if periodic else [QUEUE, ALERTS_QUEUE]
+    settle()  # start-up is done: its objects leave the collector's walks (decision 92)
     return run_supervised(
         app,
         url,

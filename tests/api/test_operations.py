@@ -8,6 +8,7 @@ import httpx
 import psycopg
 
 from tests.api.conftest import Server, SourceFactory, start_server
+from tests.test_heap import STARTED_UP, frozen_objects
 
 
 def test_workers_online_by_heartbeat_and_redelivered_runs(api: Server, make_source: SourceFactory) -> None:
@@ -81,6 +82,11 @@ def test_metrics_can_require_a_token(fresh_db_url: str, tmp_path: Path) -> None:
         assert httpx.get(f"{server.base_url}/health").status_code == 200
     finally:
         server.stop()
+
+
+def test_the_server_froze_its_start_up_objects(api: Server) -> None:
+    """Decision 92: ``harvester serve`` settles its heap once the app is built, before it serves."""
+    assert frozen_objects(api.logs()) >= STARTED_UP, api.logs()[-2000:]
 
 
 def test_unknown_routes_and_methods_are_problems(api: Server) -> None:

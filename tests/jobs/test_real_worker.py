@@ -19,6 +19,7 @@ from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from tests.jobs.conftest import Procs, wait_for
 from tests.sync.conftest import Jira, JiraFactory, add_source, scalar, sync
+from tests.test_heap import STARTED_UP, frozen_objects
 
 
 def _history(probe: psycopg.Connection[Any], source_id: int, *, mode: str, succeeded_ago: str) -> None:
@@ -53,7 +54,7 @@ def test_a_due_source_gets_an_incremental_run_that_succeeds(
         "select created_at + interval '900 seconds' from sync_runs where source_id = %s and mode = 'incremental'",
         (source_id,),
     )
-    procs.worker()
+    worker = procs.worker()
     assert scalar(probe, "select now() < %s", (due,)), "the worker took too long to start"
 
     wait_for(
@@ -73,6 +74,8 @@ def test_a_due_source_gets_an_incremental_run_that_succeeds(
     print(f"\nMEASURE due -> run started in a real worker (tick every 2 s): {lag:.2f} s")
     assert 0 <= lag < 10
     assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == 30
+    # Its start-up objects left the collector's walks once it was up (decision 92).
+    assert frozen_objects(worker.log.read_text()) >= STARTED_UP, worker.tail()
 
 
 def test_a_reconciliation_starts_once_in_its_window_in_the_org_time_zone(
