@@ -38,10 +38,10 @@ def _sync(args: Args) -> int:
             run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
             defer_in(conn, RUN_SYNC, schedule_in=HANDOFF_AFTER, run_id=run_id)
         worker_id = execution_id(f"cli:{socket.gethostname()}:{os.getpid()}")
+        settle()  # start-up is done: its objects leave the collector's walks (decision 92); before the bar
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
                 stage = process_stage(config.embedder)
-                settle()  # start-up is done: its objects leave the collector's walks (decision 92)
                 outcome = execute_run(
                     conn,
                     run_id,

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from connectors import refs
 from connectors.base import Ref
+from connectors.jira import text as jira_text
 from connectors.refs import dedup, extract_refs, jira_keys
 
 
@@ -56,3 +63,48 @@ def test_keys_inside_other_urls_are_not_mentions() -> None:
 def test_dedup_keeps_first() -> None:
     a, b = Ref("mentions", "user", "@a", None), Ref("mentions", "user", "@b", None)
     assert dedup([a, b, a]) == (a, b)
+
+
+def _wiki_rule(opening: str) -> re.Pattern[str]:
+    return next(pattern for pattern, _ in jira_text._WIKI_RULES if pattern.pattern.startswith(opening))
+
+
+# The patterns as they were written before decision 93, lookbehind first: the reference for the rewritten
+# ones, which check the character before a match after its first character (so the regex engine can skip
+# ahead to that character) and must find exactly the same matches.
+_LOOKBEHIND_FIRST = {
+    "jira key": (
+        r"(?<![A-Za-z0-9_/.-])([A-Z][A-Z0-9]+-[1-9][0-9]*)(?![A-Za-z0-9_-])",
+        refs.JIRA_KEY_RE,
+    ),
+    "mention": (r"(?<![\w.@/+-])@([A-Za-z0-9](?:[\w.-]*[A-Za-z0-9_])?)", refs._MENTION_RE),
+    "wiki bold": (r"(?<![\w*])\*(\S(?:[^*\n]*\S)?)\*(?![\w*])", _wiki_rule(r"\*(?<!")),
+    "wiki italic": (r"(?<![\w_])_(\S(?:[^_\n]*\S)?)_(?![\w_])", _wiki_rule(r"_(?<!")),
+    "wiki underline": (r"(?<![\w+])\+(\S(?:[^+\n]*\S)?)\+(?![\w+])", _wiki_rule(r"\+(?<!")),
+    "wiki citation": (r"(?<![\w?])\?\?(\S(?:[^?\n]*\S)?)\?\?(?![\w?])", _wiki_rule(r"\?(?<!")),
+    "wiki strike": (r"(?<!\S)-(\S(?:[^-\n]*\S)?)-(?!\S)", _wiki_rule(r"-(?<!")),
+}
+
+# Pieces the patterns match and every character their guards look at (\w also matches letters outside
+# ASCII), joined in any order: a guard character right before a match comes up often.
+_PIECES = ("PROJ-12", "AB-1", "X9-0", "@ann", "@b.c", "*b*", "_i_", "+u+", "??c??", "-s-", "a", "Z", "0", "é", "ж")
+_GUARDS = tuple("/.-_@+*?!~[]|: \t\n")
+_TEXT = st.lists(st.sampled_from(_PIECES + _GUARDS), max_size=16).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT)
+def test_the_rewritten_patterns_find_what_the_lookbehind_first_ones_found(text: str) -> None:
+    for name, (before, now) in _LOOKBEHIND_FIRST.items():
+        old = re.compile(before)
+        assert [(m.span(), m.groups()) for m in now.finditer(text)] == [
+            (m.span(), m.groups()) for m in old.finditer(text)
+        ], name
+        assert now.sub(r"<\1>", text) == old.sub(r"<\1>", text), name
+
+
+def test_the_rewritten_patterns_on_the_cases_that_matter() -> None:
+    # Each guard is exercised: at the start of the text, after a guarded character, after a free one.
+    assert jira_keys("PROJ-1 a/PROJ-2 .PROJ-3 -PROJ-4 xPROJ-5 (PROJ-6) é PROJ-7") == ("PROJ-1", "PROJ-6", "PROJ-7")
+    assert [r.target_ref for r in extract_refs("@ann a@bob .@cy +@dee (@eve)")] == ["@ann", "@eve"]
+    assert jira_text.wiki_to_text("*bold* a*no* _it_ -gone- x-y-z +u+ ??c??") == "bold a*no* it gone x-y-z u c"
