@@ -1,13 +1,13 @@
 """What start-up built, moved out of the garbage collector's sight once a process is ready to work.
 
 A long-running process (``harvester worker``, ``serve``, ``sync``) spends start-up importing modules and
-building its app: 80-130 thousand container objects (functions, classes, module dicts) that live as long
-as the process. CPython's full collection walks every one of them each time, and a sync run triggers a
-full collection every few hundred items: 30-60 ms each on this machine, 0.16 s of CPU in a 2,000-issue
-Jira run (docs/performance.md "The collector's walks over start-up objects", decision 92).
-``gc.freeze()`` moves every object tracked now into a permanent generation that collections skip. The
-cost is that a reference cycle among those objects that later becomes garbage is never freed; start-up
-objects are not replaced while a process runs, so nothing of size is kept.
+building its app: about 83,000 container objects (functions, classes, module dicts) that live as long as
+the process. CPython's full collection walks every one of them each time: 66-68 ms of CPU on this
+project's machine, three times in a 2,000-issue Jira run (docs/performance.md "The collector's walks over
+start-up objects", decision 92). ``gc.freeze()`` moves every object tracked now into a permanent
+generation that collections skip. The cost is that a reference cycle among those objects that later
+becomes garbage is never freed; start-up objects are not replaced while a process runs, so nothing of size
+is kept.
 """
 
 from __future__ import annotations
