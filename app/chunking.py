@@ -25,11 +25,12 @@ Every chunk's text is ``"<title>\\n\\n<body>"`` (the title gives a short reply i
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from app.digest import sha256_hex
 
 CountTokens = Callable[[str], int]
 
@@ -98,7 +99,7 @@ def chunk_entity(
     chunks: list[Chunk] = []
     for body in bodies:
         embedded = f"{prefix}{_SEP}{body}" if prefix else body
-        digest = hashlib.sha256(embedded.encode("utf-8")).hexdigest()
+        digest = sha256_hex(embedded.encode("utf-8"))  # keeps the interpreter lock (app/digest.py)
         chunks.append(Chunk(ordinal=len(chunks), text=embedded, content_hash=digest))
     return chunks
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from app.db.jsonb import encode
+from app.digest import sha256_hex
 from connectors.base import Entity
 
 
@@ -59,7 +59,8 @@ def _hash(entity: Entity, created: str | None, updated: str | None, acl: list[st
         else (),
         "aliases": sorted(entity.aliases) if entity.aliases else (),
     }
-    return hashlib.sha256(encode(doc, orjson.OPT_SORT_KEYS)).hexdigest()
+    # Without letting go of the interpreter lock: the read-ahead's threads would keep it (app/digest.py).
+    return sha256_hex(encode(doc, orjson.OPT_SORT_KEYS))
 
 
 def content_hash(entity: Entity) -> str:
