@@ -15,30 +15,56 @@ import re
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
 
+import orjson
+
 WIDEST_UTC_OFFSET = timedelta(hours=14)  # UTC+14 (Line Islands): no zone is further ahead
 _COMPACT_OFFSET = re.compile(r"^(.*[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2}):?(\d{2})$")
 
 
 def parse_time(value: Any) -> datetime | None:
     """An ISO 8601 timestamp as aware UTC; None for anything that is not one."""
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
+        return None
+    parsed: datetime | None
+    try:
+        # Python 3.11 reads what the sources send as it comes (``Z``, ``+0100``): the normalising below
+        # costs five times the parse, and a Jira issue carries dozens of timestamps (decision 95).
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        parsed = _parse_normalised(value)
+        if parsed is None:
+            return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        return None  # 0001-01-01 at +01:00 is before the first UTC instant a datetime holds
+
+
+def _parse_normalised(value: str) -> datetime | None:
+    """What :func:`parse_time` reads when ``fromisoformat`` does not take the text as it is: surrounding
+    blanks, a ``Z`` or compact offset in a shape it rejects."""
+    if not value.strip():
         return None
     text = value.strip().replace("Z", "+00:00")
     match = _COMPACT_OFFSET.match(text)
     if match:
         text = f"{match.group(1)}{match.group(2)}:{match.group(3)}"
     try:
-        parsed = datetime.fromisoformat(text)
+        return datetime.fromisoformat(text)
     except ValueError:
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def iso_utc(value: datetime | None) -> str | None:
     """``2024-01-01T10:00:00Z`` (JSON-safe metadata value); None stays None."""
-    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+    if value is None:
+        return None
+    if value.tzinfo is UTC:
+        # orjson writes a UTC time as ``isoformat()`` does, in a third of the time (decision 95).
+        return orjson.dumps(value, option=orjson.OPT_UTC_Z)[1:-1].decode()
+    return value.isoformat().replace("+00:00", "Z")
 
 
 def window_literal(since: datetime, zone: tzinfo | None, fmt: str) -> str:
