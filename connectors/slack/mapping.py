@@ -172,6 +172,7 @@ def _map(
         "mentions": sorted({t for u in mentioned for t in identities(u, users)}),
         "channel_mentions": [{"id": c, "name": channels.get(c)} for c in rendered.channels],
     }
+    created = ts_to_datetime(ts)  # also the updated time of a message never edited: one datetime, not two
     return Entity(
         source_type="message",
         source_entity_id=message_id(channel_id, ts),
@@ -180,10 +181,11 @@ def _map(
         text=body,
         url=permalink(_str(ctx.team_url), channel_id, ts, thread_ts if is_reply else None),
         author=author,
-        created_at=ts_to_datetime(ts),
-        updated_at=ts_to_datetime(edited) if isinstance(edited, str) and _TS_RE.match(edited) else ts_to_datetime(ts),
+        created_at=created,
+        updated_at=ts_to_datetime(edited) if isinstance(edited, str) and _TS_RE.match(edited) else created,
         acl=channel_acl(channel, ctx),
-        metadata={k: v for k, v in metadata.items() if v not in (None, [], "")},
+        # A truthy value is kept without the three comparisons (most are); of the rest, None, [] and "" go.
+        metadata={k: v for k, v in metadata.items() if v or (v is not None and v != [] and v != "")},
         natural_key=f"{channel_id}/{ts}",
         container=channel_id,
         edges=tuple(dict.fromkeys(edges)),

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from connectors.base import RawItem
 from connectors.slack.context import SlackItemContext
@@ -101,3 +106,48 @@ def test_every_sdk_sample_message_with_blocks_maps_without_error() -> None:
     for m in messages:
         msg = {**m, "ts": "1700000000.000100", "text": m.get("text") or ""}
         assert map_item(_raw(msg)).source_entity_id == "C1:1700000000.000100"
+
+
+# mrkdwn as it was rendered before decision 96, kept as the reference: the style patterns opened with their
+# lookbehind, every pass ran on every text, and each group went through a function.
+_OLD_STYLES = tuple(
+    re.compile(rf"(?<![\w{m}]){re.escape(m)}(?=\S)([^{m}\n]*?\S){re.escape(m)}(?![\w{m}])") for m in "*_~"
+)
+_OLD_FENCE = re.compile(r"```\n?(.*?)\n?```", re.DOTALL)
+_OLD_CODE = re.compile(r"`([^`\n]+)`")
+_OLD_QUOTE = re.compile(r"^>\s?", re.MULTILINE)
+
+
+def old_markup_passes(clean: str) -> str:
+    clean = _OLD_FENCE.sub(lambda m: m.group(1), clean)
+    clean = _OLD_CODE.sub(lambda m: m.group(1), clean)
+    for pattern in _OLD_STYLES:
+        clean = pattern.sub(lambda m: m.group(1), clean)
+    return html.unescape(_OLD_QUOTE.sub("", clean.replace("&gt;", ">"))).strip()
+
+
+# Texts joined from what the passes match and what their guards look at: markers next to words, blanks,
+# newlines, other markers and each other; fences, code spans, quotes and escapes.
+_PIECES = st.sampled_from(
+    ["*", "_", "~", "`", "```", "```\n", "\n", " ", ">", "> ", "&gt;", "&amp;", "&lt;", "a", "b1", "x_y", "é",
+     ".", "-", "*a*", "_b_", "~c~", "`d`", "**", "__", "~~", "*_", "_*", "\t", "&gt; q", "&#42;"]
+)  # fmt: skip
+_MRKDWN = st.lists(_PIECES, max_size=24).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_MRKDWN)
+def test_mrkdwn_passes_render_what_they_rendered_before(text: str) -> None:
+    assert render_mrkdwn(text, USERS, CHANNELS).text == old_markup_passes(text)
+
+
+def test_style_markers_by_the_guard() -> None:
+    # The character before an opening marker decides: start of text, a blank and punctuation open; a word
+    # character or the same marker does not.
+    assert render_mrkdwn("*a*", {}).text == "a"
+    assert render_mrkdwn("x *a* y", {}).text == "x a y"
+    assert render_mrkdwn("(*a*)", {}).text == "(a)"
+    assert render_mrkdwn("x*a* y", {}).text == "x*a* y"
+    assert render_mrkdwn("**a**", {}).text == "**a**"
+    assert render_mrkdwn("snake_case_name", {}).text == "snake_case_name"
+    assert render_mrkdwn("~a~_b_", {}).text == "~a~b"  # underscores first; then "~a~" sits before a word
