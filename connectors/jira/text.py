@@ -58,7 +58,8 @@ def mention_targets(value: Any) -> list[str]:
     elif isinstance(value, JSON_OBJECT):
         # Depth-first in document order: children pushed reversed onto the end of the stack (popping
         # the front of a list and splicing into it is quadratic in a long document).
-        # Only objects are pushed, and the loop is inlined: it visits every node of every rich text.
+        # Only objects that can hold a mention are pushed (a mention, or a node with content): most nodes
+        # are text leaves, read once here instead of pushed and popped (-13 % of the walk, decision 97).
         stack: list[Mapping[str, Any]] = [value]
         while stack:
             node = stack.pop()
@@ -67,7 +68,9 @@ def mention_targets(value: Any) -> list[str]:
             content = node.get("content")
             if isinstance(content, list):
                 for child in reversed(content):
-                    if isinstance(child, JSON_OBJECT):
+                    if isinstance(child, JSON_OBJECT) and (
+                        child.get("content") is not None or child.get("type") == "mention"
+                    ):
                         stack.append(child)
     return list(dict.fromkeys(f for f in found if f))
 

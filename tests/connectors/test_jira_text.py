@@ -129,7 +129,8 @@ _ADF_NODES = st.recursive(
     ),
     lambda kids: st.builds(
         lambda kind, content: {"type": kind, "content": content},
-        st.sampled_from(["doc", "paragraph", "bulletList", "listItem", "table", "extension", None]),
+        # "text" and "mention" with content are not valid ADF, and the walk must still look inside them.
+        st.sampled_from(["doc", "paragraph", "bulletList", "listItem", "table", "extension", "text", "mention", None]),
         st.one_of(st.lists(kids, max_size=5), st.just("not a list"), st.none()),
     ),
     max_leaves=40,
