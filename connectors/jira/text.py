@@ -186,9 +186,14 @@ def _inline_all(node: Mapping[str, Any]) -> str:
     parts: list[str] = []
     for child in _children(node):
         kind = child.get("type")
-        if kind in _TEXT_BLOCKS:
+        if kind == "text":
+            # Most inline nodes: plain text without marks is its own rendering (what _inline returns for
+            # it), read here without a call per node (decision 99).
+            text = child.get("text")
+            parts.append(text if child.get("marks") is None and type(text) is str else _inline(child))
+        elif kind in _TEXT_BLOCKS:
             parts.append(_inline_all(child) + "\n")
-        elif kind == "text" or not isinstance(child.get("content"), list):
+        elif not isinstance(child.get("content"), list):
             parts.append(_inline(child))
         else:
             parts.append(_inline_all(child))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from connectors.base import RawItem
 from connectors.jira.context import JiraItemContext
 from connectors.jira.mapping import map_item
-from connectors.jira.text import adf_to_text, mention_targets, to_text
+from connectors.jira.text import _inline, _inline_all, _space_cards, adf_to_text, mention_targets, to_text
 
 
 def p(*inline: Any) -> dict[str, Any]:
@@ -141,3 +141,33 @@ _ADF_NODES = st.recursive(
 @given(_ADF_NODES.filter(lambda n: isinstance(n, dict)))
 def test_mention_targets_finds_every_mention_in_document_order_once(doc: dict[str, object]) -> None:
     assert mention_targets(doc) == list(dict.fromkeys(_mentions_recursive(doc)))
+
+
+_TEXT_NODES = st.fixed_dictionaries(
+    {"type": st.just("text")},
+    optional={
+        "text": st.one_of(st.text(max_size=8), st.none(), st.integers()),
+        "marks": st.one_of(
+            st.none(),
+            st.just([]),
+            st.just("not a list"),
+            st.lists(
+                st.one_of(
+                    st.just({"type": "strong"}),
+                    st.builds(
+                        lambda h: {"type": "link", "attrs": {"href": h}}, st.sampled_from(["", "https://x", "hi"])
+                    ),
+                ),
+                max_size=2,
+            ),
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TEXT_NODES, max_size=4))
+def test_text_runs_render_as_each_text_node_does_alone(nodes: list[dict[str, object]]) -> None:
+    # _inline_all reads a plain text node in place (decision 99): the same as rendering each with _inline.
+    expected = _space_cards("".join(_inline(n) for n in nodes)).strip("\n")
+    assert _inline_all({"type": "paragraph", "content": nodes}) == expected
