@@ -32,8 +32,13 @@ def parse_time(value: Any) -> datetime | None:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         parsed = _parse_normalised(value)
-        if parsed is None:
-            return None
+    return _as_utc(parsed)
+
+
+def _as_utc(parsed: datetime | None) -> datetime | None:
+    """Aware UTC; a naive time is UTC already."""
+    if parsed is None:
+        return None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=UTC)
     try:

@@ -1,10 +1,9 @@
 """The sources' timestamps (decision 95): ``parse_time`` reads what ``fromisoformat`` takes as it is without
-normalising it first, and ``iso_utc`` writes UTC through orjson; both give what the normalising parse and
-``isoformat()`` give, checked here against those forms kept as the reference."""
+normalising it first, and ``iso_utc`` writes UTC through orjson; both give what the normalising parse (for
+every text, as before) and ``isoformat()`` give, checked here against those forms as the reference."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -12,29 +11,12 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectors.timeutil import iso_utc, parse_time
-
-_COMPACT_OFFSET = re.compile(r"^(.*[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)([+-]\d{2}):?(\d{2})$")
+from connectors.timeutil import _as_utc, _parse_normalised, iso_utc, parse_time
 
 
 def reference_parse(value: Any) -> datetime | None:
-    """parse_time as it was: every text normalised, then parsed."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip().replace("Z", "+00:00")
-    match = _COMPACT_OFFSET.match(text)
-    if match:
-        text = f"{match.group(1)}{match.group(2)}:{match.group(3)}"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    try:
-        return parsed.astimezone(UTC)
-    except OverflowError:  # raised before decision 95; a bad date must not fail a mapping
-        return None
+    """parse_time as it was: every text through the normalising parse, none read as it comes."""
+    return _as_utc(_parse_normalised(value)) if isinstance(value, str) else None
 
 
 def reference_iso(value: datetime | None) -> str | None:
@@ -99,9 +81,7 @@ def test_iso_utc_writes_what_isoformat_wrote(value: datetime) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1)),
-    st.sampled_from(
-        [UTC, timezone(timedelta(0)), timezone(timedelta(hours=5, minutes=30)), ZoneInfo("Europe/London")]
-    ),
+    st.sampled_from([UTC, timezone(timedelta(0)), timezone(timedelta(hours=5, minutes=30)), ZoneInfo("Europe/London")]),
 )
 def test_iso_utc_in_other_zones_as_before(value: datetime, zone: Any) -> None:
     # Only the UTC singleton takes the fast path; any other zone object (even one at +00:00) keeps isoformat().
