@@ -6,9 +6,10 @@ hashed. A run hashes thousands of small documents (an entity's content hash, eac
 thread that maps and loads, while the read-ahead's threads wait for the lock to parse the next pages:
 each release hands the lock to one of them, and the run's thread, done hashing a few microseconds later,
 waits for it to come back — until that thread blocks on its socket or the switch interval (5 ms) forces
-it. The run's thread is a Jira run's critical path; letting go of the lock ~2,000 times made a 2,000-issue
-run 8 % slower, Slack 12 %, Confluence 12 % (docs/performance.md "The hash that let go of the lock",
-decision 94). Fed in pieces under that size, OpenSSL hashes the same bytes with the lock held.
+it. The run's thread is a Jira run's critical path, and every Jira issue's hash document is over 2 KB:
+letting go of the lock 2,000 times made a 2,000-issue run 8 % slower (median of eight interleaved pairs;
+docs/performance.md "The hash that let go of the lock", decision 94). Fed in pieces under that size,
+OpenSSL hashes the same bytes with the lock held.
 """
 
 from __future__ import annotations
