@@ -143,3 +143,16 @@ def test_field_coverage_of_real_payloads() -> None:
 def test_connector_spec_is_exported() -> None:
     assert CONNECTOR.manifest.connector_type == "slack" and CONNECTOR.manifest.scope_kinds == ("channel",)
     assert CONNECTOR.map_item is map_item
+
+
+def test_metadata_drops_absent_values_and_keeps_false_and_zero() -> None:
+    # None, [] and "" are absent; 0 and False are values (decision 96 reads the truthy ones first).
+    msg = {"type": "message", "ts": "1512085950.000216", "user": "U01NK1K9L68", "text": "hi", "subtype": "",
+           "reactions": [], "reply_count": 0, "files": [], "pinned_to": []}  # fmt: skip
+    meta = map_item(raw(msg, channel={**PUBLIC, "is_ext_shared": False})).metadata
+    assert meta["reaction_count"] == 0
+    assert meta["reply_count"] == 0
+    assert meta["channel_type"] == "public_channel"
+    for absent in ("subtype", "reactions", "files", "pinned_to", "thread_ts", "edited", "deleted", "channel_shared"):
+        assert absent not in meta
+    assert map_item(raw(msg)).updated_at == map_item(raw(msg)).created_at
