@@ -47,11 +47,18 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     assert float(embed.group(11)) > 0 and float(embed.group(13)) > 0, embed.group(0)
 
 
-def test_load_vs_copy_splits_the_gap_into_the_statement_and_python() -> None:
+def test_load_vs_copy_splits_the_gap_into_the_statement_python_and_the_server() -> None:
     out = run_bench("load_vs_copy.py", "--rows", "600", "--repeats", "1", timeout=300)
     assert re.search(r"load path\s+\(all-new\s*\)\s+[0-9,]+ rows/s\s+ratio [0-9.]+", out), out
     assert re.search(r"load path\s+\(all-changed\)\s+[0-9,]+ rows/s\s+ratio [0-9.]+", out), out
     assert re.search(r"UpsertEntities alone, rows prebuilt \(all-new\)\s+[0-9,]+ rows/s\s+ratio [0-9.]+", out), out
+    # The CPU split: this process's thread and the backend that served it, each positive, for every variant.
+    for label in ("binary COPY", "load path", "load path", "UpsertEntities alone"):
+        assert re.search(rf"{label} \([a-z-]+\)\s+ours\s+{_NUM}\s+server\s+{_NUM}\s+wall\s+{_NUM}", out), out
+    split = re.findall(rf"ours\s+{_NUM}\s+server\s+{_NUM}\s+wall\s+{_NUM}", out)
+    assert len(split) == 4, out
+    # A backend that did nothing or a thread clock that never ran would print 0.0: neither can write a row.
+    assert all(float(ours) > 0 and float(server) > 0 and float(wall) > 0 for ours, server, wall in split), out
 
 
 def test_two_workers_prints_the_ratio_and_the_machine_bound() -> None:
