@@ -509,7 +509,10 @@ def main() -> None:
         results: dict[str, tuple[float, float, float, float]] = {}
         uv = ["--loop", args.loop, "--http", args.http]
         cases = set(args.cases.split(","))
-        const = lambda i: ("GET", "/const", {}, None)  # noqa: E731
+
+        def const(i: int) -> Req:
+            return ("GET", "/const", {}, None)
+
         if "bare" in cases:
             with serving([str(REPO / "bench" / "api_throughput.py"), "--bare-server", *uv], env) as bare:
                 results["bare GET"] = measure(bare, const, {200}, 1)

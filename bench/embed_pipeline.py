@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -97,7 +98,9 @@ def main() -> None:
             )
             load_batch(conn, source_id=source_id, run_id=0, batch=Batch(entities=entities), record_seen=False)
             conn.commit()
-            ids: dict[str, int] = dict(conn.execute("select source_entity_id, id from entities").fetchall())
+            ids: dict[str, int] = {
+                str(e): cast(int, i) for e, i in conn.execute("select source_entity_id, id from entities").fetchall()
+            }
             changed = [(int(ids[e.source_entity_id]), e) for e in entities]
 
             def pipeline() -> float:

@@ -119,7 +119,7 @@ def main() -> int:
                     order = ["copy", "ours", "theirs"]
                     for name in order[p % 3 :] + order[: p % 3]:
                         if name == "copy":
-                            t["copy"] += copy_rows(conn, copy_id, rows1[k : k + page], page)
+                            t["copy"] += copy_rows(conn, copy_id, rows1[k : k + page], page).wall
                         else:
                             t[f"{name}_new"] += _load(variants[name], conn, ids[name], v1[k : k + page])
                 for p, k in enumerate(range(0, n, page)):

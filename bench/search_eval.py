@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -90,7 +91,9 @@ def main() -> None:
         started = time.perf_counter()
         outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring, chunks=stage)
         sync_s = time.perf_counter() - started
-        ids: dict[int, str] = dict(conn.execute("select id, source_entity_id from entities").fetchall())
+        ids: dict[int, str] = {
+            cast(int, i): str(e) for i, e in conn.execute("select id, source_entity_id from entities").fetchall()
+        }
         print(f"corpus      {args.issues} issues -> {len(ids)} entities, {stage.stats.embedded} chunks embedded "
               f"({outcome.state}, {sync_s:.0f}s sync incl. embedding)")
 

@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -172,9 +172,9 @@ def main() -> None:
             conn.execute("analyze entity_chunks")
             conn.commit()
             size_vector = index_size(conn, "entity_chunks_embedding_hnsw_idx")
-            counts: dict[str, int] = dict(conn.execute(
+            counts: dict[str, int] = {str(t): cast(int, n) for t, n in conn.execute(
                 "select t, count(*) from entity_chunks, unnest(acl_principals) t group by t"
-            ).fetchall())
+            ).fetchall()}
             conn.commit()
             print(f"data        {args.chunks} chunks x {DIM} dims, {args.clusters} clusters, COPY {copy_s:.1f}s; "
                   f"visible: " + ", ".join(f"{t} {counts.get(t, 0)}" for t in ("group:p50", "group:p10", "group:p1")))
@@ -213,7 +213,7 @@ def main() -> None:
             def plan_of(principal: str) -> str:
                 with conn.transaction():
                     sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=MAX_SCAN_TUPLES)
-                    lines = [row[0] for row in conn.execute(
+                    lines = [str(row[0]) for row in conn.execute(
                         "explain (analyze) " + sq.SEARCH_ENTITIES,
                         {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
                          "candidates": k * SEARCH_CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE,
@@ -260,11 +260,11 @@ def main() -> None:
                 with conn.transaction():
                     sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=MAX_SCAN_TUPLES)
                     rows = conn.execute(HALFVEC_QUERY, half_args(text, principal)).fetchall()
-                return [row[0] for row in rows]
+                return [cast(int, row[0]) for row in rows]
 
             half_all, half_s = run(half, "group:all")
             plan = "\n".join(
-                row[0] for row in conn.execute(
+                str(row[0]) for row in conn.execute(
                     "explain " + HALFVEC_QUERY, half_args(texts[0], "group:all")
                 ).fetchall()
             )
