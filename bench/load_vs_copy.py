@@ -42,6 +42,7 @@ from app.db.connect import connect
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.transform import entity_row
 from app.queries import entities as q
+from bench._cpu import cpu
 from bench._db import bench_database
 from connectors.base import Acl, Entity
 
@@ -54,8 +55,7 @@ class Timed:
         self.wall = self.ours = self.server = 0.0
 
     def _server(self) -> float:
-        t = self.backend.cpu_times()
-        return float(t.user + t.system)
+        return cpu([self.backend])
 
     def __enter__(self) -> Timed:
         self._start = (time.perf_counter(), time.thread_time(), self._server())

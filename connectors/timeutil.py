@@ -50,9 +50,10 @@ def _as_utc(parsed: datetime | None) -> datetime | None:
 def _parse_normalised(value: str) -> datetime | None:
     """What :func:`parse_time` reads when ``fromisoformat`` does not take the text as it is: surrounding
     blanks, a ``Z`` or compact offset in a shape it rejects."""
-    if not value.strip():
+    text = value.strip()
+    if not text:
         return None
-    text = value.strip().replace("Z", "+00:00")
+    text = text.replace("Z", "+00:00")
     match = _COMPACT_OFFSET.match(text)
     if match:
         text = f"{match.group(1)}{match.group(2)}:{match.group(3)}"
