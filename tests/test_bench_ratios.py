@@ -85,3 +85,19 @@ def test_resync_prints_each_resync_against_the_first_full_sync() -> None:
     assert re.search(r"full re-sync, no change\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
     assert re.search(r"incremental, 1 % changed\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
     assert re.search(r"reconciliation, none gone\s+[0-9.]+ s\s+ratio [0-9.]+", out), out
+
+
+def test_http_client_prints_each_client_against_httpx() -> None:
+    out = run_bench("http_client.py", "--issues", "200", "--repeats", "1", timeout=300)
+    for kind in ("attachment", "search page"):
+        rows = {
+            m.group(1): (int(m.group(2)), float(m.group(3)), float(m.group(4)))
+            for m in re.finditer(
+                rf"^(httpx\.Client|SourceHttp|http\.client)\s+{kind}\s+(\d+)\s+{_NUM}\s+{_NUM}$", out, re.MULTILINE
+            )
+        }
+        assert set(rows) == {"httpx.Client", "SourceHttp", "http.client"}, out
+        # Every client made the same requests, each cost some CPU, and httpx's is the baseline of the ratios.
+        assert len({n for n, _, _ in rows.values()}) == 1 and rows["SourceHttp"][0] > 0, out
+        assert all(each > 0 and ratio > 0 for _, each, ratio in rows.values()), out
+        assert rows["httpx.Client"][2] == 1.0, out

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import hmac
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -215,23 +217,23 @@ _PARAM_VALUES = st.one_of(
 def test_the_url_sent_is_the_one_httpx_builds_from_path_and_params(
     base: str, path: str, params: dict[str, object] | None
 ) -> None:
-    # SourceHttp parses a relative path with its params once (decision 73); httpx's own way parses three
-    # times. The URL on the wire must be the same, byte for byte, or an error the same way.
+    # SourceHttp sends over urllib3 but builds each URL as httpx's client built it (decision 102), parsing a
+    # relative path with its params once (decision 73) where httpx parses three times. The URL must be the
+    # same, byte for byte, or an error the same way.
     http = SourceHttp(base, headers={"Authorization": "Bearer t"}, stats=CallStats(), errors=ErrorClassification())
+    reference = httpx.Client(base_url=base.rstrip("/"))
     try:
         try:
-            expected: object = http._client.build_request("GET", path, params=_clean_params(params)).url
+            expected: object = str(reference.build_request("GET", path, params=_clean_params(params)).url)
         except httpx.InvalidURL as exc:
             expected = type(exc)
         try:
-            url, query = http._target(path, params)
-            got: object = http._client.build_request("GET", url, params=query).url
+            got: object = http._url(path, params)
         except httpx.InvalidURL as exc:
             got = type(exc)
         assert got == expected
-        if isinstance(got, httpx.URL):
-            assert isinstance(expected, httpx.URL) and got.raw_path == expected.raw_path
     finally:
+        reference.close()
         http.close()
 
 
@@ -309,6 +311,87 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _redirecting_pair() -> tuple[EmulatorApp, EmulatorApp]:
+    """A source that moves two items, one within its host and one to another host (an open one, which
+    answers with the Authorization header it got)."""
+    source, elsewhere = EmulatorApp(seed=1, token=TOKEN), EmulatorApp(seed=1)
+
+    @source.route("GET", r"/items/(?P<id>[^/]+)")
+    def item(req: Request) -> Response:
+        return Response(200, {"id": req.params["id"]})
+
+    @source.route("GET", r"/moved/(?P<id>[^/]+)")
+    def moved(req: Request) -> Response:
+        return Response(302, b"", {"Location": f"/items/{req.params['id']}"})
+
+    @source.route("GET", r"/away")
+    def away(req: Request) -> Response:
+        return Response(302, b"", {"Location": req.arg("to") or "/"})
+
+    @elsewhere.route("GET", r"/seen")
+    def seen(req: Request) -> Response:
+        return Response(200, {"authorization": req.headers.get("authorization")})
+
+    return source, elsewhere
+
+
+def test_a_redirect_keeps_the_credential_on_the_host_and_drops_it_off_the_host() -> None:
+    # As httpx did (decision 102): redirects are followed, and one that leaves the source's host (another
+    # port is another host) does not carry the credential there.
+    source, elsewhere = _redirecting_pair()
+    with serve(source) as src, serve(elsewhere) as other:
+        http = _client(src.base_url, CallStats())
+        try:
+            assert http.get_json("/moved/A-7") == {"id": "A-7"}
+            assert http.get_json("/away", {"to": f"{other.base_url}/seen"}) == {"authorization": None}
+            # Asked directly (Slack's file host is trusted this way), the other host does get it.
+            assert http.get_bytes_capped(f"{other.base_url}/seen", 1024)[0] == (
+                json.dumps({"authorization": f"Bearer {TOKEN}"}, separators=(",", ":")).encode()
+            )
+        finally:
+            http.close()
+
+
+def test_a_compressed_answer_is_asked_for_and_decoded() -> None:
+    app = EmulatorApp(seed=1, token=TOKEN)
+
+    @app.route("GET", r"/packed")
+    def packed(req: Request) -> Response:
+        body = json.dumps({"accept_encoding": req.headers.get("accept-encoding"), "n": list(range(50))}).encode()
+        return Response(200, gzip.compress(body), {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+
+    with serve(app) as running:
+        http = _client(running.base_url, CallStats())
+        try:
+            got = http.get_json("/packed")
+            raw, _, why = http.get_bytes_capped("/packed", 10_000)
+        finally:
+            http.close()
+    assert "gzip" in got["accept_encoding"] and got["n"] == list(range(50))
+    assert why == "" and raw is not None and json.loads(raw) == got
+
+
+def test_the_environment_s_proxy_is_used_unless_no_proxy_names_the_host(
+    emu: RunningEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As httpx honoured them: HTTP_PROXY (here a closed port, so going through it fails loudly) and NO_PROXY.
+    for name in [k for k in os.environ if k.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_free_port()}")
+    http = _client(emu.base_url, CallStats(), max_attempts=1)
+    try:
+        with pytest.raises(SourceUnreachable, match="Proxy"):
+            http.get_json("/items/A")
+    finally:
+        http.close()
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    http = _client(emu.base_url, CallStats(), max_attempts=1)
+    try:
+        assert http.get_json("/items/A")["id"] == "A"
+    finally:
+        http.close()
+
+
 def test_unreachable_port_raises_source_unreachable() -> None:
     stats = CallStats()
     http = _client(f"http://127.0.0.1:{_free_port()}", stats, max_attempts=2, max_wait=0.01)
@@ -372,8 +455,7 @@ def test_signed_webhook_carries_a_verifiable_signature() -> None:
 
 def test_cli_prints_base_url_first_and_stops_on_sigterm() -> None:
     code = (
-        "from connectors.emulators.kit import EmulatorApp, main_cli\n"
-        "main_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
+        "from connectors.emulators.kit import EmulatorApp, main_cli\nmain_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "--port", "0", "--seed", "3"],
