@@ -455,7 +455,8 @@ def test_signed_webhook_carries_a_verifiable_signature() -> None:
 
 def test_cli_prints_base_url_first_and_stops_on_sigterm() -> None:
     code = (
-        "from connectors.emulators.kit import EmulatorApp, main_cli\nmain_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
+        "from connectors.emulators.kit import EmulatorApp, main_cli\n"
+        "main_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "--port", "0", "--seed", "3"],
