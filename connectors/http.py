@@ -377,7 +377,7 @@ class SourceHttp:
             host = httpx.URL(url).host
         except (httpx.InvalidURL, ValueError, TypeError):
             return False
-        return not host or host == httpx.URL(self.base_url).host
+        return not host or host == self._base.host
 
     def close(self) -> None:
         for pool in list(self._pools.values()):
