@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from connectors.base import CallStats
-from connectors.http import SourceHttp
+from connectors.http import SourceHttp, decode_body
 
 MAX_BYTES = 256 * 1024  # the manifests' attachments promise; one cap for every connector
 _TEXT_TYPES = re.compile(
@@ -138,7 +138,7 @@ class AttachmentReader:
                 return AttachmentText(pdf_text(body))
             except ValueError as exc:
                 return self._link(item, name, str(exc))
-        return AttachmentText(body.decode(encoding or "utf-8", errors="replace"))
+        return AttachmentText(decode_body(body, encoding))
 
     def _trusted(self, url: str) -> bool:
         return (urlsplit(url).hostname or "").lower() in self.extra_hosts

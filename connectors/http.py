@@ -297,7 +297,7 @@ class SourceHttp:
         body, encoding, why = self.get_bytes_capped(url, max_bytes)
         if body is None:
             return None, why
-        return body.decode(encoding or "utf-8", errors="replace"), ""
+        return decode_body(body, encoding), ""
 
     def get_bytes_capped(self, url: str, max_bytes: int) -> tuple[bytes | None, str | None, str]:
         """:meth:`get_text_capped` for binary bodies (a PDF): ``(body, declared encoding, "")`` or
@@ -482,13 +482,24 @@ def _charset(content_type: str | None) -> str | None:
     return message.get_content_charset()
 
 
+def decode_body(body: bytes, charset: str | None) -> str:
+    """``body`` as text in the ``charset`` its answer declared, UTF-8 when it declares none or one that
+    cannot decode text. Every body a connector reads as text goes through here, so a page, an attachment
+    and an error message agree: a charset Python lacks (``x-user-defined``), a codec that is not a text
+    encoding (``base64``, ``rot13``), or one that refuses ``errors="replace"`` (``idna``, ``undefined``)
+    raises LookupError or ValueError from ``bytes.decode``; the source's bytes are then read as UTF-8
+    rather than failing the item over a header."""
+    if charset:
+        try:
+            return body.decode(charset, errors="replace")
+        except (LookupError, ValueError):
+            pass
+    return body.decode("utf-8", errors="replace")
+
+
 def _text(resp: urllib3.BaseHTTPResponse) -> str:
-    """An error body as text, in its declared charset (UTF-8 when it declares none or one Python lacks)."""
-    charset = _charset(resp.headers.get("Content-Type")) or "utf-8"
-    try:
-        return resp.data.decode(charset, errors="replace")
-    except LookupError:
-        return resp.data.decode("utf-8", errors="replace")
+    """An error body as text (:func:`decode_body`)."""
+    return decode_body(resp.data, _charset(resp.headers.get("Content-Type")))
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

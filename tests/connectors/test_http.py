@@ -371,6 +371,38 @@ def test_a_compressed_answer_is_asked_for_and_decoded() -> None:
     assert why == "" and raw is not None and json.loads(raw) == got
 
 
+def test_a_body_in_a_charset_python_cannot_decode_is_read_as_utf8_on_every_path() -> None:
+    # A page's error text, get_text_capped and an attachment read all decode through one helper: the
+    # declared charset when Python can decode text with it, else UTF-8. Before, the two download paths
+    # raised on a charset Python lacks, so one odd header failed the whole item.
+    from connectors.attachments import AttachmentReader
+
+    app = EmulatorApp(seed=1, token=TOKEN)
+
+    @app.route("GET", r"/doc/(?P<status>\d+)/(?P<charset>[^/]+)")
+    def doc(req: Request) -> Response:
+        charset = req.params["charset"]
+        body = "café".encode("latin-1" if charset == "iso-8859-1" else "utf-8")
+        ct = f"text/plain; charset={charset}"
+        return Response(int(req.params["status"]), body, {"Content-Type": ct})
+
+    stats = CallStats()
+    with serve(app) as running:
+        http = _client(running.base_url, stats, max_attempts=1)
+        reader = AttachmentReader(http, stats, "test")
+        try:
+            for charset in ("iso-8859-1", "utf-8", "x-no-such-charset", "base64", "idna", "undefined"):
+                url = f"{running.base_url}/doc/200/{charset}"
+                assert http.get_text_capped(url, 1024) == ("café", ""), charset
+                got = reader.read("A-1", url, content_type="text/plain", filename="a.txt", size=None)
+                assert (got.text, got.reason) == ("café", None), charset
+                with pytest.raises(HttpError) as info:
+                    http.get_json(f"/doc/400/{charset}")
+                assert "café" in info.value.detail, charset
+        finally:
+            http.close()
+
+
 def test_the_environment_s_proxy_is_used_unless_no_proxy_names_the_host(
     emu: RunningEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
