@@ -88,7 +88,8 @@ class EmbedAhead:
     ) -> None:
         self._stage = stage
         self._map_item = map_item
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        # None wakes an idle thread at close, so closing does not wait out its poll.
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._join_timeout = join_timeout
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
@@ -113,13 +114,16 @@ class EmbedAhead:
     def close(self) -> None:
         """Stop after the job in hand (an embedding call is not interrupted); queued jobs are cancelled."""
         self._stop.set()
+        self._jobs.put(None)
         if self._thread.is_alive():
             self._thread.join(self._join_timeout)
         while True:
             try:
-                self._jobs.get_nowait().future.cancel()
+                job = self._jobs.get_nowait()
             except queue.Empty:
                 break
+            if job is not None:
+                job.future.cancel()
 
     @property
     def stopped(self) -> bool:
@@ -133,9 +137,12 @@ class EmbedAhead:
                     jobs, held = [held], None
                 else:
                     try:
-                        jobs = [self._jobs.get(timeout=POLL)]
+                        first = self._jobs.get(timeout=POLL)
                     except queue.Empty:
                         continue
+                    if first is None:
+                        continue  # woken to stop
+                    jobs = [first]
                 # Only groups of one page share a call: a failed call then fails that page alone, and the
                 # pages before it commit, as when every group had a call of its own.
                 while len(jobs) < COALESCE:
@@ -143,6 +150,8 @@ class EmbedAhead:
                         job = self._jobs.get_nowait()
                     except queue.Empty:
                         break
+                    if job is None:
+                        break  # woken to stop: the jobs in hand are prepared first
                     if job.page != jobs[0].page:
                         held = job
                         break
