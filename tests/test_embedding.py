@@ -272,7 +272,8 @@ def remote(server: EmbeddingsServer, sleeps: list[float]) -> Iterator[OpenAIEmbe
 
 def expected(texts: list[str], dimension: int = 16) -> np.ndarray:
     raw = np.asarray([fake_vector(t, dimension) for t in texts], dtype=np.float32)
-    return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    unit: np.ndarray = raw / np.linalg.norm(raw, axis=1, keepdims=True)
+    return unit
 
 
 def test_remote_embedder_batches_and_keeps_input_order(remote: OpenAIEmbedder, server: EmbeddingsServer) -> None:

@@ -20,7 +20,7 @@ def test_a_page_of_awkward_entities_loads_and_an_equal_reload_writes_nothing(fre
     entities = list(cases.values())
     with connect(fresh_db_url) as conn:
         row = conn.execute("insert into sources (name, connector_type) values ('load', 'jira') returning id").fetchone()
-        assert row is not None
+        assert row is not None and isinstance(row[0], int)
         source_id = int(row[0])
         first = load_batch(conn, source_id=source_id, run_id=1, batch=Batch(entities=entities), record_seen=False)
         conn.commit()
@@ -46,7 +46,7 @@ def test_a_page_of_awkward_entities_loads_and_an_equal_reload_writes_nothing(fre
         meta = conn.execute(
             "select metadata from entities where source_id = %s and source_entity_id = '10001'", (source_id,)
         ).fetchone()
-        assert meta is not None and meta[0]["note"] == "ab"
+        assert meta is not None and isinstance(meta[0], dict) and meta[0]["note"] == "ab"
         big = conn.execute(
             "select metadata->>'custom' from entities where source_id = %s and source_entity_id = '1'", (source_id,)
         ).fetchone()
@@ -64,20 +64,20 @@ def test_a_page_of_failures_parks_each_item_once_whatever_its_message_holds(fres
     last failure, and a message quoting a NUL from the payload cannot fail the page (the page travels as
     JSON, whose dumper drops NUL: app/db/jsonb.py)."""
     errors = [
-        ItemError("issue", "P-1", "malformed", "bad field \x00 in summary"),
-        ItemError("issue", "P-2", "permission", "403"),
-        ItemError("issue", "P-1", "not_found", "gone \x00 now"),
+        ItemError("ticket", "P-1", "malformed", "bad field \x00 in summary"),
+        ItemError("ticket", "P-2", "permission", "403"),
+        ItemError("ticket", "P-1", "not_found", "gone \x00 now"),
     ]
     with connect(fresh_db_url) as conn:
         row = conn.execute("insert into sources (name, connector_type) values ('dlq', 'jira') returning id").fetchone()
-        assert row is not None
+        assert row is not None and isinstance(row[0], int)
         source_id = int(row[0])
         run = conn.execute(
             "insert into sync_runs (source_id, mode, trigger, state, started_at) "
             "values (%s, 'full', 'manual', 'running', now()) returning id",
             (source_id,),
         ).fetchone()
-        assert run is not None
+        assert run is not None and isinstance(run[0], int)
         result = load_batch(
             conn, source_id=source_id, run_id=int(run[0]), batch=Batch(errors=errors), record_seen=False
         )

@@ -52,7 +52,7 @@ def dump_schema(url: str) -> str:
             "--no-owner",
             "--no-privileges",
             "--dbname",
-            make_conninfo(**params),
+            make_conninfo("", **params),
         ],
         capture_output=True,
         text=True,
@@ -70,7 +70,7 @@ def fresh_dump(server_url: str) -> str:
         conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
     try:
         params["dbname"] = name
-        url = make_conninfo(**params)
+        url = make_conninfo("", **params)
         with tempfile.TemporaryDirectory() as tmp:
             migrate(url, Path(tmp))
         return dump_schema(url)
@@ -97,7 +97,7 @@ def _server_url() -> str:
     if external:
         params = conninfo_to_dict(external)
         params["dbname"] = "postgres"
-        return make_conninfo(**params)
+        return make_conninfo("", **params)
     from app.config import load_config
     from app.db import embedded
 

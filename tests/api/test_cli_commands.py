@@ -317,7 +317,7 @@ def _paths(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[t
         path = (*prefix, name)
         is_group = isinstance(command, click.Group)
         yield path, is_group
-        if is_group:
+        if isinstance(command, click.Group):
             yield from _paths(command, path)
 
 

@@ -100,7 +100,7 @@ def _expected(conn: psycopg.Connection[Any]) -> dict[int, Counter[str]]:
 def _assert_same(server: Server, sources: list[int]) -> None:
     with psycopg.connect(server.db_url) as conn:
         queue = _expected(conn)
-        names = dict(conn.execute("select id, name from sources").fetchall())
+        names: dict[int, str] = dict(conn.execute("select id, name from sources").fetchall())
         threshold = sorted(sum(queue.get(s, Counter()).values()) for s in sources)[len(sources) // 2]
         alerts = {
             r.subject: r.detail

@@ -30,7 +30,7 @@ def _acl(rng: random.Random) -> list[str | None] | None:
         return None
     if roll < 0.15:
         return []
-    acl: list[str | None] = rng.sample(USERS, rng.randrange(0, 4)) + rng.sample(GROUPS, rng.randrange(0, 3))
+    acl: list[str | None] = [*rng.sample(USERS, rng.randrange(0, 4)), *rng.sample(GROUPS, rng.randrange(0, 3))]
     if acl and rng.random() < 0.2:
         acl.append(rng.choice(acl))  # a repeat: still one entity for that principal
     if rng.random() < 0.05:

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import httpx
 import psycopg
@@ -53,10 +52,11 @@ def _eventually(check: Callable[[], bool], what: str, deadline: float = 30.0) ->
         time.sleep(0.05)
 
 
-def _done_of(client: httpx.Client, path: str, run_id: int) -> Any:
+def _done_of(client: httpx.Client, path: str, run_id: int) -> int:
     body = client.get(path).json()
     items = body.get("items", [body])
-    return next(r["entities_done"] for r in items if r["id"] == run_id)
+    done: int = next(r["entities_done"] for r in items if r["id"] == run_id)
+    return done
 
 
 def test_a_cached_page_is_served_until_another_session_changes_a_run(api: Server, make_source: SourceFactory) -> None:
@@ -65,7 +65,11 @@ def test_a_cached_page_is_served_until_another_session_changes_a_run(api: Server
     paths = [f"/api/v1/sources/{source_id}/runs", f"/api/v1/runs?source_id={source_id}", f"/api/v1/runs/{run_id}"]
     with api.client("read") as c:
         for path in paths:
-            _eventually(lambda p=path: _done_of(c, p, run_id) == 10, f"{path} shows the new run")
+
+            def shows_new_run(p: str = path) -> bool:
+                return _done_of(c, p, run_id) == 10
+
+            _eventually(shows_new_run, f"{path} shows the new run")
             assert c.get(path).status_code == 200  # now cached
 
         _set_done(api.db_url, run_id, 11, notify=False)
@@ -75,7 +79,11 @@ def test_a_cached_page_is_served_until_another_session_changes_a_run(api: Server
         # As a worker commits a page of progress: the NOTIFY reaches the listener, the page is rebuilt.
         _set_done(api.db_url, run_id, 12)
         for path in paths:
-            _eventually(lambda p=path: _done_of(c, p, run_id) == 12, f"{path} shows the committed change")
+
+            def shows_committed_change(p: str = path) -> bool:
+                return _done_of(c, p, run_id) == 12
+
+            _eventually(shows_committed_change, f"{path} shows the committed change")
 
 
 def _lookups(api: Server) -> dict[str, float]:

@@ -48,7 +48,9 @@ def _send(server: Server, source_id: int, n: int) -> int:
 
 def _assert_same(server: Server, sources: list[int]) -> None:
     with psycopg.connect(server.db_url) as conn:
-        raw = dict(conn.execute("select source_id, count(*) from webhook_deliveries group by source_id").fetchall())
+        raw: dict[int, int] = dict(
+            conn.execute("select source_id, count(*) from webhook_deliveries group by source_id").fetchall()
+        )
     scraped: dict[int, float] = {}
     for family in text_string_to_metric_families(httpx.get(f"{server.base_url}/metrics").text):
         if family.name == "harvester_webhook_deliveries_remembered":

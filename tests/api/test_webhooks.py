@@ -36,7 +36,7 @@ def _issue_event(issue_id: str, event: str = "jira:issue_updated") -> dict[str, 
 def _stored(api: Server, source_id: int) -> tuple[int, int]:
     with connect(api.db_url, autocommit=True) as conn:
         row = conn.execute("select count(*) from webhook_deliveries where source_id = %s", (source_id,)).fetchone()
-    assert row is not None
+    assert row is not None and isinstance(row[0], int)
     return int(row[0]), job_count(api.db_url, "harvester:apply_webhook", source_id)
 
 

@@ -72,7 +72,7 @@ def _run(conn: psycopg.Connection[Any], run_id: int) -> dict[str, Any]:
         "checkpoint from sync_runs where id = %s",
         (run_id,),
     )
-    cur.row_factory = psycopg.rows.dict_row  # type: ignore[assignment]
+    cur.row_factory = psycopg.rows.dict_row
     row = cur.fetchone()
     assert row is not None
     return dict(row)

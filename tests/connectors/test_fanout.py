@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import pytest
 
-from connectors.base import CallStats, Checkpoint, Connector, Emitted, ItemError, RawItem, SourceConfig, SourceType
+from connectors.base import (
+    CallStats,
+    Checkpoint,
+    Connector,
+    Emitted,
+    ItemError,
+    ItemGone,
+    RawItem,
+    SourceConfig,
+    SourceType,
+)
 from connectors.confluence.client import ConfluenceConnector
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
@@ -36,7 +46,7 @@ def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> A
     return resp.json() if resp.content else None
 
 
-def shape(emitted: Emitted) -> tuple[Any, ...]:
+def shape(emitted: Emitted | ItemGone) -> tuple[Any, ...]:
     """What a run commits from one emitted value (fetched_at is a clock reading, left out)."""
     if isinstance(emitted, RawItem):
         e = emitted
@@ -170,7 +180,7 @@ def listed_ids(make: Any) -> list[str]:
 
 def most_at_once(stats: dict[str, Any], route: str) -> int:
     """The most GETs of the route ending in ``route`` that were in flight at once."""
-    overlap = stats["max_in_latency_by_route"]
+    overlap: dict[str, int] = stats["max_in_latency_by_route"]
     return max(n for r, n in overlap.items() if r.startswith("GET ") and r.endswith(route))
 
 
@@ -257,6 +267,7 @@ def test_jira_first_item_waits_for_a_few_round_trips_not_one_per_look_up(jira: R
         cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "all", (), {}, fanout=fanout)
         conn = JiraConnector(cfg, CallStats(), page_size=20)
         stream = conn.enumerate(None, None)
+        assert isinstance(stream, Generator)  # enumerate is a generator function; closed below
         try:
             seen[fanout] = shape(next(e for e in stream if isinstance(e, RawItem)))
             depth[fanout] = control(jira, "GET", "stats")["latency_depth"]
@@ -371,7 +382,7 @@ def test_jira_fetch_by_id_reads_the_field_list_and_the_scope_check_beside_the_is
     not before it or with its rights, so the item waits for the server info, the scope's projects, that
     one round, the rights' two rounds and its attachments; what is yielded is what one-by-one reading
     gave."""
-    mode = "selected" if scope else "all"
+    mode: Literal["all", "selected"] = "selected" if scope else "all"
 
     def make(fanout: int, stats: CallStats) -> JiraConnector:
         cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", mode, scope, {}, fanout=fanout)

@@ -166,7 +166,10 @@ def test_resume_from_checkpoint_yields_the_remainder_without_repeats(emu: Runnin
         checkpoint = full[cut]
         assert isinstance(checkpoint, Checkpoint)
         tail = _run(_connector(emu, v2=v2)[0], cp=checkpoint.position)
-        ids = lambda xs: [x.source_entity_id for x in xs if isinstance(x, RawItem)]  # noqa: E731
+
+        def ids(xs: list[Emitted]) -> list[str]:
+            return [x.source_entity_id for x in xs if isinstance(x, RawItem)]
+
         assert ids(head) + ids(tail) == ids(full)
 
 

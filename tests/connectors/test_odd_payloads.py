@@ -41,7 +41,7 @@ def _confluence(payload: Mapping[str, Any]) -> Any:
 
 
 def _cases() -> list[tuple[str, dict[str, Any], Callable[[Mapping[str, Any]], Any], str]]:
-    cases = []
+    cases: list[tuple[str, dict[str, Any], Callable[[Mapping[str, Any]], Any], str]] = []
     for issue in load_fixture("go-atlassian", "jira", "v3", "mocks", "search-issues.json")["issues"][:2]:
         cases += [(f"jira fields.{k}", issue, _jira, k) for k in issue["fields"]]
     for msg in load_fixture(*OPS, "method_conversations.history_first_page.json")["messages"][:2]:

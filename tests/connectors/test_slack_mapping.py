@@ -87,13 +87,13 @@ def test_private_channel_and_dm_acl_is_their_members_and_unknown_fails_closed() 
     dm = {"id": "D1", "is_im": True}
     assert map_item(raw(msg, cid="D1", channel=dm, members=["a@x"])).acl == Acl(("user:a@x",))
     assert map_item(raw(msg, cid="D1", channel=dm, members=None)).acl == Acl(None)
-    assert map_item(raw(msg, **{"channel": {"id": "C1", "name": "x"}})).acl == Acl(None)  # privacy unknown
-    assert map_item(raw(msg, **{"team_id": None})).acl == Acl(None)
+    assert map_item(raw(msg, channel={"id": "C1", "name": "x"})).acl == Acl(None)  # privacy unknown
+    assert map_item(raw(msg, team_id=None)).acl == Acl(None)
 
 
 def test_archived_channel_gives_archived_status() -> None:
     msg = {"type": "message", "user": "U1", "text": "old", "ts": "1700000000.000100"}
-    assert map_item(raw(msg, **{"channel": {**PUBLIC, "is_archived": True}})).status == "archived"
+    assert map_item(raw(msg, channel={**PUBLIC, "is_archived": True})).status == "archived"
 
 
 @pytest.mark.parametrize("msg", [{"text": "no ts"}, {"ts": "yesterday"}, {"ts": "1700000000.000100", "text": 5}])

@@ -152,8 +152,9 @@ def test_a_failing_sources_last_success_reads_past_none_of_its_failures(fresh_db
             assert cq.latest_completeness(conn) == []  # neither source was ever reconciled
         else:
             since = {s.source_id: s.seconds_since_success for s in sq.summarize_sources_for_metrics(conn)}
-            assert since[never] is None and since[failing] is not None
-            assert since[failing] >= (datetime.now(UTC) - succeeded_at).total_seconds() - 60
+            failing_since = since[failing]
+            assert since[never] is None and failing_since is not None
+            assert failing_since >= (datetime.now(UTC) - succeeded_at).total_seconds() - 60
 
         read = _rows_read(conn) - before
         assert read < 60, f"{statement}: {read} rows of sync_runs read for two sources"

@@ -38,7 +38,7 @@ def stored_chunks(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[
         " order by 1, 2",
         (source_id,),
     )
-    return [tuple(r) for r in rows.fetchall()]  # type: ignore[misc]
+    return [tuple(r) for r in rows.fetchall()]
 
 
 class ThreadRecorder(CountingEmbedder):
