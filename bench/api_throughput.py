@@ -11,7 +11,11 @@ worker thread, as ``GET runs`` does, and (0'') the same ``select 1`` awaited on 
 psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path beat the thread hop?), and
 (0''') bare Litestar serving the same rows: the runs-list SQL of (a) through the same pool on a thread,
 the rows returned as JSON, no token, middleware or input guard (decision 60: ours / that isolates
-our own overhead; ours / the constant handler stays the issue's goal).
+our own overhead; ours / the constant handler stays the issue's goal), and (0'''') bare Litestar answering
+with the very bytes ours answered (case ``bytes``, measured after ours: its body is read from ours once,
+then served as a constant): a 27 KB page costs the loopback, the server's writes and the load generator's
+reads more than a 16-byte constant, and on a fast host that alone doubles a bare handler's p95 (decision
+105); ours / that is our own work per request with the transport held equal.
 Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.
 
 ``--loop``/``--http`` choose uvicorn's event loop and HTTP parser for every server (``auto``: uvloop and
@@ -25,7 +29,7 @@ per request as the bare handler, so on a small machine it caps the baseline and 
 wrk does not (issue 15 §2: the ratio must measure the server).
 
     python bench/api_throughput.py [--generator wrk|python] [--duration 10] [--requests 2000] [--concurrency 16]
-        [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,rows,ours]
+        [--loop auto|asyncio|uvloop] [--http auto|h11|httptools] [--cases bare,floor,afloor,rows,ours,bytes]
         [--ours-from DIR] [--before-from DIR] [--churn N]
 
 ``--churn N``: a thread updates one run of the measured page N times a second for the whole run (as a sync
@@ -89,6 +93,19 @@ def bare_app() -> object:
         return {"status": "accepted"}
 
     return Litestar([const_get, const_post])
+
+
+def bytes_app(body: bytes) -> object:
+    """The baseline with the transport held equal: bare Litestar answering ``GET /const`` with ``body``
+    (the bytes ours answered), as JSON, nothing else."""
+    from litestar import Litestar, MediaType, get
+
+    # Bytes are sent as they are (not serialised again); the media type names them JSON.
+    @get("/const", sync_to_thread=False, media_type=MediaType.JSON)
+    def const_bytes() -> bytes:
+        return body
+
+    return Litestar([const_bytes])
 
 
 def floor_app(url: str) -> object:
@@ -421,10 +438,11 @@ def main() -> None:
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--async-floor-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--rows-server", type=int, default=0, help=argparse.SUPPRESS)  # the source id
+    parser.add_argument("--bytes-server", type=Path, default=None, help=argparse.SUPPRESS)  # the body's file
     parser.add_argument(
         "--cases",
-        default="bare,floor,afloor,rows,ours",
-        help="servers to measure: bare, floor, afloor, rows, ours (comma list)",
+        default="bare,floor,afloor,rows,ours,bytes",
+        help="servers to measure: bare, floor, afloor, rows, ours, bytes (comma list; bytes needs ours)",
     )
     parser.add_argument(
         "--ours-from",
@@ -449,7 +467,7 @@ def main() -> None:
     )
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.bare_server or args.floor_server or args.async_floor_server or args.rows_server:
+    if args.bare_server or args.floor_server or args.async_floor_server or args.rows_server or args.bytes_server:
         import uvicorn
 
         url = os.environ.get("HARVESTER_DATABASE_URL", "")
@@ -458,6 +476,8 @@ def main() -> None:
             served = floor_app(url) if args.floor_server else async_floor_app(url)
         if args.rows_server:
             served = rows_app(url, args.rows_server)
+        if args.bytes_server:
+            served = bytes_app(args.bytes_server.read_bytes())
         uvicorn.run(
             served,  # type: ignore[arg-type]
             host="127.0.0.1",
@@ -536,10 +556,20 @@ def main() -> None:
         if "ours" in cases and args.before_from is not None:
             with serving(serve, env, cwd=args.before_from) as before:
                 results["GET runs before"] = measure(before, runs_request, {200}, 1)
+        ours_body: bytes | None = None
         if "ours" in cases:
             with serving(serve, env, cwd=args.ours_from) as ours:
                 results["GET runs"] = measure(ours, runs_request, {200}, 1)
+                _, path, headers, _ = runs_request(0)
+                ours_body = httpx.get(ours + path, headers=headers, timeout=30).raise_for_status().content
                 results["POST webhook"] = measure(ours, webhook_request, {202}, deliveries)
+        if "bytes" in cases and ours_body is not None:
+            body_file = Path(data_dir) / "ours-body.json"
+            body_file.write_bytes(ours_body)
+            bytes_server = [str(REPO / "bench" / "api_throughput.py"), "--bytes-server", str(body_file), *uv]
+            with serving(bytes_server, env) as same:
+                results["bare same bytes"] = measure(same, const, {200}, 1)
+            print(f"GET runs answers {len(ours_body):,} bytes; 'bare same bytes' answers the same bytes")
 
         stop_churn.set()
         if args.churn > 0:
@@ -556,6 +586,8 @@ def main() -> None:
         print(f"{name:16} {rps:8.0f} {p50:8.2f} {p95:8.2f} {cpu_ms:10.3f}")
     pairs = (
         ("GET runs", "bare GET"),
+        ("GET runs", "bare same bytes"),
+        ("bare same bytes", "bare GET"),
         ("POST webhook", "bare POST"),
         ("select 1 GET", "bare GET"),
         ("select 1 async", "bare GET"),

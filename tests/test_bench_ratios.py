@@ -101,3 +101,14 @@ def test_http_client_prints_each_client_against_httpx() -> None:
         assert len({n for n, _, _ in rows.values()}) == 1 and rows["SourceHttp"][0] > 0, out
         assert all(each > 0 and ratio > 0 for _, each, ratio in rows.values()), out
         assert rows["httpx.Client"][2] == 1.0, out
+
+
+def test_api_throughput_compares_ours_with_a_bare_handler_answering_the_same_bytes() -> None:
+    out = run_bench(
+        "api_throughput.py", "--generator", "python", "--requests", "200", "--cases", "bare,ours,bytes", timeout=600
+    )
+    size = re.search(r"GET runs answers ([0-9,]+) bytes", out)
+    assert size is not None and int(size.group(1).replace(",", "")) > 1000, out  # a page of runs, not a constant
+    for name in ("bare GET", "GET runs", "bare same bytes"):
+        assert re.search(rf"^{name}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+", out, re.MULTILINE), out
+    assert re.search(rf"GET runs vs bare same bytes: throughput x{_NUM}, p95 x{_NUM}", out), out
