@@ -13,7 +13,7 @@ psycopg_pool's AsyncConnectionPool (issue 15 §2: would an asyncio database path
 the rows returned as JSON, no token, middleware or input guard (decision 60: ours / that isolates
 our own overhead; ours / the constant handler stays the issue's goal), and (0'''') bare Litestar answering
 with the very bytes ours answered (case ``bytes``, measured after ours: its body is read from ours once,
-then served as a constant): a 27 KB page costs the loopback, the server's writes and the load generator's
+then served as a constant): a 28 KB page costs the loopback, the server's writes and the load generator's
 reads more than a 16-byte constant, and on a fast host that alone doubles a bare handler's p95 (decision
 105); ours / that is our own work per request with the transport held equal.
 Each server is its own process on 127.0.0.1. Ratios (ours / bare) are printed.

@@ -484,11 +484,11 @@ def _charset(content_type: str | None) -> str | None:
 
 def decode_body(body: bytes, charset: str | None) -> str:
     """``body`` as text in the ``charset`` its answer declared, UTF-8 when it declares none or one that
-    cannot decode text. Every body a connector reads as text goes through here, so a page, an attachment
-    and an error message agree: a charset Python lacks (``x-user-defined``), a codec that is not a text
-    encoding (``base64``, ``rot13``), or one that refuses ``errors="replace"`` (``idna``, ``undefined``)
-    raises LookupError or ValueError from ``bytes.decode``; the source's bytes are then read as UTF-8
-    rather than failing the item over a header."""
+    cannot decode text. Every body a connector reads as text goes through here, so ``get_text_capped``, an
+    attachment and a failed request's error text agree (JSON pages are decoded as JSON bytes): a charset
+    Python lacks (``x-user-defined``), a codec that is not a text encoding (``base64``, ``rot13``), or one
+    that refuses ``errors="replace"`` (``idna``, ``undefined``) raises LookupError or ValueError from
+    ``bytes.decode``; the source's bytes are then read as UTF-8 rather than failing the item over a header."""
     if charset:
         try:
             return body.decode(charset, errors="replace")
