@@ -24,7 +24,8 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     for name in ("jira", "confluence", "slack"):
         row = re.search(
             rf"^{name}\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+"
-            rf"bare {_NUM} \+ {_NUM} in {_NUM} s, after {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s",
+            rf"bare {_NUM} \+ {_NUM} in {_NUM} s, after {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s, "
+            rf"waited {_NUM} s for pages",
             out,
             re.MULTILINE,
         )
@@ -34,6 +35,7 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         assert items > 0 and bare_ours > 0 and after_ours > 0 and after_pg > 0, row.group(0)
         assert after_total >= after_ours, row.group(0)
         assert 0 < bound <= 1, row.group(0)  # a run fetches all the bare loop does
+        assert float(row.group(16)) <= float(row.group(15)) + 0.01, row.group(0)  # the wait is part of the run
     embed = re.search(
         rf"^product\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM} s, "
         rf"{_NUM} \+ {_NUM} \+ {_NUM}",
@@ -45,6 +47,8 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     first, after_s = float(embed.group(10)), float(embed.group(6))
     assert 0 < first < after_s, embed.group(0)
     assert float(embed.group(11)) > 0 and float(embed.group(13)) > 0, embed.group(0)
+    waits = re.search(rf"waited {_NUM} s for pages, {_NUM} s for vectors", embed.string[embed.end() :])
+    assert waits is not None and float(waits.group(1)) + float(waits.group(2)) <= after_s + 0.02, out
 
 
 def test_load_vs_copy_splits_the_gap_into_the_statement_python_and_the_server() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -152,6 +152,10 @@ class RunOutcome:
     errors: int = 0
     detail: str | None = None
     deleted: int = 0
+    # Seconds the run's thread spent getting its next page (waiting for the read-ahead, or fetching it when
+    # prefetch is off) and waiting for a page's vectors from the embedding thread: what bound the run.
+    page_wait: float = 0.0
+    vector_wait: float = 0.0
 
 
 def try_lane(conn: psycopg.Connection[Any], source_id: int) -> bool:
@@ -267,6 +271,8 @@ class _Run:
         self.stats = CallStats(api_calls=claim.api_calls, rate_limited=claim.rate_limited)
         self.progress = Progress(claim.id, self.done, self.total, self.errors)
         self.started = time.monotonic()
+        self.page_wait = 0.0  # RunOutcome.page_wait
+        self.vector_wait = 0.0  # RunOutcome.vector_wait
         scope = claim.scope or {}
         self.scope_kind: str | None = scope.get("kind") if isinstance(scope, dict) else None
         self.scope = scope
@@ -319,7 +325,7 @@ class _Run:
                     stages.enter_context(self.embed_ahead)
                 if ahead is not None:
                     stages.enter_context(ahead)
-                for page in ahead if ahead is not None else pages:
+                for page in self._timed(ahead if ahead is not None else pages):
                     self._commit_page(page, spec.map_item)
             if self.record_seen and self.complete and self.claim.mode == "reconciliation":
                 self.audit_counts = completeness.source_counts(self.conn, connector, self.claim.source_id)
@@ -344,6 +350,17 @@ class _Run:
         finally:
             connector.close()
             self._close_gate()
+
+    def _timed(self, pages: Iterable[Page]) -> Iterator[Page]:
+        """``pages``, adding the time each took to arrive to ``page_wait``."""
+        it = iter(pages)
+        while True:
+            asked = time.monotonic()
+            page = next(it, None)
+            self.page_wait += time.monotonic() - asked
+            if page is None:
+                return
+            yield page
 
     def _gate_lost(self, exc: Exception) -> bool:
         """The producer's rate-gate connection broke (the database went away under the fetch)."""
@@ -472,6 +489,7 @@ class _Run:
             return None
         mapped: list[Entity | MalformedPayload] = []
         ready = Ready()
+        asked = time.monotonic()
         for future in page.ahead:
             while True:
                 try:
@@ -481,6 +499,7 @@ class _Run:
                     self._check_lease()  # a stalled embedder must not outlive the lease unnoticed
             mapped.extend(done.mapped)
             ready.merge(done.ready)
+        self.vector_wait += time.monotonic() - asked
         return mapped, ready
 
     def _check_lease(self) -> None:
@@ -576,7 +595,9 @@ class _Run:
             if not self._record_finish("succeeded", detail):
                 raise LeaseLost(f"run {self.claim.id}: finish matched no row")
         self._ended("succeeded", detail)
-        return RunOutcome(self.claim.id, "succeeded", self.done, self.errors, detail, deleted)
+        return RunOutcome(
+            self.claim.id, "succeeded", self.done, self.errors, detail, deleted, self.page_wait, self.vector_wait
+        )
 
     def _resolve_in_transaction(self, source: sq.GetSourceRow) -> tuple[str | None, int]:
         detail: str | None = None
@@ -643,7 +664,9 @@ class _Run:
         except LeaseLost:
             return self._taken_over()
         self._ended(state, detail)
-        return RunOutcome(self.claim.id, state, self.done, self.errors, detail)
+        return RunOutcome(
+            self.claim.id, state, self.done, self.errors, detail, page_wait=self.page_wait, vector_wait=self.vector_wait
+        )
 
     def _taken_over(self) -> RunOutcome:
         log.info("run %s cancelled or taken over", self.claim.id, extra=self._fields())
@@ -671,14 +694,16 @@ class _Run:
         return n > 0
 
     def _ended(self, state: str, detail: str | None) -> None:
-        """Log the committed end of the run; a failure also raises its alert (seed 000)."""
+        """Log the committed end of the run, with what its thread waited for (the source's pages, the
+        embedder's vectors: the rest of ``duration_s`` is its own mapping, load and commits); a failure also
+        raises its alert (seed 000)."""
+        waits = {"page_wait_s": round(self.page_wait, 3), "vector_wait_s": round(self.vector_wait, 3)}
         if state == "failed":
-            log.error("run %s failed: %s", self.claim.id, detail, extra={**self._fields(), "state": state})
+            log.error("run %s failed: %s", self.claim.id, detail, extra={**self._fields(), **waits, "state": state})
             self._alert_failed()
         else:
-            log.info(
-                "run %s ended %s", self.claim.id, state, extra={**self._fields(), "state": state, "detail": detail}
-            )
+            extra = {**self._fields(), **waits, "state": state, "detail": detail}
+            log.info("run %s ended %s", self.claim.id, state, extra=extra)
 
     def _fields(self) -> dict[str, Any]:
         """What every run log line carries (issue 10 §3)."""

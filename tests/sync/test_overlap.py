@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -235,6 +236,8 @@ def test_an_embedder_that_stalls_holds_the_read_ahead_and_loses_nothing(
     outcome = run_once(conn, run_id, keyring, ahead, chunks=stage)
 
     assert (outcome.state, outcome.done, outcome.errors) == ("succeeded", ISSUES, 0)
+    # The run's thread waited for the first page's vectors through most of the 3 s stall, and says so.
+    assert outcome.vector_wait >= 1.5
     # While the first page's embedding stalled, the producer filled the queue and stopped.
     assert stalling.pages_during_stall is not None
     assert 1 < stalling.pages_during_stall - before <= 1 + DEFAULT_PREFETCH + 1
@@ -247,3 +250,25 @@ def test_an_embedder_that_stalls_holds_the_read_ahead_and_loses_nothing(
         (source_id,),
     )
     assert without_chunks == 0
+
+
+def test_a_run_reports_how_long_its_thread_waited_for_the_source_s_pages(
+    conn: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every request takes 100 ms from the start, so the first page cannot reach the run's thread sooner:
+    # the wait is at least that, never more than the run, and there is no embedder to wait for.
+    jira = jira_factory(150)
+    jira.fault(latency_ms=100)
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    started = time.monotonic()
+    with caplog.at_level(logging.INFO, logger="app.pipeline.run"):
+        outcome = run_once(conn, run_id, keyring)
+    wall = time.monotonic() - started
+
+    assert (outcome.state, outcome.done) == ("succeeded", 150)
+    assert 0.1 <= outcome.page_wait <= wall and outcome.vector_wait == 0.0
+    ended = [r for r in caplog.records if r.getMessage() == f"run {run_id} ended succeeded"]
+    assert len(ended) == 1
+    fields = vars(ended[0])  # the record's extra fields, as the JSON log handler writes them
+    assert fields["page_wait_s"] == round(outcome.page_wait, 3) and fields["vector_wait_s"] == 0.0
