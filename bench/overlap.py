@@ -172,9 +172,9 @@ def pipeline(
     chunks: ChunkStage | None = None,
     spent: list[Cpu] | None = None,
     firsts: list[float] | None = None,
-) -> tuple[int, float, RunOutcome]:
-    """One full run of ``case`` in a fresh database: items, seconds and its outcome (with what its thread
-    waited for); its CPU by process is appended to ``spent``, and (a :class:`TimedStage`) when its first
+) -> tuple[float, RunOutcome]:
+    """One full run of ``case`` in a fresh database: its seconds and its outcome (items loaded, what its
+    thread waited for); its CPU by process is appended to ``spent``, and (a :class:`TimedStage`) when its first
     texts reached the stage, in seconds from the start, to ``firsts``."""
     firsts = [] if firsts is None else firsts
     name = f"hv_bench_{uuid.uuid4().hex[:10]}"
@@ -200,7 +200,7 @@ def pipeline(
                 firsts.append(chunks.first - started)
         if outcome.state != "succeeded" or outcome.errors:
             raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
-        return outcome.done, elapsed, outcome
+        return elapsed, outcome
     finally:
         admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
 
@@ -254,9 +254,9 @@ def time_runs(
     for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
         spent: list[Cpu] = []
         firsts: list[float] = []
-        n, u, outcome = pipeline(case, base_url, server_url, template, prefetch, chunks, spent, firsts)
-        if n != items:
-            raise SystemExit(f"{case.name}: bare loop saw {items} items, the run loaded {n}")
+        u, outcome = pipeline(case, base_url, server_url, template, prefetch, chunks, spent, firsts)
+        if outcome.done != items:
+            raise SystemExit(f"{case.name}: bare loop saw {items} items, the run loaded {outcome.done}")
         if attr == "after" and u < best.after:
             best.after_cpu = spent[0]
             best.after_first = firsts[0] if firsts else 0.0

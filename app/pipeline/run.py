@@ -595,9 +595,7 @@ class _Run:
             if not self._record_finish("succeeded", detail):
                 raise LeaseLost(f"run {self.claim.id}: finish matched no row")
         self._ended("succeeded", detail)
-        return RunOutcome(
-            self.claim.id, "succeeded", self.done, self.errors, detail, deleted, self.page_wait, self.vector_wait
-        )
+        return self._outcome("succeeded", detail, deleted)
 
     def _resolve_in_transaction(self, source: sq.GetSourceRow) -> tuple[str | None, int]:
         detail: str | None = None
@@ -664,9 +662,7 @@ class _Run:
         except LeaseLost:
             return self._taken_over()
         self._ended(state, detail)
-        return RunOutcome(
-            self.claim.id, state, self.done, self.errors, detail, page_wait=self.page_wait, vector_wait=self.vector_wait
-        )
+        return self._outcome(state, detail)
 
     def _taken_over(self) -> RunOutcome:
         log.info("run %s cancelled or taken over", self.claim.id, extra=self._fields())
@@ -697,13 +693,23 @@ class _Run:
         """Log the committed end of the run, with what its thread waited for (the source's pages, the
         embedder's vectors: the rest of ``duration_s`` is its own mapping, load and commits); a failure also
         raises its alert (seed 000)."""
-        waits = {"page_wait_s": round(self.page_wait, 3), "vector_wait_s": round(self.vector_wait, 3)}
+        extra = {
+            **self._fields(),
+            "page_wait_s": round(self.page_wait, 3),
+            "vector_wait_s": round(self.vector_wait, 3),
+            "state": state,
+        }
         if state == "failed":
-            log.error("run %s failed: %s", self.claim.id, detail, extra={**self._fields(), **waits, "state": state})
+            log.error("run %s failed: %s", self.claim.id, detail, extra=extra)
             self._alert_failed()
         else:
-            extra = {**self._fields(), **waits, "state": state, "detail": detail}
-            log.info("run %s ended %s", self.claim.id, state, extra=extra)
+            log.info("run %s ended %s", self.claim.id, state, extra={**extra, "detail": detail})
+
+    def _outcome(self, state: str, detail: str | None, deleted: int = 0) -> RunOutcome:
+        """The outcome of a run that ended here, with what its thread waited for."""
+        return RunOutcome(
+            self.claim.id, state, self.done, self.errors, detail, deleted, self.page_wait, self.vector_wait
+        )
 
     def _fields(self) -> dict[str, Any]:
         """What every run log line carries (issue 10 §3)."""
