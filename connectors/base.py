@@ -92,7 +92,21 @@ class Checkpoint:
     total: int | None = None
 
 
-Emitted = RawItem | ItemError | Checkpoint
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """Items a page's answer brought whose rights the connector is still reading (decision 107).
+
+    Emitted before the page's own items when their rights need requests (against a real source, rounds of
+    100-500 ms each): the pipeline may cut and embed their text meanwhile. Each item's context lacks the
+    rights (and whatever else needs a request, such as attachment texts), so a Preview is never loaded,
+    counted or checkpointed; the same records follow as the page's RawItems or ItemErrors, and what was
+    embedded ahead is used only where their chunks' text is the same. A connector never has to emit one.
+    """
+
+    items: tuple[RawItem, ...]
+
+
+Emitted = RawItem | ItemError | Checkpoint | Preview
 
 
 # ---------------------------------------------------------------- Entity (transform -> load)
@@ -326,7 +340,8 @@ class Connector(Protocol):
         ...
 
     def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
-        """Every in-scope item updated at or after ``since`` (None: all), page by page.
+        """Every in-scope item updated at or after ``since`` (None: all), page by page; a page's items may
+        be announced ahead of it by a :class:`Preview`.
 
         Raises :class:`SourceError` when the run cannot go on. Resumes after ``checkpoint`` if given.
         """

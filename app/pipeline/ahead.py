@@ -11,6 +11,12 @@ all of a page's futures before it opens the page's transaction. So a page still 
 with its checkpoint, and only once its vectors are ready; nothing is written here, so a crash or a lost
 lease drops the futures with the pages and the resumed run does the work again.
 
+A connector may announce a page's items before their rights are read (``connectors.base.Preview``,
+decision 107): the producer submits them under the page's number and drops their futures. Their vectors
+join the page's content-addressed store below, so the page's own groups embed only the texts that differ
+(an attachment the preview could not read); the preview's mapped entities, which lack the rights, are
+never loaded.
+
 What was read ahead may be stale by the time the page commits (the same entity changed on an earlier
 page still in flight): the transaction's ``apply`` compares with what is stored then and embeds any text
 missing from the ready vectors itself, so a stale read costs time, never correctness.

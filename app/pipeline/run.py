@@ -64,6 +64,7 @@ from connectors.base import (
     ItemError,
     ItemGone,
     MalformedPayload,
+    Preview,
     RawItem,
     SourceConfig,
     SourceError,
@@ -448,6 +449,14 @@ class _Run:
                     futures.append(self._embed_ahead(number, group))
                 yield self._page(buf, dict(item.position), total, False, futures)
                 buf, group, futures, number = [], [], [], number + 1
+            elif isinstance(item, Preview):
+                # Items whose rights are still being read (decision 107): their text is embedded now, and
+                # the page's own groups, queued behind, find those vectors (content-addressed, per page).
+                # Their futures are dropped: nothing of a preview is loaded, and whatever failed here the
+                # page's own groups do again and raise.
+                if self.embed_ahead is not None:
+                    for g in range(0, len(item.items), GROUP):
+                        self._embed_ahead(number, list(item.items[g : g + GROUP]))
             else:
                 buf.append(item)
                 if self.embed_ahead is not None and isinstance(item, RawItem):

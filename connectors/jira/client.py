@@ -49,6 +49,7 @@ from connectors.base import (
     ItemError,
     ItemGone,
     Manifest,
+    Preview,
     ProbeStatus,
     RawItem,
     SourceAuthFailed,
@@ -417,6 +418,9 @@ class JiraConnector:
             ids.add(sid)
             if not (sid and sid in skip_ids):
                 wanted.append(issue)
+        preview = self._preview(wanted, neighbour=False)
+        if preview is not None:
+            yield preview
         for issue, item in self._emitted(wanted, [False] * len(wanted)):
             for key in _linked_keys(issue):
                 if self._maybe_outside(key):
@@ -452,17 +456,7 @@ class JiraConnector:
         (decision 70). The rights are then resolved here from what was read, and kept (with their notes)
         in the page's order, so the stream and the run's notes are what one-by-one reading gave; ``_emit``
         then finds every answer cached."""
-        projects: dict[str, None] = {}
-        levels: dict[str, str] = {}
-        for issue in issues:
-            found = _acl_keys(issue)
-            if found is None:
-                continue
-            project, level = found
-            if project not in self._project_acl:
-                projects[project] = None
-            if level and level not in self._level_acl:
-                levels.setdefault(level, project)
+        projects, levels = self._unread_rights(issues)
         fields = self._field_map is None and bool(issues)
         payloads: list[Callable[[], tuple[Any, str | None]]] = [partial(self._read_scheme, p) for p in projects]
         payloads += [partial(self._read_members, level) for level in levels]
@@ -483,6 +477,49 @@ class JiraConnector:
             self._keep(self._project_acl, project, self._scheme_grants(project, scheme))
         for level, page in members.items():
             self._keep(self._level_acl, level, self._member_grants(level, levels[level], page))
+
+    def _unread_rights(self, issues: Sequence[Any]) -> tuple[dict[str, None], dict[str, str]]:
+        """The projects (in order) and the security levels (each with its project) of ``issues`` whose
+        rights no earlier page read."""
+        projects: dict[str, None] = {}
+        levels: dict[str, str] = {}
+        for issue in issues:
+            found = _acl_keys(issue)
+            if found is None:
+                continue
+            project, level = found
+            if project not in self._project_acl:
+                projects[project] = None
+            if level and level not in self._level_acl:
+                levels.setdefault(level, project)
+        return projects, levels
+
+    def _preview(self, issues: Sequence[Any], *, neighbour: bool) -> Preview | None:
+        """The issues as items without their rights, when reading those rights takes requests (a first page,
+        a page naming a new project or security level): the pipeline cuts and embeds their text while
+        ``_resolve_acls`` waits on the source (decision 107). Makes no request: no epic ids, no attachment
+        texts; a malformed issue is left out (its ItemError follows with the page)."""
+        projects, levels = self._unread_rights(issues)
+        if not (projects or levels):
+            return None
+        items: list[RawItem] = []
+        for issue in issues:
+            data = self._filtered(_obj(issue))
+            fields = _fields_of(data)
+            if fields is None:
+                continue
+            project, _ = _acl_keys(data) or ("", None)
+            ctx = JiraItemContext(field_map=self._field_map, neighbour=neighbour, acl_unknown=True)
+            updated = parse_time(fields.get("updated"))
+            items.append(RawItem("ticket", str(data["id"]), data, datetime.now(UTC), updated, project, ctx))
+        return Preview(tuple(items)) if items else None
+
+    def _filtered(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The issue without its comments when the comments filter is off and the server sent them anyway
+        (one that ignores "-comment" in ``fields``): the filter still holds."""
+        if not self._filter("comments") and isinstance(data.get("fields"), Mapping) and "comment" in data["fields"]:
+            return {**data, "fields": {k: v for k, v in data["fields"].items() if k != "comment"}}
+        return data
 
     def _lookup_reads(self, named: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[Callable[[], object]]:
         """The reads resolving ``named`` (project, holders) pairs will want that are not cached yet, once each."""
@@ -522,10 +559,7 @@ class JiraConnector:
         neighbour: bool,
         attachments: tuple[dict[str, str] | None, dict[str, str] | None] | None = None,
     ) -> RawItem | ItemError:
-        data = _obj(issue)
-        if not self._filter("comments") and isinstance(data.get("fields"), Mapping) and "comment" in data["fields"]:
-            # A server that ignores "-comment" in ``fields``: the filter still holds.
-            data = {**data, "fields": {k: v for k, v in data["fields"].items() if k != "comment"}}
+        data = self._filtered(_obj(issue))
         sid = str(data.get("id") or data.get("key") or "unknown")
         fields = _fields_of(data)
         if fields is None:
@@ -624,6 +658,9 @@ class JiraConnector:
             # A batch is at most NEIGHBOUR_BATCH issues, committed as one page: its rights and attachments
             # are read as a scope page's are, not one issue after another.
             issues = list(self._search_all(api, jql, self._fields()))
+            preview = self._preview(issues, neighbour=True)
+            if preview is not None:
+                yield preview
             for _, item in self._emitted(issues, [True] * len(issues)):
                 yield item
             yield Checkpoint({"phase": "neighbours", "batch": number + 1}, None)

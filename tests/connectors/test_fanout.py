@@ -23,6 +23,7 @@ from connectors.base import (
     Emitted,
     ItemError,
     ItemGone,
+    Preview,
     RawItem,
     SourceConfig,
     SourceType,
@@ -55,6 +56,8 @@ def shape(emitted: Emitted | ItemGone) -> tuple[Any, ...]:
         return ("error", emitted.source_type, emitted.source_entity_id, emitted.reason)
     if isinstance(emitted, Checkpoint):
         return ("checkpoint", emitted.position)
+    if isinstance(emitted, Preview):
+        return ("preview", tuple(shape(i)[1:] for i in emitted.items))
     return ("gone", emitted.source_type, emitted.source_entity_id)
 
 

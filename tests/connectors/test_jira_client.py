@@ -18,6 +18,7 @@ from connectors.base import (
     Emitted,
     ItemError,
     ItemGone,
+    Preview,
     RawItem,
     SourceAuthFailed,
     SourceConfig,
@@ -253,3 +254,40 @@ def test_epic_link_survives_a_failing_field_list(emu: RunningEmulator) -> None:
     assert any(e.metadata["epic_key"] for e in entities)
     assert any(e.relation == "epic" for x in entities for e in x.edges)
     assert any("/field failed" in n for n in stats.notes)
+
+
+def test_a_page_whose_rights_take_requests_is_previewed_without_them(emu: RunningEmulator) -> None:
+    """Decision 107: before a page whose projects or security levels are new to the run, a Preview of the
+    page's issues (the rights unknown: visible to nobody were it loaded) lets the pipeline embed their text
+    while the rights are read; a page whose rights are all known has none. Both API versions, neighbours
+    (one hop outside the two-project scope) included."""
+    for v2 in (False, True):
+        out = _run(_connector(emu, v2=v2)[0])
+        pages: list[list[Emitted]] = [[]]
+        for o in out:
+            pages[-1].append(o)
+            if isinstance(o, Checkpoint):
+                pages.append([])
+        previewed = unpreviewed = 0
+        projects: set[str] = set()
+        for page in pages:
+            items = [o for o in page if isinstance(o, RawItem)]
+            previews = [o for o in page if isinstance(o, Preview)]
+            new = {i.container for i in items} - projects
+            projects |= {str(i.container) for i in items}
+            if not previews:
+                assert not new, "a page naming a new project must be previewed"
+                unpreviewed += bool(items)
+                continue
+            (preview,) = previews
+            previewed += 1
+            # First on its page, the same issues in the same order, the same payloads, no rights.
+            assert page[0] is preview
+            assert [i.source_entity_id for i in preview.items] == [i.source_entity_id for i in items]
+            assert [i.payload for i in preview.items] == [i.payload for i in items]
+            assert [_neighbour(i) for i in preview.items] == [_neighbour(i) for i in items]
+            for item in preview.items:
+                assert isinstance(item.context, JiraItemContext)
+                assert item.context.acl_unknown and item.context.project_principals is None
+            assert all(isinstance(i.context, JiraItemContext) and i.context.project_principals for i in items)
+        assert previewed >= 2 and unpreviewed >= 1  # the scope's first page, the neighbours'; later pages

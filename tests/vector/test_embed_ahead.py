@@ -13,17 +13,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
-import pytest
 
 from app.embedding import EmbeddingError, Vectors
-from app.pipeline import ahead
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.run import execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
 from app.services.sources import start_run
 from app.vector.stage import VectorStage
-from tests.sync.conftest import JiraFactory
+from tests.sync.conftest import Jira, JiraFactory
 from tests.sync.test_overlap import committed_order, source_order
 from tests.vector.conftest import add_source, entity, plain_source
 from tests.vector.fakes import CountingEmbedder, HashEmbedder
@@ -53,18 +51,39 @@ class ThreadRecorder(CountingEmbedder):
         return super().embed(texts)
 
 
-class GivesUpOnCall(CountingEmbedder):
-    """Answers until its ``fail_on``-th call, which raises as an embedder whose retries ran out does."""
+class Rejects(CountingEmbedder):
+    """Raises, as an embedder whose retries ran out does, on every call asking for a text with ``marker``
+    (each time: the stage may ask for a page's texts ahead of it, decision 107, and again with it)."""
 
-    def __init__(self, fail_on: int) -> None:
+    def __init__(self, marker: str) -> None:
         super().__init__(HashEmbedder())
-        self.fail_on = fail_on
+        self.marker = marker
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        if self.calls + 1 == self.fail_on:
+        if any(self.marker in t for t in texts):
             self.calls += 1
             raise EmbeddingError("embeddings endpoint answered 400: 'input too long'")
         return super().embed(texts)
+
+
+class RightsAtFirstCall(CountingEmbedder):
+    """Records how many project role look-ups (the second round of a Jira page's rights) the emulator had
+    answered when the first embedding call came."""
+
+    def __init__(self, jira: Jira) -> None:
+        super().__init__(HashEmbedder())
+        self.jira = jira
+        self.roles_then: int | None = None
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if self.roles_then is None:
+            self.roles_then = role_lookups(self.jira)
+        return super().embed(texts)
+
+
+def role_lookups(jira: Jira) -> int:
+    routes: dict[str, int] = jira.stats()["by_route"]
+    return sum(n for route, n in routes.items() if "/role" in route)
 
 
 def run(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, stage: VectorStage, prefetch: int) -> Any:
@@ -110,27 +129,55 @@ def test_an_embedder_that_gives_up_on_the_stage_thread_fails_the_run_after_the_p
     probe: psycopg.Connection[Any],
     keyring: Keyring,
     jira_factory: JiraFactory,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     jira = jira_factory(ISSUES)
+    # An issue the embedder rejects; the change makes it the source's last, on the third page (200-249).
+    jira.patch(jira.key(7), summary="rejected-by-the-embedder")
     expected = source_order(jira)
+    assert expected.index(jira.id(7)) >= 200
     source_id = add_source(conn, keyring, jira)
-    # One call per group of 16 items (queued groups of a page would otherwise share calls, as many as the
-    # timing allows: tests/sync/test_embed_coalesce.py): calls 1-7 are the first page of 100, the 8th is
-    # the second page's first group.
-    monkeypatch.setattr(ahead, "COALESCE", 1)
-    embedder = GivesUpOnCall(fail_on=8)
+    embedder = Rejects("rejected-by-the-embedder")
 
     run_id, outcome = run(conn, keyring, source_id, VectorStage(embedder), prefetch=3)
 
     assert outcome.state == "failed"
     assert outcome.detail is not None and outcome.detail.startswith("embedder failed: ")
     assert "answered 400" in outcome.detail
-    assert committed_order(probe, source_id) == expected[:100]
+    assert committed_order(probe, source_id) == expected[:200]
     saved = rq.get_run(probe, id=run_id)
-    assert saved is not None and (saved.state, saved.entities_done) == ("failed", 100)
+    assert saved is not None and (saved.state, saved.entities_done) == ("failed", 200)
     assert saved.error_detail is not None and "embedder failed" in saved.error_detail
     assert entities_without_chunks(probe, source_id) == 0
+
+
+def test_a_page_s_text_is_embedded_while_its_rights_are_read_and_only_once(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """Decision 107: a Jira page whose rights take requests is announced by a Preview; the stage embeds its
+    text while the connector reads the rights, and the page's own groups then find those vectors. At 300 ms
+    a request the rights take two rounds after the search page (schemes, then roles and leads)."""
+    jira = jira_factory(40)  # one search page
+    jira.fault(latency_ms=300)
+    sequential = add_source(conn, keyring, jira, name="sequential")
+    ahead_source = add_source(conn, keyring, jira, name="ahead")
+    embedder = RightsAtFirstCall(jira)
+
+    _, first = run(conn, keyring, sequential, VectorStage(CountingEmbedder(HashEmbedder())), prefetch=0)
+    roles_before = role_lookups(jira)
+    _, second = run(conn, keyring, ahead_source, VectorStage(embedder), prefetch=3)
+
+    assert (first.state, second.state, second.done) == ("succeeded", "succeeded", 40)
+    # The first call came before the page's role look-ups were answered (without the preview it waits for
+    # all of them: the page's items are emitted with their rights).
+    assert embedder.roles_then is not None and role_lookups(jira) > embedder.roles_then
+    assert embedder.roles_then - roles_before < role_lookups(jira) - roles_before
+    # No text twice; the rows, rights and chunks are the sequential run's.
+    assert len(embedder.texts) == len(set(embedder.texts))
+    assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
+    rights = "select source_entity_id, acl_principals from entities where source_id = %s order by 1"
+    loaded = probe.execute(rights, (ahead_source,)).fetchall()
+    assert loaded == probe.execute(rights, (sequential,)).fetchall()
+    assert all(principals for _, principals in loaded)  # real rights, not the preview's (visible to nobody)
 
 
 def test_a_read_ahead_made_stale_by_a_later_commit_is_completed_in_the_transaction(
