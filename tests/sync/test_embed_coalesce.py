@@ -167,6 +167,33 @@ def test_stored_chunks_are_not_embedded_again() -> None:
     assert embedder.calls == [] and prepared.ready.vectors == {}
 
 
+def test_a_preview_s_vectors_serve_its_page_and_its_failure_fails_only_that_page() -> None:
+    """Decision 107: a connector's Preview reaches the thread as groups of the page it announces, whose
+    futures nobody reads. The page's own groups then embed nothing the preview embedded; a preview whose
+    call failed leaves them to ask again, and the failure is theirs, the page before untouched."""
+    embedder = HeldEmbedder()
+    embedder.release.set()
+    ahead = EmbedAhead(VectorStage(embedder), _map).__enter__()
+    try:
+        first = [_raw(n, f"first page, item {n}") for n in range(1, 5)]
+        ahead.submit(0, first, stored={})  # the preview
+        own = ahead.submit(0, first, stored={}).result(timeout=30)
+        assert len(embedder.calls) == 1
+        assert set(own.ready.cut) == {("ticket", str(n)) for n in range(1, 5)}
+        needed = {c.content_hash for chunks in own.ready.cut.values() for c in chunks}
+        assert needed <= set(own.ready.vectors)
+
+        embedder.fail_on = "second page, item 7"
+        second = [_raw(n, f"second page, item {n}") for n in range(5, 9)]
+        ahead.submit(1, second, stored={})  # fails, unread
+        failed = ahead.submit(1, second, stored={})
+        with pytest.raises(RuntimeError, match="gave up"):
+            failed.result(timeout=30)
+        assert len(embedder.calls) == 3 and all("second page, item 7" in " ".join(c) for c in embedder.calls[1:])
+    finally:
+        ahead.close()
+
+
 def test_closing_an_idle_thread_does_not_wait_out_its_poll(monkeypatch: pytest.MonkeyPatch) -> None:
     # close() wakes the idle thread instead of leaving it to notice the stop at its next poll: with a poll
     # longer than the join's timeout, the thread has still ended when close() returns. (It used to cost
