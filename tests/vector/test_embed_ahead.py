@@ -163,14 +163,12 @@ def test_a_page_s_text_is_embedded_while_its_rights_are_read_and_only_once(
     embedder = RightsAtFirstCall(jira)
 
     _, first = run(conn, keyring, sequential, VectorStage(CountingEmbedder(HashEmbedder())), prefetch=0)
-    roles_before = role_lookups(jira)
     _, second = run(conn, keyring, ahead_source, VectorStage(embedder), prefetch=3)
 
     assert (first.state, second.state, second.done) == ("succeeded", "succeeded", 40)
     # The first call came before the page's role look-ups were answered (without the preview it waits for
     # all of them: the page's items are emitted with their rights).
     assert embedder.roles_then is not None and role_lookups(jira) > embedder.roles_then
-    assert embedder.roles_then - roles_before < role_lookups(jira) - roles_before
     # No text twice; the rows, rights and chunks are the sequential run's.
     assert len(embedder.texts) == len(set(embedder.texts))
     assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
