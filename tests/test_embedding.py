@@ -412,14 +412,8 @@ def test_endpoint_url_accepts_root_v1_or_full_url() -> None:
 
 
 def test_get_embedder_selects_by_configuration(server: EmbeddingsServer) -> None:
-    env = {
-        "HARVESTER_EMBEDDER": "openai",
-        "HARVESTER_EMBEDDER_URL": server.url,
-        "HARVESTER_EMBEDDER_MODEL": "m",
-        "HARVESTER_EMBEDDER_DIMENSION": "16",
-        "HARVESTER_EMBEDDER_BATCH_SIZE": "2",
-        "OPENAI_API_KEY": "from-env",
-    }
+    env = {"HARVESTER_EMBEDDER": "openai", "HARVESTER_EMBEDDER_URL": server.url, "HARVESTER_EMBEDDER_MODEL": "m",
+           "HARVESTER_EMBEDDER_DIMENSION": "16", "HARVESTER_EMBEDDER_BATCH_SIZE": "2", "OPENAI_API_KEY": "from-env"}
     remote = get_embedder(load_config(env).embedder.settings())
     assert isinstance(remote, OpenAIEmbedder) and remote.model_name == "m" and remote.dimension == 16
     remote.embed(["x"])

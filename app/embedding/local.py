@@ -15,7 +15,7 @@ import itertools
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -138,22 +138,20 @@ class LocalEmbedder:
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
         bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size)
         spans = list(itertools.pairwise(bounds))
-        narrow = self._narrow
-        if narrow is None or len(spans) < 2:
-            for start, end in spans:
-                rows = order[start:end]
-                ids, mask = pad_batch([encodings[i].ids for i in rows])
-                out[rows] = self.encode_padded(ids, mask)
-            return out
+        narrow = self._narrow if len(spans) > 1 else None
 
         def encode(span: tuple[int, int]) -> tuple[list[int], Vectors]:
             rows = order[span[0] : span[1]]
             ids, mask = pad_batch([encodings[i].ids for i in rows])
             return rows, self.encode_padded(ids, mask, narrow)
 
-        # The costliest batches first (rows x width), so that the last one to finish is a short one.
-        spans.sort(key=lambda span: (span[1] - span[0]) * len(encodings[order[span[1] - 1]].ids), reverse=True)
-        for rows, vectors in self._batch_pool().map(encode, spans):
+        if narrow is None:
+            done: Iterator[tuple[list[int], Vectors]] = map(encode, spans)
+        else:
+            # The costliest batches first (rows x width), so that the last one to finish is a short one.
+            spans.sort(key=lambda span: (span[1] - span[0]) * len(encodings[order[span[1] - 1]].ids), reverse=True)
+            done = self._batch_pool().map(encode, spans)
+        for rows, vectors in done:
             out[rows] = vectors
         return out
 
