@@ -10,13 +10,19 @@ database on the embedded server (bench/_db.py); then, in order:
 3. sizes: ``pg_table_size`` and ``pg_indexes_size`` of each content table (entities, entity_edges,
    entity_refs, entity_chunks);
 4. search p95: ``--chunks-per-entity`` synthetic 384-d clustered chunks per entity (binary COPY, the
-   chunks inherit each entity's real ACL through the trigger), one HNSW build, then
-   ``app.vector.search.vector_search`` (the product's SearchEntities) for the most common ACL token.
+   chunks inherit each entity's real ACL through the trigger), one HNSW build from the migrations'
+   own definition of the index, then ``app.vector.search.vector_search`` (the product's SearchChunks) for
+   the most common ACL token;
+5. the vector index's price on the write path: ``--insert-chunks`` more chunks written through the
+   product's UpsertChunks in transactions of 100 (a page's worth), once before the HNSW build and once
+   after it, at the same table size (the first batch is deleted before the build): the PostgreSQL
+   backend's CPU per chunk each time, and their difference, which is what one HNSW insert costs at
+   that graph size.
 
 Prints one row per size and the log-log slope between consecutive sizes (d log cost / d log N:
 1 = linear, 0 = flat).
 
-    python bench/growth.py [--sizes 10000 100000] [--chunks-per-entity 1] [--queries 100]
+    python bench/growth.py [--sizes 10000 100000] [--chunks-per-entity 1] [--queries 100] [--insert-chunks 2000]
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from app.db.connect import connect
+from app.queries import chunks as cq
 from app.vector.search import SearchFilters, vector_search
 from app.vector.stage import vector_text
 from bench._db import bench_database
@@ -64,6 +71,8 @@ class Row:
     chunks: int
     hnsw_build_s: float
     search_p95_ms: float
+    insert_plain_ms: float  # backend CPU per chunk written through UpsertChunks, no HNSW index
+    insert_hnsw_ms: float  # the same, with the index
 
 
 def sync(env: dict[str, str], mode: str) -> tuple[float, float]:
@@ -88,8 +97,35 @@ def sync(env: dict[str, str], mode: str) -> tuple[float, float]:
     return elapsed, peak / MB
 
 
-def search_p95(conn: psycopg.Connection[Any], chunks_per_entity: int, queries: int) -> tuple[int, float, float]:
-    """Synthetic chunks for every entity, one HNSW build, p95 of the product's vector search."""
+def backend_cpu(conn: psycopg.Connection[Any]) -> float:
+    """CPU seconds the server process behind ``conn`` has spent (the embedded server is on this host)."""
+    row = conn.execute("select pg_backend_pid()").fetchone()
+    assert row is not None
+    times = psutil.Process(int(row[0])).cpu_times()
+    return float(times.user + times.system)
+
+
+def insert_cost(conn: psycopg.Connection[Any], rows: list[dict[str, Any]]) -> float:
+    """Backend CPU milliseconds per chunk for writing ``rows`` through UpsertChunks, 100 a transaction
+    (a page's worth, as a sync writes them); the rows are deleted again afterwards."""
+    before = backend_cpu(conn)
+    for start in range(0, len(rows), 100):
+        with conn.transaction():
+            written = cq.upsert_chunks(conn, rows=rows[start : start + 100])
+        assert written == len(rows[start : start + 100]), f"UpsertChunks wrote {written} rows"
+    spent = backend_cpu(conn) - before
+    conn.execute(
+        "delete from entity_chunks where (entity_id, ordinal) in (select * from unnest(%s::bigint[], %s::int[]))",
+        ([r["entity_id"] for r in rows], [r["ordinal"] for r in rows]),
+    )
+    return spent * 1000 / len(rows)
+
+
+def search_p95(
+    conn: psycopg.Connection[Any], chunks_per_entity: int, queries: int, inserts: int
+) -> tuple[int, float, float, float, float]:
+    """Synthetic chunks for every entity, one HNSW build, p95 of the product's vector search, and the
+    backend CPU per written chunk (ms) before and after the build."""
     rng = np.random.default_rng(7)
     ids = [r[0] for r in conn.execute("select id from entities order by id").fetchall()]
     n = len(ids) * chunks_per_entity
@@ -103,6 +139,12 @@ def search_p95(conn: psycopg.Connection[Any], chunks_per_entity: int, queries: i
         return unit
 
     vectors = draw(n)
+    # The index as the migrations define it (m, ef_construction), rebuilt after the COPY.
+    found = conn.execute(
+        "select pg_get_indexdef('entity_chunks_embedding_hnsw_idx'::regclass)"
+    ).fetchone()
+    assert found is not None
+    definition = str(found[0])
     conn.execute("drop index entity_chunks_embedding_hnsw_idx")
     with conn.cursor() as cur, cur.copy(
         "copy entity_chunks (entity_id, ordinal, body, content_hash, embedding, embedding_model)"
@@ -111,13 +153,18 @@ def search_p95(conn: psycopg.Connection[Any], chunks_per_entity: int, queries: i
         copy.set_types(["int8", "int4", "text", "text", "vector", "text"])
         for i, vector in enumerate(vectors):
             copy.write_row((ids[i // chunks_per_entity], i % chunks_per_entity, f"chunk {i}", f"c{i}", vector, MODEL))
+    # Changed chunks a later sync would write: a new ordinal past each entity's last, fresh vectors.
+    extra = [
+        {"entity_id": ids[i % len(ids)], "ordinal": chunks_per_entity + i // len(ids), "body": f"extra {i}",
+         "content_hash": f"x{i}", "embedding": vector_text(v), "embedding_model": MODEL}
+        for i, v in enumerate(draw(inserts))
+    ]  # fmt: skip
+    conn.execute("analyze entity_chunks")
+    plain_ms = insert_cost(conn, extra)
     conn.execute("set maintenance_work_mem = '2GB'")
     conn.execute("set max_parallel_maintenance_workers = 1")
     started = time.perf_counter()
-    conn.execute(
-        "create index entity_chunks_embedding_hnsw_idx on entity_chunks"
-        " using hnsw (embedding vector_cosine_ops) with (m = 16, ef_construction = 64)"
-    )
+    conn.execute(definition)
     build_s = time.perf_counter() - started
     conn.execute("analyze entity_chunks")
     row = conn.execute(
@@ -134,7 +181,8 @@ def search_p95(conn: psycopg.Connection[Any], chunks_per_entity: int, queries: i
             vector_search(conn, text, MODEL, [token], 10, SearchFilters())
         if i >= 10:  # the first ten warm the cache and the plans
             seconds.append(time.perf_counter() - started)
-    return n, build_s, float(np.percentile(seconds, 95)) * 1000
+    hnsw_ms = insert_cost(conn, extra)
+    return n, build_s, float(np.percentile(seconds, 95)) * 1000, plain_ms, hnsw_ms
 
 
 def relation_mb(conn: psycopg.Connection[Any], table: str) -> tuple[float, float]:
@@ -144,7 +192,7 @@ def relation_mb(conn: psycopg.Connection[Any], table: str) -> tuple[float, float
     return int(row[0]) / MB, int(row[1]) / MB
 
 
-def measure(size: int, chunks_per_entity: int, queries: int) -> Row:
+def measure(size: int, chunks_per_entity: int, queries: int, inserts: int) -> Row:
     # The CLI's data dir (its audit log, backups) is the bench's own and goes with it.
     with (
         jira_emulator(size) as base_url,
@@ -173,9 +221,9 @@ def measure(size: int, chunks_per_entity: int, queries: int) -> Row:
                 table_mb[table], index_mb[table] = relation_mb(conn, table)
             count = conn.execute("select count(*) from entities").fetchone()
             entities = int(str(count[0])) if count else 0
-            chunks, build_s, p95_ms = search_p95(conn, chunks_per_entity, queries)
+            chunks, build_s, p95_ms, plain_ms, hnsw_ms = search_p95(conn, chunks_per_entity, queries, inserts)
             table_mb["entity_chunks"], index_mb["entity_chunks"] = relation_mb(conn, "entity_chunks")
-    return Row(size, entities, full_s, noop_s, rss, table_mb, index_mb, chunks, build_s, p95_ms)
+    return Row(size, entities, full_s, noop_s, rss, table_mb, index_mb, chunks, build_s, p95_ms, plain_ms, hnsw_ms)
 
 
 def slope(a: float, b: float, na: int, nb: int) -> str:
@@ -189,17 +237,20 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--chunks-per-entity", type=int, default=1)
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--insert-chunks", type=int, default=2000)
     args = ap.parse_args()
     print(f"load average at start {' / '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     rows = []
     for size in args.sizes:
-        row = measure(size, args.chunks_per_entity, args.queries)
+        row = measure(size, args.chunks_per_entity, args.queries, args.insert_chunks)
         rows.append(row)
         print(
             f"issues {row.size:>9,}: entities {row.entities:,}, full sync {row.full_s:.1f} s, "
             f"no-op re-sync {row.noop_s:.2f} s, peak RSS {row.peak_rss_mb:.1f} MB, "
             + ", ".join(f"{t} {row.table_mb[t]:.1f}+{row.index_mb[t]:.1f} MB" for t in TABLES)
             + f", {row.chunks:,} chunks: HNSW build {row.hnsw_build_s:.1f} s, search p95 {row.search_p95_ms:.2f} ms"
+            + f", a written chunk {row.insert_plain_ms:.3f} ms of backend CPU without the index,"
+            + f" {row.insert_hnsw_ms:.3f} with it"
             + f" (load average {os.getloadavg()[0]:.2f})",
             flush=True,
         )
@@ -211,6 +262,9 @@ def main() -> int:
         *((f"{t} indexes MB", lambda r, t=t: r.index_mb[t]) for t in TABLES),
         ("HNSW build s", lambda r: r.hnsw_build_s),
         ("search p95 ms", lambda r: r.search_p95_ms),
+        ("chunk write CPU ms", lambda r: r.insert_plain_ms),
+        ("+ HNSW, CPU ms", lambda r: r.insert_hnsw_ms),
+        ("HNSW insert CPU ms", lambda r: r.insert_hnsw_ms - r.insert_plain_ms),
     ]
     header = f"{'metric':24}" + "".join(f"{r.size:>12,}" for r in rows)
     header += "".join(f"   slope {a.size:,}->{b.size:,}" for a, b in itertools.pairwise(rows))

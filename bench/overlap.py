@@ -23,7 +23,8 @@ fetched only after the previous one committed) and ``after`` with ``prefetch=DEF
 Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept.
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
-                            [--embed-compare] [--coalesce-compare] [--repeats 2] [--only jira,slack]
+                            [--embed-compare] [--coalesce-compare] [--index-compare] [--repeats 2]
+                            [--only jira,slack]
                             [--skip latency,embed]
 
 The database: as bench/connector_sync.py (HARVESTER_DATABASE_URL's server, else an embedded one).
@@ -287,6 +288,12 @@ def main(argv: list[str] | None = None) -> None:
         help="section (3) also runs the product embedder with each group embedded on its own, as before "
         "decision 67 (app.pipeline.ahead.COALESCE = 1)",
     )
+    parser.add_argument(
+        "--index-compare",
+        action="store_true",
+        help="section (3) also runs the product embedder into a database without the HNSW index on "
+        "entity_chunks: what the index's inserts add to a run (not a configuration: search needs the index)",
+    )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: plain, latency, embed")
@@ -354,12 +361,32 @@ class FixedBatches(LocalEmbedder):
 
 
 def embed_section(args: argparse.Namespace, server_url: str, template: str) -> None:
-    case = CASES[0]
     variants: dict[str, LocalEmbedder] = {"product": LocalEmbedder(threads=args.embed_threads)}
     if args.embed_compare:
         variants = {"old": FixedBatches(args.embed_threads), **variants}
     if args.coalesce_compare:
         variants = {"per-group": variants["product"], **variants}
+    templates = {name: template for name in variants}
+    if args.index_compare:
+        # The same embedder, its runs into databases made from a template without the vector index.
+        variants["no-index"] = variants["product"]
+        templates["no-index"] = f"{template}_no_index"
+        admin(server_url, sql.SQL("create database {} template {}").format(
+            sql.Identifier(templates["no-index"]), sql.Identifier(template)))  # fmt: skip
+        with connect(with_dbname(server_url, templates["no-index"]), autocommit=True) as conn:
+            conn.execute("drop index entity_chunks_embedding_hnsw_idx")
+    try:
+        _embed_section(args, server_url, variants, templates)
+    finally:
+        if args.index_compare:
+            admin(server_url, sql.SQL("drop database if exists {} with (force)").format(
+                sql.Identifier(templates["no-index"])))  # fmt: skip
+
+
+def _embed_section(
+    args: argparse.Namespace, server_url: str, variants: dict[str, LocalEmbedder], templates: dict[str, str]
+) -> None:
+    case = CASES[0]
     stages = {name: TimedStage(e) for name, e in variants.items()}
     for e in variants.values():
         e.embed(["warm-up: the session's arenas"] * 8)
@@ -389,7 +416,7 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str) -> N
                 # The per-group variant is the product embedder with decision 67 turned off for its runs.
                 ahead.COALESCE = 1 if name == "per-group" else coalesce
                 try:
-                    time_runs(b, case, url, server_url, template, n, stage)
+                    time_runs(b, case, url, server_url, templates[name], n, stage)
                 finally:
                     ahead.COALESCE = coalesce
     print(f"{'embedder':<9} {'items':>6} {'chunks':>7} {'fetch s':>8} {'embed s':>8} {'before s':>9} {'after s':>8} "

@@ -19,7 +19,7 @@ _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
     out = run_bench(
         "overlap.py", "--items", "120", "--embed-items", "12", "--latency-ms", "20", "--repeats", "1",
-        "--skip", "latency", timeout=600,
+        "--skip", "latency", "--index-compare", timeout=600,
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
@@ -49,6 +49,11 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     assert float(embed.group(11)) > 0 and float(embed.group(13)) > 0, embed.group(0)
     waits = re.search(rf"waited {_NUM} s for pages, {_NUM} s for vectors", embed.string[embed.end() :])
     assert waits is not None and float(waits.group(1)) + float(waits.group(2)) <= after_s + 0.02, out
+    # --index-compare: the same embedder's runs into a database without the HNSW index, on the same floor.
+    no_index = re.search(rf"^no-index\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}", out, re.MULTILINE)
+    assert no_index is not None, out
+    assert no_index.group(1, 2) == embed.group(1, 2), out  # the same items and chunk texts
+    assert float(no_index.group(6)) > 0, out
 
 
 def test_load_vs_copy_splits_the_gap_into_the_statement_python_and_the_server() -> None:

@@ -44,3 +44,14 @@ def test_growth_benchmark_prints_a_table_with_log_log_slopes() -> None:
     assert "slope 200->600" in out, out
     table = {line[:24].strip(): line[24:].split() for line in out.splitlines() if line[:24].rstrip().endswith("MB")}
     assert float(table["entities table MB"][-1]) > 0.5, out  # three times the rows: the table grew
+    # The vector index's price on the write path, at each size: a chunk written with the HNSW index costs
+    # the backend more than the same chunk without it, and the row says by how much.
+    costs = {
+        line[:24].strip(): [float(x) for x in line[24:].split()[:2]]
+        for line in out.splitlines()
+        if line[:24].strip() in ("chunk write CPU ms", "+ HNSW, CPU ms", "HNSW insert CPU ms")
+    }
+    assert len(costs) == 3, out
+    for plain, indexed, insert in zip(*costs.values(), strict=True):
+        assert 0 < plain < indexed, out
+        assert insert == pytest.approx(indexed - plain, abs=0.011), out
