@@ -140,9 +140,7 @@ def search_p95(
 
     vectors = draw(n)
     # The index as the migrations define it (m, ef_construction), rebuilt after the COPY.
-    found = conn.execute(
-        "select pg_get_indexdef('entity_chunks_embedding_hnsw_idx'::regclass)"
-    ).fetchone()
+    found = conn.execute("select pg_get_indexdef('entity_chunks_embedding_hnsw_idx'::regclass)").fetchone()
     assert found is not None
     definition = str(found[0])
     conn.execute("drop index entity_chunks_embedding_hnsw_idx")
