@@ -11,7 +11,7 @@ database on the embedded server (bench/_db.py); then, in order:
    entity_refs, entity_chunks);
 4. search p95: ``--chunks-per-entity`` synthetic 384-d clustered chunks per entity (binary COPY, the
    chunks inherit each entity's real ACL through the trigger), one HNSW build from the migrations'
-   own definition of the index, then ``app.vector.search.vector_search`` (the product's SearchChunks) for
+   own definition of the index, then ``app.vector.search.vector_search`` (the product's SearchEntities) for
    the most common ACL token;
 5. the vector index's price on the write path: ``--insert-chunks`` more chunks written through the
    product's UpsertChunks in transactions of 100 (a page's worth), once before the HNSW build and once
@@ -23,6 +23,7 @@ Prints one row per size and the log-log slope between consecutive sizes (d log c
 1 = linear, 0 = flat).
 
     python bench/growth.py [--sizes 10000 100000] [--chunks-per-entity 1] [--queries 100] [--insert-chunks 2000]
+                           [--hnsw-with 'm = 16, ef_construction = 64']
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def insert_cost(conn: psycopg.Connection[Any], rows: list[dict[str, Any]]) -> fl
 
 
 def search_p95(
-    conn: psycopg.Connection[Any], chunks_per_entity: int, queries: int, inserts: int
+    conn: psycopg.Connection[Any], chunks_per_entity: int, queries: int, inserts: int, hnsw_with: str | None
 ) -> tuple[int, float, float, float, float]:
     """Synthetic chunks for every entity, one HNSW build, p95 of the product's vector search, and the
     backend CPU per written chunk (ms) before and after the build."""
@@ -143,6 +144,11 @@ def search_p95(
     found = conn.execute("select pg_get_indexdef('entity_chunks_embedding_hnsw_idx'::regclass)").fetchone()
     assert found is not None
     definition = str(found[0])
+    if hnsw_with:  # an experiment's parameters instead of the migrations'
+        definition = (
+            "create index entity_chunks_embedding_hnsw_idx on entity_chunks"
+            f" using hnsw (embedding vector_cosine_ops) with ({hnsw_with})"
+        )
     conn.execute("drop index entity_chunks_embedding_hnsw_idx")
     with conn.cursor() as cur, cur.copy(
         "copy entity_chunks (entity_id, ordinal, body, content_hash, embedding, embedding_model)"
@@ -190,7 +196,7 @@ def relation_mb(conn: psycopg.Connection[Any], table: str) -> tuple[float, float
     return int(row[0]) / MB, int(row[1]) / MB
 
 
-def measure(size: int, chunks_per_entity: int, queries: int, inserts: int) -> Row:
+def measure(size: int, chunks_per_entity: int, queries: int, inserts: int, hnsw_with: str | None) -> Row:
     # The CLI's data dir (its audit log, backups) is the bench's own and goes with it.
     with (
         jira_emulator(size) as base_url,
@@ -219,7 +225,9 @@ def measure(size: int, chunks_per_entity: int, queries: int, inserts: int) -> Ro
                 table_mb[table], index_mb[table] = relation_mb(conn, table)
             count = conn.execute("select count(*) from entities").fetchone()
             entities = int(str(count[0])) if count else 0
-            chunks, build_s, p95_ms, plain_ms, hnsw_ms = search_p95(conn, chunks_per_entity, queries, inserts)
+            chunks, build_s, p95_ms, plain_ms, hnsw_ms = search_p95(
+                conn, chunks_per_entity, queries, inserts, hnsw_with
+            )
             table_mb["entity_chunks"], index_mb["entity_chunks"] = relation_mb(conn, "entity_chunks")
     return Row(size, entities, full_s, noop_s, rss, table_mb, index_mb, chunks, build_s, p95_ms, plain_ms, hnsw_ms)
 
@@ -236,11 +244,16 @@ def main() -> int:
     ap.add_argument("--chunks-per-entity", type=int, default=1)
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--insert-chunks", type=int, default=2000)
+    ap.add_argument(
+        "--hnsw-with",
+        default=None,
+        help="HNSW parameters instead of the migrations', e.g. 'm = 16, ef_construction = 64'",
+    )
     args = ap.parse_args()
     print(f"load average at start {' / '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     rows = []
     for size in args.sizes:
-        row = measure(size, args.chunks_per_entity, args.queries, args.insert_chunks)
+        row = measure(size, args.chunks_per_entity, args.queries, args.insert_chunks, args.hnsw_with)
         rows.append(row)
         print(
             f"issues {row.size:>9,}: entities {row.entities:,}, full sync {row.full_s:.1f} s, "
