@@ -280,6 +280,10 @@ class SourceConfig:
 
 
 ANY_CONTAINER = "*"  # CallStats.unread: a unit the connector cannot name by container; deletes nothing
+# Distinct notes a run keeps. The run's detail shows about 2,000 characters of them, and some notes are one
+# per item (an attachment kept as a link): kept without a bound they grew with the source, and so did the
+# scan that kept them unique (a quarter of a 1 M-issue sync; decision 110).
+MAX_NOTES = 50
 
 
 @dataclass(slots=True)
@@ -292,12 +296,15 @@ class CallStats:
     api_calls: int = 0
     rate_limited: int = 0
     notes: list[str] = field(default_factory=list)
+    # Notes past MAX_NOTES, counted, not kept (a repeat of one of them counts again).
+    more_notes: int = 0
     # Scope units (containers) the run could not read (issue 12, bad input: a scope list naming a project,
     # space or channel the credential cannot see): reconciliation keeps their entities as they are.
     # ``ANY_CONTAINER`` when the unit cannot be tied to a container id (a Slack channel named by name).
     unread: set[str] = field(default_factory=set)
     # A connector's fan-out (connectors.fanout) sends requests from several threads at once.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _kept: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def count_call(self) -> None:
         """One request sent."""
@@ -310,10 +317,16 @@ class CallStats:
             self.rate_limited += 1
 
     def note(self, text: str) -> None:
-        """Record one note (repeats are kept once; never put secrets or payload bodies here)."""
+        """Record one note (repeats are kept once, the first MAX_NOTES distinct ones are kept and the rest
+        counted in ``more_notes``; never put secrets or payload bodies here)."""
         with self._lock:
-            if text not in self.notes:
+            if text in self._kept:
+                return
+            if len(self._kept) < MAX_NOTES:
+                self._kept.add(text)
                 self.notes.append(text)
+            else:
+                self.more_notes += 1
 
     def unreadable(self, container: str, why: str) -> None:
         """A scope unit the run cannot read: named in the run's notes, and nothing of it is deleted."""

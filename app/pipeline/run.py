@@ -682,7 +682,7 @@ class _Run:
 
     def _record_finish(self, state: str, detail: str | None) -> bool:
         """FinishRun in the open transaction; False when the run is no longer this worker's."""
-        detail = _with_notes(detail, self.stats.notes)
+        detail = _with_notes(detail, self.stats.notes, self.stats.more_notes)
         n = rq.finish_run(
             self.conn,
             id=self.claim.id,
@@ -752,9 +752,12 @@ def _entity(mapped: Entity | MalformedPayload) -> Entity:
     return mapped
 
 
-def _with_notes(detail: str | None, notes: list[str]) -> str | None:
-    """The run's detail followed by the connector's notes (CallStats.notes), bounded in length."""
+def _with_notes(detail: str | None, notes: list[str], more: int = 0) -> str | None:
+    """The run's detail followed by the connector's notes (CallStats.notes), bounded in length; how many
+    notes were not kept (CallStats.more_notes) always survives the cut."""
     if not notes:
         return detail
     text = "; ".join([*([detail] if detail else []), *(f"note: {n}" for n in notes)])
-    return text if len(text) <= 2000 else text[:1997] + "..."
+    tail = f"; and {more} more notes" if more else ""
+    room = 2000 - len(tail)
+    return (text if len(text) <= room else text[: room - 3] + "...") + tail

@@ -75,6 +75,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 from zoneinfo import ZoneInfo
 
 from connectors.emulators import jira_jql as jql
@@ -801,13 +802,15 @@ class JiraEmulator(EmulatorApp):
         @route("GET", r"/secure/attachment/(?P<id>\d+)/(?P<name>[^/]+)")
         def attachment(req: Request) -> Response:
             aid = int(req.params["id"])
-            i = aid - 20000 if aid < 30000 else aid - 30000 if aid < 40000 else (aid - 40000) // 10
-            if not self.exists(i):
-                return error_response(404, "no attachment")
-            for a in self.record(i)["attachments"]:
-                if a["id"] == req.params["id"]:
-                    body = a.get("body") or (a["text"] or "\x89PNG").encode()
-                    return Response(200, body, {"Content-Type": a["mimeType"]})
+            # Past 10,000 issues the id ranges overlap (a text file's 20000 + i reaches a screenshot's
+            # 30000 + j): every issue the id could belong to is tried, and the file name decides.
+            for i in (aid - 20000, aid - 30000, (aid - 40000) // 10):
+                if i < 0 or not self.exists(i):
+                    continue
+                for a in self.record(i)["attachments"]:
+                    if a["id"] == req.params["id"] and a["filename"] == unquote(req.params["name"]):
+                        body = a.get("body") or (a["text"] or "\x89PNG").encode()
+                        return Response(200, body, {"Content-Type": a["mimeType"]})
             return error_response(404, "no attachment")
 
         @route("GET", r"/rest/api/(?P<v>[23])/project/(?P<key>[^/]+)/permissionscheme")

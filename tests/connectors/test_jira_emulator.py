@@ -51,3 +51,17 @@ def test_control_api_edits_deletes_creates() -> None:
         assert search["issues"][-1]["fields"]["status"]["statusCategory"]["key"] == "done"
         assert httpx.get(f"{emu.base_url}/rest/api/3/issue/ALPHA-1").status_code == 404
         assert httpx.patch(f"{base}/issues/BETA-2", json={"bogus": 1}).status_code == 400
+
+
+def test_every_attachment_downloads_past_ten_thousand_issues() -> None:
+    # The attachment ids are 20000 + i (a text file) and 30000 + i (a screenshot): past 10,000 issues
+    # the ranges overlap, and the download route used to answer 404 for every text file there.
+    app = JiraEmulator(12_000, seed=1)
+    with serve(app) as emu:
+        for i in (2, 10_002, 11_998):  # i % 4 == 2: a text file; 10,002 and 11,998 in the overlap
+            rendered = app.render(i, 2, emu.base_url)
+            texts = [a for a in rendered["fields"]["attachment"] if a["mimeType"] == "text/plain"]
+            assert len(texts) == 1, rendered["fields"]["attachment"]
+            got = httpx.get(texts[0]["content"])
+            assert got.status_code == 200, (i, texts[0]["content"])
+            assert got.text.startswith(f"Repro notes for {rendered['key']}"), got.text

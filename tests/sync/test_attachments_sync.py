@@ -8,6 +8,7 @@ in the run's error_detail; the run succeeds, nothing goes to the dead-letter que
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.services.sources import start_run
 from app.vector.search import Principal, search
 from app.vector.stage import VectorStage
 from connectors.attachments import MAX_BYTES
+from connectors.base import MAX_NOTES
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.slack import SlackEmulator
 from tests.sync.conftest import Jira
@@ -93,6 +95,31 @@ def test_confluence_text_and_pdf_attachments_are_searchable_and_the_rest_stay_li
     assert _found(probe, embedder, "zanzibarquokka", ENG_READER) == {PAGE}
     assert _found(probe, embedder, "pelicanrollout", ENG_READER) == {PAGE}
     assert _found(probe, embedder, "zanzibarquokka", Principal(user="stranger@elsewhere.example")) == set()
+
+
+def test_a_run_keeps_a_bounded_number_of_notes_and_counts_the_rest_in_its_detail(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, confluence: Emulator
+) -> None:
+    # One note per attachment kept as a link: a source with many of them used to grow the run's notes (and
+    # the scan that kept them unique) with its size; the detail showed only its first 2,000 characters.
+    over = MAX_NOTES + 15
+    for n in range(over):
+        _attach(confluence, PAGE, name=f"huge-{n:03}.log", media="text/plain", size=MAX_BYTES + 1)
+    source_id = add_source(conn, keyring, "confluence", confluence.base_url + "/wiki")
+
+    run = _full_with_vectors(conn, keyring, source_id, HashEmbedder())
+
+    assert run["state"] == "succeeded" and run["errors"] == 0
+    assert "attachment huge-000.log kept as a link: over the 256 KiB cap" in run["detail"]
+    more = re.search(r"; and (\d+) more notes$", run["detail"])
+    assert more is not None, run["detail"]
+    assert int(more.group(1)) >= over - MAX_NOTES, run["detail"]
+    assert len(run["detail"]) <= 2000
+    # Only the notes are bounded: every attachment still says, on its entity, why it is a link.
+    page = entity(probe, source_id, PAGE)
+    assert page is not None
+    skipped = [a for a in page["metadata"]["attachments"] if a["title"].startswith("huge-")]
+    assert len(skipped) == over and all(a["text_skipped"].startswith("over the 256 KiB cap") for a in skipped)
 
 
 def test_a_new_confluence_attachment_refetches_its_page_on_the_next_incremental_run(
