@@ -304,7 +304,6 @@ class CallStats:
     unread: set[str] = field(default_factory=set)
     # A connector's fan-out (connectors.fanout) sends requests from several threads at once.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    _kept: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def count_call(self) -> None:
         """One request sent."""
@@ -320,10 +319,9 @@ class CallStats:
         """Record one note (repeats are kept once, the first MAX_NOTES distinct ones are kept and the rest
         counted in ``more_notes``; never put secrets or payload bodies here)."""
         with self._lock:
-            if text in self._kept:
+            if text in self.notes:  # at most MAX_NOTES to look through
                 return
-            if len(self._kept) < MAX_NOTES:
-                self._kept.add(text)
+            if len(self.notes) < MAX_NOTES:
                 self.notes.append(text)
             else:
                 self.more_notes += 1
