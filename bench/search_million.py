@@ -52,8 +52,18 @@ from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
+from app.vector.search import (
+    BROAD_FACTOR,
+    EF_SEARCH,
+    NARROW_MAX,
+    NARROW_MIN,
+    NARROW_SHARE,
+    Principal,
+    SearchFilters,
+    search,
+    vector_search,
+)
 from app.vector.search import CHUNKS_PER_ENTITY as SEARCH_CHUNKS_PER_ENTITY
-from app.vector.search import EF_SEARCH, Principal, SearchFilters, search, vector_search
 from app.vector.stage import vector_text
 
 MODEL = "bench-synthetic-384"
@@ -61,6 +71,10 @@ DIM = 384
 CHUNKS_PER_ENTITY = 10
 WORDS_PER_CHUNK = 12
 LEVELS = (("50 %", "group:p50", 0.5, 0.95), ("10 %", "group:p10", 0.1, 0.95), ("1 %", "group:p1", 0.01, 0.90))
+# One more level for the narrow-bound sweep (--narrow-sweep): at 1 M chunks, above the bound (2 %) but below
+# what the statistics called broad before decision 111 (4 x the bound).
+BETWEEN = ("5 %", "group:p5", 0.05, 0.95)
+BETWEEN_SEED = 5
 
 HALFVEC_INDEX = (
     "create index bench_halfvec_hnsw_idx on entity_chunks"
@@ -160,8 +174,11 @@ def load(
         " from stdin"
     ) as copy:
         shares = rng.random((entities, len(LEVELS)))
+        # Drawn apart, so that adding it left every other draw (and so every earlier figure's data) as it was.
+        between = np.random.default_rng(BETWEEN_SEED).random(entities)
         for e in range(entities):
             acl = ["group:all"] + [LEVELS[i][1] for i in range(len(LEVELS)) if shares[e, i] < LEVELS[i][2]]
+            acl += [BETWEEN[1]] if between[e] < BETWEEN[2] else []
             copy.write_row((source_id, "ticket", str(e), "final", f"Entity {e}", "", acl, f"h{e}"))
     ids = [int(r[0]) for r in conn.execute("select id from entities order by source_entity_id::int").fetchall()]
     # Bulk load first, build each index once after (what a first full load or a restore does), each from
@@ -206,6 +223,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--shared-buffers", default="6GB")
     parser.add_argument("--maintenance-work-mem", default="6GB")
+    parser.add_argument(
+        "--narrow-sweep", nargs="*", default=[], metavar="SHARE:MIN:MAX:BROAD",
+        help="further (narrow_share, narrow_min, narrow_max, broad_factor) for who is served exactly "
+        "(app.vector.search): each level timed through the product",
+    )
     parser.add_argument("--no-halfvec", action="store_true")
     parser.add_argument("--explain", action="store_true", help="print SearchEntities' EXPLAIN (ANALYZE, BUFFERS)")
     parser.add_argument(
@@ -307,7 +329,8 @@ def main() -> None:
                         explained = conn.execute(
                             "explain (analyze, buffers) " + sq.SEARCH_ENTITIES,
                             {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
-                             "narrow_share": 0.02, "source_ids": None, "statuses": None, "source_types": None,
+                             "narrow_share": NARROW_SHARE, "narrow_min": NARROW_MIN, "narrow_max": NARROW_MAX,
+                             "broad_factor": BROAD_FACTOR, "source_ids": None, "statuses": None, "source_types": None,
                              "updated_from": None, "updated_to": None, "candidates": k * SEARCH_CHUNKS_PER_ENTITY},
                         ).fetchall()
                     say(f"explain     SearchEntities as {principal}:\n" + "\n".join(str(r[0]) for r in explained))
@@ -351,6 +374,28 @@ def main() -> None:
                         f"(>= {target} {'ok' if r >= target else 'MISS'}); "
                         f"p95 {p95(got_s) * 1000:.2f} ms = {p95(got_s) / base_p95:.2f}x unfiltered; "
                         f"exact p95 {p95(truth_s) * 1000:.1f} ms; always {k}: {'yes' if full else 'NO'}")
+
+            # Who is served exactly: a principal seeing fewer than max(20 k, min(max(share x chunks, min), max)).
+            for triple in args.narrow_sweep:
+                share, least, most, broad = (float(triple.split(":")[0]), int(triple.split(":")[1]),
+                                             int(triple.split(":")[2]), float(triple.split(":")[3]))
+                levels = (*LEVELS[:2], BETWEEN, *LEVELS[2:])
+                for label, token, target in (("all", "group:all", 0.95), *((n, t, g) for n, t, _, g in levels)):
+                    def ann_share(
+                        text: str, principal: str, share: float = share, least: int = least, most: int = most,
+                        broad: float = broad,
+                    ) -> list[int]:
+                        with conn.transaction():
+                            rows = vector_search(conn, text, MODEL, [principal], k, SearchFilters(),
+                                                 ef_search=args.ef_search, narrow_share=share, narrow_min=least,
+                                                 narrow_max=most, broad_factor=broad)
+                        return [r.entity_id for r in rows]
+
+                    truth = exact_all if token == "group:all" else run(exact, token)[0]
+                    got, got_s = run(ann_share, token)
+                    r = recall(got, truth)
+                    say(f"narrow {triple:<20} {label:>5} vis  recall@{k} {r:.3f} (>= {target} "
+                        f"{'ok' if r >= target else 'MISS'}); p95 {p95(got_s) * 1000:.2f} ms")
 
             words = [body_of(vocab[qpicks[i], rng.integers(0, vocab.shape[1], 3)]) for i in range(len(texts))]
             embedder = FixedEmbedder({w: queries[i] for i, w in enumerate(words)})

@@ -47,8 +47,16 @@ from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
+from app.vector.search import (
+    BROAD_FACTOR,
+    MAX_SCAN_TUPLES,
+    NARROW_MAX,
+    NARROW_MIN,
+    NARROW_SHARE,
+    SearchFilters,
+    vector_search,
+)
 from app.vector.search import CHUNKS_PER_ENTITY as SEARCH_CHUNKS_PER_ENTITY
-from app.vector.search import MAX_SCAN_TUPLES, NARROW_SHARE, SearchFilters, vector_search
 from app.vector.stage import vector_text
 
 MODEL = "bench-synthetic-384"
@@ -217,6 +225,7 @@ def main() -> None:
                         "explain (analyze) " + sq.SEARCH_ENTITIES,
                         {"query_embedding": texts[0], "principals": [principal], "model": MODEL, "k": k,
                          "candidates": k * SEARCH_CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE,
+                         "narrow_min": NARROW_MIN, "narrow_max": NARROW_MAX, "broad_factor": BROAD_FACTOR,
                          "source_ids": None, "statuses": None, "source_types": None,
                          "updated_from": None, "updated_to": None},
                     )]

@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow
 def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks() -> None:
     out = run_bench(
         "search_million.py", "--chunks", "5000", "--queries", "20", "--clusters", "50",
-        "--shared-buffers", "256MB", "--maintenance-work-mem", "256MB", timeout=300,
+        "--shared-buffers", "256MB", "--maintenance-work-mem", "256MB", "--narrow-sweep", "0.02:0:20000:4",
+        timeout=300,
     )  # fmt: skip
     unfiltered = re.search(r"unfiltered\s+recall@10 ([0-9.]+)", out)
     assert unfiltered is not None, out
@@ -30,6 +31,10 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
         line = next((x for x in out.splitlines() if x.strip().startswith(f"{level} vis")), None)
         assert line is not None, out
         assert "always 10: yes" in line, line
+    # The narrow bound's sweep (decision 111): every level, the 5 % one too, by the product's query.
+    pattern = r"^narrow 0\.02:0:20000:4\s+(all|50 %|10 %|5 %|1 %) vis\s+recall@10 [0-9.]+ .*p95 [0-9.]+ ms"
+    swept = re.findall(pattern, out, re.MULTILINE)
+    assert swept == ["all", "50 %", "10 %", "5 %", "1 %"], out
     assert re.search(r"hybrid\s+p95 [0-9.]+ ms", out), out
     halfvec = re.findall(r"halfvec idx build .* recall@10 ([0-9.]+), p95", out)
     assert len(halfvec) == 2, out

@@ -21,24 +21,29 @@ select set_config('hnsw.iterative_scan', 'relaxed_order', true),
 -- The k entities nearest to the query vector that the principal may see, each by its nearest chunk
 -- (the snippet): ACL overlap, not soft-deleted, drafts only when platform_settings.search_include_drafts
 -- or the statuses filter names 'draft', only vectors of the query's model, plus the optional filters
--- (NULL = no filter). A principal who sees few chunks (fewer than `narrow_share` of the table, capped
--- at 20 000 chunks, and never fewer than 20 x k) is served exactly: `probe` counts them through the ACL index (stopping at that
--- bound), `ann` is skipped and `exact` ranks just those chunks. Otherwise `ann` is the HNSW iterative
--- scan over the `candidates` nearest visible chunks (k x a few, so an entity with several near chunks
--- does not crowd the others out), grouped by entity; `exact` runs only if those held fewer than k
--- entities. So k entities always come back when k visible entities exist. The probe is skipped when
--- the planner's statistics already show one of the principals on at least 4 x the bound (`broad`): it
--- read 20 000 rows (20-36 ms at 1 M chunks, more than the HNSW scan) to learn what they said; stale
--- statistics can only send a narrow principal to `ann`, whose rows pass the same filters (and `exact`
--- still fills up to k), never show a chunk the principal may not see. The k results are picked before
--- the join to entities and sources, so that join is k index look-ups, not a merge over the table.
+-- (NULL = no filter). A principal who sees few chunks (fewer than `narrow_share` of the table, but the
+-- bound at least `narrow_min` and at most `narrow_max` chunks, and never fewer than 20 x k) is served
+-- exactly: `probe` counts them through the ACL index (stopping at that bound), `ann` is skipped and `exact`
+-- ranks just those chunks. Otherwise `ann` is the HNSW iterative scan over the `candidates` nearest
+-- visible chunks (k x a few, so an entity with several near chunks does not crowd the others out), grouped
+-- by entity; `exact` runs only if those held fewer than k entities. So k entities always come back when
+-- k visible entities exist. The probe is skipped when the planner's statistics already show one of the
+-- principals on at least `broad_factor` x the bound (`broad`): it read up to 20 000 rows (20-36 ms at 1 M
+-- chunks, more than the HNSW scan) to learn what they said; stale statistics can only send a narrow
+-- principal to `ann`, whose rows pass the same filters (and `exact` still fills up to k), never show a
+-- chunk the principal may not see. The k results are picked before the join to entities and sources, so
+-- that join is k index look-ups, not a merge over the table.
 with settings as materialized (
     select coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'),
                     false) as include_drafts,
-           -- Capped at 20 000 chunks: the probe's count stops at this bound, so its cost stops growing with
-           -- the table beyond 1 M chunks (docs/performance.md "Growth"); HNSW serves anyone above it.
+           -- Capped (narrow_max): the probe's count stops at this bound, so its cost stops growing with the
+           -- table beyond 1 M chunks (docs/performance.md "Growth"); HNSW serves anyone above it. Floored
+           -- (narrow_min): a few thousand chunks are sorted faster than an HNSW scan walks a table of any
+           -- size, and 2 % of a small table is only a few hundred (decision 111).
            (select greatest(20 * sqlc.arg(k)::integer,
-                            least((reltuples * sqlc.arg(narrow_share)::float8)::bigint, 20000))
+                            least(greatest((reltuples * sqlc.arg(narrow_share)::float8)::bigint,
+                                           sqlc.arg(narrow_min)::integer),
+                                  sqlc.arg(narrow_max)::integer))
             from pg_catalog.pg_class where oid = 'public.entity_chunks'::regclass) as narrow_below
 ),
 broad as materialized (
@@ -47,7 +52,7 @@ broad as materialized (
     select coalesce(max(st.most_common_elem_freqs[array_position(st.most_common_elems::text::text[], p.token)])
                     * (select greatest(reltuples, 0) from pg_catalog.pg_class
                        where oid = 'public.entity_chunks'::regclass), 0)
-           >= 4 * (select narrow_below from settings) as skip_probe
+           >= sqlc.arg(broad_factor)::float8 * (select narrow_below from settings) as skip_probe
     from pg_catalog.pg_stats st, unnest(sqlc.arg(principals)::text[]) as p(token)
     where st.schemaname = 'public' and st.tablename = 'entity_chunks' and st.attname = 'acl_principals'
 ),

@@ -8,7 +8,17 @@ import psycopg
 
 from app.queries import search as sq
 from app.secrets import Keyring
-from app.vector.search import CHUNKS_PER_ENTITY, NARROW_SHARE, Principal, SearchFilters, search, vector_search
+from app.vector.search import (
+    BROAD_FACTOR,
+    CHUNKS_PER_ENTITY,
+    NARROW_MAX,
+    NARROW_MIN,
+    NARROW_SHARE,
+    Principal,
+    SearchFilters,
+    search,
+    vector_search,
+)
 from app.vector.stage import VectorStage, vector_text
 from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
@@ -37,11 +47,17 @@ def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> tuple[HashEmbedd
     return embedder, rare
 
 
-def _search_params(query: str, principal: str, model: str) -> dict[str, object]:
+# The corpus is 4,000 chunks, below NARROW_MIN: the tests of the HNSW branch and of the probe's skip pass
+# narrow_min 0, so that the 2 % share decides as it does on a big table.
+AS_IF_BIG = 0
+
+
+def _search_params(query: str, principal: str, model: str, narrow_min: int = NARROW_MIN) -> dict[str, object]:
     """SearchEntities' parameters as vector_search passes them for k = 10 and no filters, for EXPLAIN."""
     return {
         "query_embedding": query, "principals": [principal], "model": model, "k": 10,
-        "candidates": 10 * CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE, "source_ids": None, "statuses": None,
+        "candidates": 10 * CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE, "narrow_min": narrow_min,
+        "narrow_max": NARROW_MAX, "broad_factor": BROAD_FACTOR, "source_ids": None, "statuses": None,
         "source_types": None, "updated_from": None, "updated_to": None,
     }  # fmt: skip
 
@@ -77,13 +93,16 @@ def test_hnsw_iterative_scan_fills_k_where_a_plain_scan_would_not(
         plan = "\n".join(
             r[0]
             for r in conn.execute(
-                "explain (analyze) " + sq.SEARCH_ENTITIES, _search_params(query, TENTH, embedder.model_name)
+                "explain (analyze) " + sq.SEARCH_ENTITIES,
+                _search_params(query, TENTH, embedder.model_name, narrow_min=AS_IF_BIG),
             )
         )
         hnsw = next(line for line in plan.splitlines() if "Index Scan using entity_chunks_embedding_hnsw_idx" in line)
         assert "never executed" not in hnsw and f"rows={10 * CHUNKS_PER_ENTITY}" in hnsw
         assert "One-Time Filter" in plan  # the exact branch is gated off
-        results = vector_search(conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), ef_search=40)
+        results = vector_search(
+            conn, query, embedder.model_name, [TENTH], 10, SearchFilters(), ef_search=40, narrow_min=AS_IF_BIG
+        )
     assert len(results) == 10 and {r.chunk_id for r in results} <= tenth
 
 
@@ -95,12 +114,36 @@ def test_a_narrow_principal_is_served_by_an_exact_sort_of_its_visible_chunks(
     assert found == truth and set(found) <= rare
 
 
+def test_a_principal_on_fewer_than_narrow_min_chunks_is_served_exactly_however_small_the_table(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """TENTH sees 400 of 4,000 chunks: 10 %, five times the 2 % share, but fewer than NARROW_MIN. The probe
+    counts them and the exact branch ranks them; the HNSW scan never runs. With the floor at 0 it does."""
+    embedder, _ = _corpus(conn, keyring)
+    query = vector_text(embedder.embed(["a question"])[0])
+
+    def branches(narrow_min: int) -> tuple[bool, bool]:
+        """Whether the `ann` and the `exact` branch read entity_chunks."""
+        with conn.transaction():
+            sq.configure_vector_scan(conn, ef_search=100, max_scan_tuples=20_000)
+            params = _search_params(query, TENTH, embedder.model_name, narrow_min=narrow_min)
+            plan = [r[0] for r in conn.execute("explain (analyze) " + sq.SEARCH_ENTITIES, params)]
+        return _cte_scanned(plan, "ann_chunks"), _cte_scanned(plan, "exact")
+
+    assert branches(NARROW_MIN) == (False, True)
+    assert branches(AS_IF_BIG) == (True, False)
+    found, truth = _search_and_truth(conn, embedder, "a question", TENTH)
+    assert found == truth and len(found) == 10
+
+
 def test_exact_branch_fills_k_when_the_index_scan_runs_out_of_budget(
     conn: psycopg.Connection[Any], keyring: Keyring
 ) -> None:
     embedder, _ = _corpus(conn, keyring)
     # 20 index tuples hold ~2 visible chunks: the HNSW branch comes back short, the exact one fills.
-    found, truth = _search_and_truth(conn, embedder, "another question", TENTH, no_seqscan=True, max_scan_tuples=20)
+    found, truth = _search_and_truth(
+        conn, embedder, "another question", TENTH, no_seqscan=True, max_scan_tuples=20, narrow_min=AS_IF_BIG
+    )
     assert found == truth
 
 
@@ -126,13 +169,19 @@ def _search_and_truth(
     return [r.chunk_id for r in results], [t.chunk_id for t in truth]
 
 
-def _probe_scanned(conn: psycopg.Connection[Any], query: str, principal: str, model: str) -> bool:
-    """Whether SearchEntities' `probe` read entity_chunks for ``principal`` (EXPLAIN ANALYZE)."""
+def _probe_scanned(
+    conn: psycopg.Connection[Any], query: str, principal: str, model: str, broad_factor: float = BROAD_FACTOR
+) -> bool:
+    """Whether SearchEntities' `probe` read entity_chunks for ``principal`` (EXPLAIN ANALYZE), the bound
+    as on a big table (AS_IF_BIG)."""
     sq.configure_vector_scan(conn, ef_search=100, max_scan_tuples=20_000)
-    plan = [
-        r[0] for r in conn.execute("explain (analyze) " + sq.SEARCH_ENTITIES, _search_params(query, principal, model))
-    ]
-    start = next(i for i, line in enumerate(plan) if line.lstrip().startswith("CTE probe"))
+    params = _search_params(query, principal, model, narrow_min=AS_IF_BIG) | {"broad_factor": broad_factor}
+    return _cte_scanned([r[0] for r in conn.execute("explain (analyze) " + sq.SEARCH_ENTITIES, params)], "probe")
+
+
+def _cte_scanned(plan: list[str], cte: str) -> bool:
+    """Whether the CTE ``cte`` of an EXPLAIN ANALYZE plan read entity_chunks."""
+    start = next(i for i, line in enumerate(plan) if line.lstrip().startswith(f"CTE {cte}"))
     depth = len(plan[start]) - len(plan[start].lstrip())
     end = next(i for i in range(start + 1, len(plan)) if len(plan[i]) - len(plan[i].lstrip()) <= depth)
     scan = next(line for line in plan[start:end] if "on entity_chunks" in line)
@@ -146,9 +195,13 @@ def test_the_probe_is_skipped_for_a_principal_the_statistics_show_on_most_chunks
     query = vector_text(embedder.embed(["a question"])[0])
     with conn.transaction():
         assert not _probe_scanned(conn, query, "group:jira:all", embedder.model_name)  # on every chunk
-        assert _probe_scanned(conn, query, TENTH, embedder.model_name)  # 400 chunks: below 4 x the bound
-        assert _probe_scanned(conn, query, RARE, embedder.model_name)
-        broad = vector_search(conn, query, embedder.model_name, ["group:jira:all"], 10, SearchFilters())
+        # 400 chunks against a bound of 200 (20 x k): broad at BROAD_FACTOR 1.5, counted at decision 66's 4.
+        assert not _probe_scanned(conn, query, TENTH, embedder.model_name)
+        assert _probe_scanned(conn, query, TENTH, embedder.model_name, broad_factor=4.0)
+        assert _probe_scanned(conn, query, RARE, embedder.model_name)  # 40 chunks
+        broad = vector_search(
+            conn, query, embedder.model_name, ["group:jira:all"], 10, SearchFilters(), narrow_min=AS_IF_BIG
+        )
         narrow = vector_search(conn, query, embedder.model_name, [RARE], 10, SearchFilters())
     assert len({r.entity_id for r in broad}) == 10
     assert len(narrow) == 10 and {r.chunk_id for r in narrow} <= rare
@@ -169,7 +222,9 @@ def test_stale_statistics_never_show_a_chunk_the_principal_lost(
     query = vector_text(embedder.embed(["a question"])[0])
     with conn.transaction():
         assert not _probe_scanned(conn, query, "group:jira:all", embedder.model_name)
-        results = vector_search(conn, query, embedder.model_name, ["group:jira:all"], 10, SearchFilters())
+        results = vector_search(
+            conn, query, embedder.model_name, ["group:jira:all"], 10, SearchFilters(), narrow_min=AS_IF_BIG
+        )
         truth = sq.search_entities_exact(
             conn, query_embedding=query, principals=["group:jira:all"], model=embedder.model_name, k=10
         )
