@@ -55,12 +55,14 @@ from app.services.sources import NewSource, create_source
 from app.vector.search import (
     BROAD_FACTOR,
     EF_SEARCH,
+    HYBRID_CANDIDATES,
     NARROW_MAX,
     NARROW_MIN,
     NARROW_SHARE,
     Principal,
     SearchFilters,
     search,
+    text_search,
     vector_search,
 )
 from app.vector.search import CHUNKS_PER_ENTITY as SEARCH_CHUNKS_PER_ENTITY
@@ -334,6 +336,17 @@ def main() -> None:
                              "updated_from": None, "updated_to": None, "candidates": k * SEARCH_CHUNKS_PER_ENTITY},
                         ).fetchall()
                     say(f"explain     SearchEntities as {principal}:\n" + "\n".join(str(r[0]) for r in explained))
+                # The full-text half of hybrid, for three words of the first query's cluster (no draw from
+                # rng: the timed queries stay the same with and without --explain).
+                with conn.transaction():
+                    sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=20_000)
+                    explained = conn.execute(
+                        "explain (analyze, buffers) " + sq.SEARCH_ENTITIES_TEXT,
+                        {"query_text": body_of(vocab[qpicks[0], :3]), "principals": ["group:all"], "k": 50,
+                         "source_ids": None, "statuses": None, "source_types": None, "updated_from": None,
+                         "updated_to": None},
+                    ).fetchall()
+                say("explain     SearchEntitiesText as group:all:\n" + "\n".join(str(r[0]) for r in explained))
             # The index pages into the buffer cache before anything is timed, as in a warm server.
             conn.execute("create extension if not exists pg_prewarm")
             conn.execute("select pg_prewarm('entity_chunks_embedding_hnsw_idx')")
@@ -410,6 +423,17 @@ def main() -> None:
             hybrid_s = [timed(lambda w=w: hybrid(w))[1] for w in words[args.warmup :]]  # type: ignore[misc]
             say(f"hybrid      p95 {p95(hybrid_s) * 1000:.2f} ms (search(hybrid=True): SearchEntities k=50 + "
                 f"SearchEntitiesText k=50 + RRF), {p95(hybrid_s) / base_p95:.2f}x vector-only p95")
+
+            def text_half(words_text: str) -> int:
+                # As search() runs it: after ConfigureVectorScan's transaction-local settings (custom plans,
+                # no parallel workers), in the same transaction.
+                with conn.transaction():
+                    sq.configure_vector_scan(conn, ef_search=args.ef_search, max_scan_tuples=20_000)
+                    return len(text_search(conn, words_text, ["group:all"], HYBRID_CANDIDATES, SearchFilters()))
+
+            text_s = [timed(lambda w=w: text_half(w))[1] for w in words[args.warmup :]]  # type: ignore[misc]
+            say(f"text half   p95 {p95(text_s) * 1000:.2f} ms (SearchEntitiesText k={HYBRID_CANDIDATES}, the same "
+                f"words), {p95(text_s) / p95(hybrid_s):.2f}x hybrid p95")
             if args.no_halfvec:
                 return
 

@@ -36,6 +36,7 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
     swept = re.findall(pattern, out, re.MULTILINE)
     assert swept == ["all", "50 %", "10 %", "5 %", "1 %"], out
     assert re.search(r"hybrid\s+p95 [0-9.]+ ms", out), out
+    assert re.search(r"text half\s+p95 [0-9.]+ ms .* [0-9.]+x hybrid p95", out), out
     halfvec = re.findall(r"halfvec idx build .* recall@10 ([0-9.]+), p95", out)
     assert len(halfvec) == 2, out
     assert float(halfvec[-1]) >= 0.95, out

@@ -326,32 +326,40 @@ def search_entities_exact(
 
 
 SEARCH_ENTITIES_TEXT = """
-select best.chunk_id, best.entity_id, best.body, e.title, e.url, e.natural_key, e.source_id,
-       s.name as source_name, e.source_type, e.status, e.source_updated_at, best.rank
-from (select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
-             ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
-                        replace(plainto_tsquery('russian'::regconfig, %(query_text)s::text)::text, '&', '|')::tsquery
-             )::float8 as rank
-      from entity_chunks c
-      join entities e on e.id = c.entity_id
-      where to_tsvector('russian'::regconfig, c.body)
-                -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
-                @@ replace(plainto_tsquery('russian'::regconfig, %(query_text)s::text)::text, '&', '|')::tsquery
-        and c.acl_principals && %(principals)s::text[]
-        and not c.entity_deleted
-        and (c.entity_status <> 'draft'
-             or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
-             or 'draft' = any(%(statuses)s::text[]))
-        and (%(source_ids)s::bigint[] is null or c.source_id = any(%(source_ids)s::bigint[]))
-        and (%(statuses)s::text[] is null or c.entity_status = any(%(statuses)s::text[]))
-        and (%(source_types)s::text[] is null or e.source_type = any(%(source_types)s::text[]))
-        and (%(updated_from)s::timestamptz is null or e.source_updated_at >= %(updated_from)s::timestamptz)
-        and (%(updated_to)s::timestamptz is null or e.source_updated_at < %(updated_to)s::timestamptz)
-      order by c.entity_id, 4 desc, c.id) as best
-join entities e on e.id = best.entity_id
+with best as materialized (
+    select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
+           ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
+                      replace(plainto_tsquery('russian'::regconfig, %(query_text)s::text)::text, '&', '|')::tsquery
+           )::float8 as rank
+    from entity_chunks c
+    where to_tsvector('russian'::regconfig, c.body)
+              -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
+              @@ replace(plainto_tsquery('russian'::regconfig, %(query_text)s::text)::text, '&', '|')::tsquery
+      and c.acl_principals && %(principals)s::text[]
+      and not c.entity_deleted
+      and (c.entity_status <> 'draft'
+           or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
+           or 'draft' = any(%(statuses)s::text[]))
+      and (%(source_ids)s::bigint[] is null or c.source_id = any(%(source_ids)s::bigint[]))
+      and (%(statuses)s::text[] is null or c.entity_status = any(%(statuses)s::text[]))
+      and (%(source_types)s::text[] is null and %(updated_from)s::timestamptz is null
+           and %(updated_to)s::timestamptz is null
+           or exists (select from entities e
+                      where e.id = c.entity_id
+                        and (%(source_types)s::text[] is null or e.source_type = any(%(source_types)s::text[]))
+                        and (%(updated_from)s::timestamptz is null or e.source_updated_at >= %(updated_from)s::timestamptz)
+                        and (%(updated_to)s::timestamptz is null or e.source_updated_at < %(updated_to)s::timestamptz)))
+    order by c.entity_id, 4 desc, c.id
+),
+top as materialized (
+    select chunk_id, entity_id, body, rank from best order by rank desc, entity_id limit %(k)s::integer
+)
+select t.chunk_id, t.entity_id, t.body, e.title, e.url, e.natural_key, e.source_id,
+       s.name as source_name, e.source_type, e.status, e.source_updated_at, t.rank
+from top t
+join entities e on e.id = t.entity_id
 join sources s on s.id = e.source_id
-order by best.rank desc, best.entity_id
-limit %(k)s::integer
+order by t.rank desc, t.entity_id
 """
 
 
@@ -389,7 +397,11 @@ def search_entities_text(
     lexeme under the `russian` configuration (Russian stemming for Cyrillic,
     English for Latin words; index entity_chunks_body_fts_idx), each by its
     best-ranked chunk (cover density), the k best entities, with exactly
-    SearchEntities' visibility rules and filters.
+    SearchEntities' visibility rules and filters. As in SearchEntities, `entities`
+    is read per matching chunk only when an entity-level filter is given
+    (`exists`), and the k results are picked before the join to entities and
+    sources, so that join is k index look-ups, not a hash join over the whole
+    table for every match (decision 112).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

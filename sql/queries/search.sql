@@ -150,33 +150,44 @@ limit sqlc.arg(k)::integer;
 -- Full-text side of hybrid search: entities with a chunk matching any query lexeme under the `russian`
 -- configuration (Russian stemming for Cyrillic, English for Latin words; index
 -- entity_chunks_body_fts_idx), each by its best-ranked chunk (cover density), the k best entities, with
--- exactly SearchEntities' visibility rules and filters.
-select best.chunk_id, best.entity_id, best.body, e.title, e.url, e.natural_key, e.source_id,
-       s.name as source_name, e.source_type, e.status, e.source_updated_at, best.rank
-from (select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
-             ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
-                        replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
-             )::float8 as rank
-      from entity_chunks c
-      join entities e on e.id = c.entity_id
-      where to_tsvector('russian'::regconfig, c.body)
-                -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
-                @@ replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
-        and c.acl_principals && sqlc.arg(principals)::text[]
-        and not c.entity_deleted
-        and (c.entity_status <> 'draft'
-             or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
-             or 'draft' = any(sqlc.narg(statuses)::text[]))
-        and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
-        and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
-        and (sqlc.narg(source_types)::text[] is null or e.source_type = any(sqlc.narg(source_types)::text[]))
-        and (sqlc.narg(updated_from)::timestamptz is null or e.source_updated_at >= sqlc.narg(updated_from)::timestamptz)
-        and (sqlc.narg(updated_to)::timestamptz is null or e.source_updated_at < sqlc.narg(updated_to)::timestamptz)
-      order by c.entity_id, 4 desc, c.id) as best
-join entities e on e.id = best.entity_id
+-- exactly SearchEntities' visibility rules and filters. As in SearchEntities, `entities` is read per
+-- matching chunk only when an entity-level filter is given (`exists`), and the k results are picked before
+-- the join to entities and sources, so that join is k index look-ups, not a hash join over the whole
+-- table for every match (decision 112).
+with best as materialized (
+    select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
+           ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
+                      replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
+           )::float8 as rank
+    from entity_chunks c
+    where to_tsvector('russian'::regconfig, c.body)
+              -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
+              @@ replace(plainto_tsquery('russian'::regconfig, sqlc.arg(query_text)::text)::text, '&', '|')::tsquery
+      and c.acl_principals && sqlc.arg(principals)::text[]
+      and not c.entity_deleted
+      and (c.entity_status <> 'draft'
+           or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
+           or 'draft' = any(sqlc.narg(statuses)::text[]))
+      and (sqlc.narg(source_ids)::bigint[] is null or c.source_id = any(sqlc.narg(source_ids)::bigint[]))
+      and (sqlc.narg(statuses)::text[] is null or c.entity_status = any(sqlc.narg(statuses)::text[]))
+      and (sqlc.narg(source_types)::text[] is null and sqlc.narg(updated_from)::timestamptz is null
+           and sqlc.narg(updated_to)::timestamptz is null
+           or exists (select from entities e
+                      where e.id = c.entity_id
+                        and (sqlc.narg(source_types)::text[] is null or e.source_type = any(sqlc.narg(source_types)::text[]))
+                        and (sqlc.narg(updated_from)::timestamptz is null or e.source_updated_at >= sqlc.narg(updated_from)::timestamptz)
+                        and (sqlc.narg(updated_to)::timestamptz is null or e.source_updated_at < sqlc.narg(updated_to)::timestamptz)))
+    order by c.entity_id, 4 desc, c.id
+),
+top as materialized (
+    select * from best order by rank desc, entity_id limit sqlc.arg(k)::integer
+)
+select t.chunk_id, t.entity_id, t.body, e.title, e.url, e.natural_key, e.source_id,
+       s.name as source_name, e.source_type, e.status, e.source_updated_at, t.rank
+from top t
+join entities e on e.id = t.entity_id
 join sources s on s.id = e.source_id
-order by best.rank desc, best.entity_id
-limit sqlc.arg(k)::integer;
+order by t.rank desc, t.entity_id;
 
 -- name: HighlightChunks :many
 -- Up to three fragments of each given chunk around the query's lexemes (ts_headline, same `russian`
