@@ -16,13 +16,18 @@ product search goes through the code the app runs:
 Data: ``--chunks`` chunks (10 per entity) x 384 dims drawn from a Gaussian mixture of ``--clusters``
 centres, unit-normalised (numpy), loaded by binary COPY with the HNSW, ACL and full-text indexes
 dropped and then built once, each build timed. Entity ACLs hold ``group:all`` and, independently of the
-clusters, ``group:p50`` / ``group:p10`` / ``group:p1`` with probability 0.5 / 0.1 / 0.01. Chunk bodies
-are words drawn from the chunk's cluster vocabulary, so the full-text side of hybrid has something to
-rank. Queries are fresh draws around the same centres.
+clusters, ``group:p50`` / ``group:p10`` / ``group:p1`` with probability 0.5 / 0.1 / 0.01 (and ``group:p5``,
+0.05, for ``--narrow-sweep``). Chunk bodies are words drawn from the chunk's cluster vocabulary, so the
+full-text side of hybrid has something to rank. Queries are fresh draws around the same centres.
+
+``--narrow-sweep SHARE:MIN:MAX:BROAD ...`` times every level through the product's ``vector_search`` with
+that rule for who is served exactly (``narrow_share``, ``narrow_min``, ``narrow_max``, ``broad_factor``;
+decision 111). The "text half" line times hybrid's full-text query alone, as ``search()`` runs it.
 
 Output lines are flushed as they come, so a run cut short still leaves its numbers.
 
     python bench/search_million.py [--chunks 1000000] [--queries 100] [--clusters 2000] [--ef-search-sweep 200 400]
+                                   [--narrow-sweep 0.02:0:20000:4 0.02:5000:20000:1.5] [--explain]
 """
 
 from __future__ import annotations
@@ -206,6 +211,17 @@ def load(
     return time.perf_counter() - started, definitions
 
 
+def narrow_rule(text: str) -> tuple[float, int, int, float]:
+    """``SHARE:MIN:MAX:BROAD`` -> (narrow_share, narrow_min, narrow_max, broad_factor)."""
+    parts = text.split(":")
+    try:
+        if len(parts) != 4:
+            raise ValueError
+        return float(parts[0]), int(parts[1]), int(parts[2]), float(parts[3])
+    except ValueError:
+        raise ValueError(f"{text!r} is not SHARE:MIN:MAX:BROAD (e.g. 0.02:5000:20000:1.5)") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=int, default=1_000_000)
@@ -231,13 +247,20 @@ def main() -> None:
         "(app.vector.search): each level timed through the product",
     )
     parser.add_argument("--no-halfvec", action="store_true")
-    parser.add_argument("--explain", action="store_true", help="print SearchEntities' EXPLAIN (ANALYZE, BUFFERS)")
+    parser.add_argument(
+        "--explain", action="store_true",
+        help="print the EXPLAIN (ANALYZE, BUFFERS) of SearchEntities and of SearchEntitiesText",
+    )
     parser.add_argument(
         "--hnsw-with", metavar="PARAMS",
         help="build the HNSW index with these storage parameters instead of the migrations' "
              "(e.g. 'm = 16, ef_construction = 128')",
     )
     args = parser.parse_args()
+    try:
+        rules = [(text, narrow_rule(text)) for text in args.narrow_sweep]
+    except ValueError as exc:
+        parser.error(f"--narrow-sweep: {exc}")
     rng = np.random.default_rng(args.seed)
     k = args.k
     say(f"load average at start {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
@@ -389,9 +412,7 @@ def main() -> None:
                         f"exact p95 {p95(truth_s) * 1000:.1f} ms; always {k}: {'yes' if full else 'NO'}")
 
             # Who is served exactly: a principal seeing fewer than max(20 k, min(max(share x chunks, min), max)).
-            for triple in args.narrow_sweep:
-                share, least, most, broad = (float(triple.split(":")[0]), int(triple.split(":")[1]),
-                                             int(triple.split(":")[2]), float(triple.split(":")[3]))
+            for triple, (share, least, most, broad) in rules:
                 levels = (*LEVELS[:2], BETWEEN, *LEVELS[2:])
                 for label, token, target in (("all", "group:all", 0.95), *((n, t, g) for n, t, _, g in levels)):
                     def ann_share(
