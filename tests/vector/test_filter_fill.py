@@ -52,12 +52,14 @@ def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> tuple[HashEmbedd
 AS_IF_BIG = 0
 
 
-def _search_params(query: str, principal: str, model: str, narrow_min: int = NARROW_MIN) -> dict[str, object]:
+def _search_params(
+    query: str, principal: str, model: str, narrow_min: int = NARROW_MIN, broad_factor: float = BROAD_FACTOR
+) -> dict[str, object]:
     """SearchEntities' parameters as vector_search passes them for k = 10 and no filters, for EXPLAIN."""
     return {
         "query_embedding": query, "principals": [principal], "model": model, "k": 10,
         "candidates": 10 * CHUNKS_PER_ENTITY, "narrow_share": NARROW_SHARE, "narrow_min": narrow_min,
-        "narrow_max": NARROW_MAX, "broad_factor": BROAD_FACTOR, "source_ids": None, "statuses": None,
+        "narrow_max": NARROW_MAX, "broad_factor": broad_factor, "source_ids": None, "statuses": None,
         "source_types": None, "updated_from": None, "updated_to": None,
     }  # fmt: skip
 
@@ -175,7 +177,7 @@ def _probe_scanned(
     """Whether SearchEntities' `probe` read entity_chunks for ``principal`` (EXPLAIN ANALYZE), the bound
     as on a big table (AS_IF_BIG)."""
     sq.configure_vector_scan(conn, ef_search=100, max_scan_tuples=20_000)
-    params = _search_params(query, principal, model, narrow_min=AS_IF_BIG) | {"broad_factor": broad_factor}
+    params = _search_params(query, principal, model, narrow_min=AS_IF_BIG, broad_factor=broad_factor)
     return _cte_scanned([r[0] for r in conn.execute("explain (analyze) " + sq.SEARCH_ENTITIES, params)], "probe")
 
 
