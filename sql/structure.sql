@@ -964,6 +964,33 @@ $$;
 
 COMMENT ON FUNCTION public.tg_entity_chunks__inherit_acl() IS 'Copies source, ACL, status and deletion of the parent entity onto a new or moved chunk.';
 
+CREATE FUNCTION public.tg_entity_chunks__lexemes_insert() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    insert into public.entity_chunk_lexemes (chunk_id, lexemes)
+    select n.id, to_tsvector('russian'::regconfig, n.body) from new_chunks n;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_entity_chunks__lexemes_insert() IS 'AFTER INSERT statement trigger on entity_chunks: stores the lexemes of the new chunks.';
+
+CREATE FUNCTION public.tg_entity_chunks__lexemes_update() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+begin
+    update public.entity_chunk_lexemes
+       set lexemes = to_tsvector('russian'::regconfig, new.body)
+     where chunk_id = new.id;
+    return null;
+end;
+$$;
+
+COMMENT ON FUNCTION public.tg_entity_chunks__lexemes_update() IS 'AFTER UPDATE OF body row trigger on entity_chunks: stores the lexemes of a changed chunk text.';
+
 CREATE FUNCTION public.tg_platform_settings__bump_version() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -1268,6 +1295,15 @@ ALTER TABLE public.entities ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MAXVALUE
     CACHE 1
 );
+
+CREATE TABLE public.entity_chunk_lexemes (
+    chunk_id bigint NOT NULL,
+    lexemes tsvector NOT NULL
+);
+
+COMMENT ON TABLE public.entity_chunk_lexemes IS 'The lexemes of each chunk text for full-text search, kept by the triggers of sql/triggers/310_chunk_lexemes.sql (decision 113).';
+
+COMMENT ON COLUMN public.entity_chunk_lexemes.lexemes IS 'to_tsvector(''russian'', entity_chunks.body): Russian stems for Cyrillic, English for Latin words, positions kept for ts_rank_cd.';
 
 CREATE TABLE public.entity_chunks (
     id bigint NOT NULL,
@@ -1777,6 +1813,9 @@ ALTER TABLE ONLY public.entities
 ALTER TABLE ONLY public.entities
     ADD CONSTRAINT entities_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.entity_chunk_lexemes
+    ADD CONSTRAINT entity_chunk_lexemes_pkey PRIMARY KEY (chunk_id);
+
 ALTER TABLE ONLY public.entity_chunks
     ADD CONSTRAINT entity_chunks_entity_ordinal_key UNIQUE (entity_id, ordinal);
 
@@ -1879,9 +1918,9 @@ CREATE INDEX entities_natural_key_present_idx ON public.entities USING btree (so
 
 CREATE INDEX entities_source_live_idx ON public.entities USING btree (source_id, source_type) WHERE (deleted_at IS NULL);
 
-CREATE INDEX entity_chunks_acl_principals_idx ON public.entity_chunks USING gin (acl_principals);
+CREATE INDEX entity_chunk_lexemes_lexemes_idx ON public.entity_chunk_lexemes USING gin (lexemes);
 
-CREATE INDEX entity_chunks_body_fts_idx ON public.entity_chunks USING gin (to_tsvector('russian'::regconfig, body));
+CREATE INDEX entity_chunks_acl_principals_idx ON public.entity_chunks USING gin (acl_principals);
 
 CREATE INDEX entity_chunks_embedding_hnsw_idx ON public.entity_chunks USING hnsw (embedding public.vector_cosine_ops) WITH (m='16', ef_construction='128');
 
@@ -1948,6 +1987,10 @@ CREATE TRIGGER _200_bump_version AFTER INSERT OR DELETE OR UPDATE ON public.plat
 CREATE TRIGGER _300_inherit_acl BEFORE INSERT OR UPDATE OF entity_id, source_id, acl_principals, entity_status, entity_deleted ON public.entity_chunks FOR EACH ROW EXECUTE FUNCTION public.tg_entity_chunks__inherit_acl();
 
 CREATE TRIGGER _300_propagate_acl AFTER UPDATE OF acl_principals, status, deleted_at ON public.entities FOR EACH ROW WHEN (((old.acl_principals IS DISTINCT FROM new.acl_principals) OR (old.status IS DISTINCT FROM new.status) OR ((old.deleted_at IS NULL) <> (new.deleted_at IS NULL)))) EXECUTE FUNCTION public.tg_entities__propagate_acl();
+
+CREATE TRIGGER _310_lexemes_insert AFTER INSERT ON public.entity_chunks REFERENCING NEW TABLE AS new_chunks FOR EACH STATEMENT EXECUTE FUNCTION public.tg_entity_chunks__lexemes_insert();
+
+CREATE TRIGGER _310_lexemes_update AFTER UPDATE OF body ON public.entity_chunks FOR EACH ROW WHEN ((old.body IS DISTINCT FROM new.body)) EXECUTE FUNCTION public.tg_entity_chunks__lexemes_update();
 
 CREATE TRIGGER _600_run_totals_delete AFTER DELETE ON public.sync_runs REFERENCING OLD TABLE AS old_runs FOR EACH STATEMENT EXECUTE FUNCTION public.tg_sync_runs__totals();
 
@@ -2017,6 +2060,9 @@ ALTER TABLE ONLY public.dead_letters
 
 ALTER TABLE ONLY public.entities
     ADD CONSTRAINT entities_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entity_chunk_lexemes
+    ADD CONSTRAINT entity_chunk_lexemes_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES public.entity_chunks(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.entity_chunks
     ADD CONSTRAINT entity_chunks_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES public.entities(id) ON DELETE CASCADE;

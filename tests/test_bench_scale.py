@@ -1,4 +1,5 @@
-"""The scale benchmarks (bench/search_million.py, bench/growth.py; issue 15 §3, §5) still run end to end.
+"""The scale benchmarks (bench/search_million.py, bench/search_text.py, bench/growth.py; issue 15 §3, §5) still
+run end to end.
 
 Each runs as a real process at a size CI can afford, so a change to the search query, the schema or the
 CLI that breaks a benchmark fails here instead of on the day someone re-measures docs/performance.md.
@@ -42,6 +43,27 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
     assert float(halfvec[-1]) >= 0.95, out
     assert "WARNING" not in out, out
 
+
+
+def test_text_benchmark_finds_the_same_entities_both_ways_in_every_frequency_band() -> None:
+    out = run_bench(
+        "search_text.py", "--chunks", "3000", "--words", "40", "--queries", "3", "--write-chunks", "500",
+        "--shared-buffers", "256MB",
+        timeout=300,
+    )  # fmt: skip
+    # The bench stops on the first query whose stored and parsed answers differ, so four band lines mean
+    # the product's query (decision 113) and the copy of the one before it agreed on every query.
+    bands = re.findall(r"^band\s+(\d+)-(\d+)\s+matching chunks median [0-9,]+ \([0-9.]+%\); stored p50 .* "
+                       r"stored ÷ parsed p95 [0-9.]+$", out, re.MULTILINE)  # fmt: skip
+    assert bands == [("50", "200"), ("200", "1000"), ("1000", "5000"), ("5000", "20000")], out
+    assert re.search(r"^write\s+500 chunks .* stored ÷ parsed [0-9.]+$", out, re.MULTILINE), out
+    assert re.search(r"^sizes\s+entity_chunks heap \d+ MiB", out, re.MULTILINE), out
+
+
+def test_text_benchmark_rejects_a_vocabulary_smaller_than_its_bands_in_one_line() -> None:
+    with pytest.raises(AssertionError) as failed:
+        run_bench("search_text.py", "--vocabulary", "1000", timeout=60)
+    assert "--vocabulary must be above 20000" in str(failed.value)
 
 def test_growth_benchmark_prints_a_table_with_log_log_slopes() -> None:
     out = run_bench("growth.py", "--sizes", "200", "600", "--queries", "10", timeout=300)

@@ -327,12 +327,13 @@ def search_entities_exact(
 
 SEARCH_ENTITIES_TEXT = """
 with best as materialized (
-    select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
-           ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
+    select distinct on (c.entity_id) c.id as chunk_id, c.entity_id,
+           ts_rank_cd(l.lexemes,
                       replace(plainto_tsquery('russian'::regconfig, %(query_text)s::text)::text, '&', '|')::tsquery
            )::float8 as rank
-    from entity_chunks c
-    where to_tsvector('russian'::regconfig, c.body)
+    from entity_chunk_lexemes l
+    join entity_chunks c on c.id = l.chunk_id
+    where l.lexemes
               -- plainto_tsquery ANDs every lexeme; OR-ing them lets ranking, not a strict match, decide.
               @@ replace(plainto_tsquery('russian'::regconfig, %(query_text)s::text)::text, '&', '|')::tsquery
       and c.acl_principals && %(principals)s::text[]
@@ -349,14 +350,15 @@ with best as materialized (
                         and (%(source_types)s::text[] is null or e.source_type = any(%(source_types)s::text[]))
                         and (%(updated_from)s::timestamptz is null or e.source_updated_at >= %(updated_from)s::timestamptz)
                         and (%(updated_to)s::timestamptz is null or e.source_updated_at < %(updated_to)s::timestamptz)))
-    order by c.entity_id, 4 desc, c.id
+    order by c.entity_id, rank desc, c.id
 ),
 top as materialized (
-    select chunk_id, entity_id, body, rank from best order by rank desc, entity_id limit %(k)s::integer
+    select chunk_id, entity_id, rank from best order by rank desc, entity_id limit %(k)s::integer
 )
-select t.chunk_id, t.entity_id, t.body, e.title, e.url, e.natural_key, e.source_id,
+select t.chunk_id, t.entity_id, c.body, e.title, e.url, e.natural_key, e.source_id,
        s.name as source_name, e.source_type, e.status, e.source_updated_at, t.rank
 from top t
+join entity_chunks c on c.id = t.chunk_id  -- the text of the k winners only, not of every match
 join entities e on e.id = t.entity_id
 join sources s on s.id = e.source_id
 order by t.rank desc, t.entity_id
@@ -395,13 +397,15 @@ def search_entities_text(
 ) -> list[SearchEntitiesTextRow]:
     """Full-text side of hybrid search: entities with a chunk matching any query
     lexeme under the `russian` configuration (Russian stemming for Cyrillic,
-    English for Latin words; index entity_chunks_body_fts_idx), each by its
-    best-ranked chunk (cover density), the k best entities, with exactly
-    SearchEntities' visibility rules and filters. As in SearchEntities, `entities`
-    is read per matching chunk only when an entity-level filter is given
-    (`exists`), and the k results are picked before the join to entities and
-    sources, so that join is k index look-ups, not a hash join over the whole
-    table for every match (decision 112).
+    English for Latin words), each by its best-ranked chunk (cover density), the k
+    best entities, with exactly SearchEntities' visibility rules and filters. As
+    in SearchEntities, `entities` is read per matching chunk only when an
+    entity-level filter is given (`exists`), and the k results are picked before
+    the join to entities and sources, so that join is k index look-ups, not a hash
+    join over the whole table for every match (decision 112). Matching and ranking
+    read the chunk's stored lexemes (entity_chunk_lexemes, index
+    entity_chunk_lexemes_lexemes_idx), joined to the chunk by its primary key; a
+    chunk's text is read for the k winners only (decision 113).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

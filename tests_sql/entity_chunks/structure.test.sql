@@ -1,6 +1,6 @@
 -- Structure of entity_chunks: vector projection: vector(384) embeddings under an HNSW index, ACL copied from the entity.
 begin;
-select plan(44);
+select plan(46);
 
 -- Test
 select has_table('public', 'entity_chunks', 'Table entity_chunks exists.');
@@ -51,10 +51,12 @@ select set_eq(
         ('entity_chunks_pkey', 'p'),
         ('entity_chunks_entity_ordinal_key', 'u')$$,
     'Table entity_chunks has exactly the expected named constraints.');
-select indexes_are('public', 'entity_chunks', array['entity_chunks_acl_principals_idx', 'entity_chunks_body_fts_idx', 'entity_chunks_embedding_hnsw_idx', 'entity_chunks_entity_ordinal_key', 'entity_chunks_model_idx', 'entity_chunks_pkey'], 'Table entity_chunks has exactly the expected indexes.');
-select triggers_are('public', 'entity_chunks', array['_100_timestamps', '_300_inherit_acl'], 'Table entity_chunks has exactly the expected triggers.');
+select indexes_are('public', 'entity_chunks', array['entity_chunks_acl_principals_idx', 'entity_chunks_embedding_hnsw_idx', 'entity_chunks_entity_ordinal_key', 'entity_chunks_model_idx', 'entity_chunks_pkey'], 'Table entity_chunks has exactly the expected indexes.');
+select triggers_are('public', 'entity_chunks', array['_100_timestamps', '_300_inherit_acl', '_310_lexemes_insert', '_310_lexemes_update'], 'Table entity_chunks has exactly the expected triggers.');
 select trigger_is('public', 'entity_chunks', '_100_timestamps', 'public', 'tg__set_updated_at', 'Trigger _100_timestamps on entity_chunks runs tg__set_updated_at().');
 select trigger_is('public', 'entity_chunks', '_300_inherit_acl', 'public', 'tg_entity_chunks__inherit_acl', 'Trigger _300_inherit_acl on entity_chunks runs tg_entity_chunks__inherit_acl().');
+select trigger_is('public', 'entity_chunks', '_310_lexemes_insert', 'public', 'tg_entity_chunks__lexemes_insert', 'Trigger _310_lexemes_insert on entity_chunks runs tg_entity_chunks__lexemes_insert().');
+select trigger_is('public', 'entity_chunks', '_310_lexemes_update', 'public', 'tg_entity_chunks__lexemes_update', 'Trigger _310_lexemes_update on entity_chunks runs tg_entity_chunks__lexemes_update().');
 select index_is_type('public', 'entity_chunks', 'entity_chunks_embedding_hnsw_idx', 'hnsw',
     'Index entity_chunks_embedding_hnsw_idx is an HNSW index.');
 select is(pg_get_indexdef('public.entity_chunks_embedding_hnsw_idx'::regclass),

