@@ -36,7 +36,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -104,22 +104,14 @@ def lexicon(rng: np.random.Generator, size: int) -> list[str]:
     return words
 
 
-def zipf_bodies(
-    rng: np.random.Generator, words: list[str], n: int, length: int, exponent: float
-) -> Callable[[], list[str]]:
-    """A generator of ``n`` chunk texts in blocks (bounded memory): ``length`` words, rank r drawn ∝ r^-s."""
+def zipf_bodies(rng: np.random.Generator, words: list[str], n: int, length: int, exponent: float) -> Iterator[str]:
+    """``n`` chunk texts of ``length`` words, rank r drawn ∝ r^-exponent, drawn in blocks (bounded memory)."""
     weights = 1.0 / np.arange(1, len(words) + 1) ** exponent
     weights /= weights.sum()
     lexicon_array = np.asarray(words, dtype=object)
-    left = [n]
-
-    def block() -> list[str]:
-        size = min(10_000, left[0])
-        left[0] -= size
-        picks: npt.NDArray[np.int64] = rng.choice(len(words), size=(size, length), p=weights)
-        return [" ".join(row) for row in lexicon_array[picks]]
-
-    return block
+    for start in range(0, n, 10_000):
+        picks: npt.NDArray[np.int64] = rng.choice(len(words), size=(min(10_000, n - start), length), p=weights)
+        yield from (" ".join(row) for row in lexicon_array[picks])
 
 
 def ms_at(values: Sequence[float], q: float) -> float:
@@ -127,22 +119,15 @@ def ms_at(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) * 1000
 
 
-def copy_chunks(
-    conn: psycopg.Connection[Any], entity_ids: Sequence[int], bodies: Callable[[], list[str]], n: int
-) -> float:
-    """COPY ``n`` chunks (10 per entity) from ``bodies``; seconds."""
+def copy_chunks(conn: psycopg.Connection[Any], entity_ids: Sequence[int], bodies: Iterable[str]) -> float:
+    """COPY a chunk for each of ``bodies`` (10 per entity); seconds."""
     started = time.perf_counter()
-    written = 0
     with (
         conn.cursor() as cur,
         cur.copy("copy entity_chunks (entity_id, ordinal, body, content_hash) from stdin") as copy,
     ):
-        while written < n:
-            for body in bodies():
-                copy.write_row(
-                    (entity_ids[written // CHUNKS_PER_ENTITY], written % CHUNKS_PER_ENTITY, body, f"c{written}")
-                )
-                written += 1
+        for n, body in enumerate(bodies):
+            copy.write_row((entity_ids[n // CHUNKS_PER_ENTITY], n % CHUNKS_PER_ENTITY, body, f"c{n}"))
     conn.commit()
     return time.perf_counter() - started
 
@@ -171,8 +156,7 @@ def write_side(
     """COPY into an empty entity_chunks under each design, alternated twice: µs a chunk, and the ratio."""
     entity_ids = copy_entities(conn, source_id, args.write_chunks // CHUNKS_PER_ENTITY + 1, first=10**8)
     # Drawn once, before any timing: the clock measures the writes, not the text's generation.
-    drawn = zipf_bodies(np.random.default_rng(args.seed + 1), words, args.write_chunks, args.words, args.zipf)
-    texts = [body for _ in range(0, args.write_chunks, 10_000) for body in drawn()]
+    texts = list(zipf_bodies(np.random.default_rng(args.seed + 1), words, args.write_chunks, args.words, args.zipf))
     per_chunk: dict[str, list[float]] = {"stored": [], "parsed": []}
     for _ in range(2):
         for design in ("stored", "parsed"):
@@ -182,7 +166,7 @@ def write_side(
                 conn.execute(f"alter table entity_chunks disable trigger {TRIGGER}")
                 conn.execute(PARSED_INDEX)
             conn.commit()
-            seconds = copy_chunks(conn, entity_ids, lambda: texts, args.write_chunks)
+            seconds = copy_chunks(conn, entity_ids, texts)
             per_chunk[design].append(seconds / args.write_chunks * 1e6)
             conn.execute("delete from entity_chunks")
             conn.execute(f"drop index {PRODUCT_INDEX if design == 'stored' else 'bench_body_parsed_idx'}")
@@ -236,7 +220,7 @@ def main() -> None:
 
             entity_ids = copy_entities(conn, source_id, (args.chunks + CHUNKS_PER_ENTITY - 1) // CHUNKS_PER_ENTITY)
             bodies = zipf_bodies(rng, words, args.chunks, args.words, args.zipf)
-            copy_s = copy_chunks(conn, entity_ids, bodies, args.chunks)
+            copy_s = copy_chunks(conn, entity_ids, bodies)
             say(
                 f"data        {args.chunks} chunks of {args.words} words, {args.vocabulary}-word lexicon, Zipf "
                 f"{args.zipf}; COPY {copy_s:.1f} s (the statement's trigger stores the chunks' lexemes)"

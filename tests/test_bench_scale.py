@@ -44,7 +44,6 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
     assert "WARNING" not in out, out
 
 
-
 def test_text_benchmark_finds_the_same_entities_both_ways_in_every_frequency_band() -> None:
     out = run_bench(
         "search_text.py", "--chunks", "3000", "--words", "40", "--queries", "3", "--write-chunks", "500",
@@ -64,6 +63,7 @@ def test_text_benchmark_rejects_a_vocabulary_smaller_than_its_bands_in_one_line(
     with pytest.raises(AssertionError) as failed:
         run_bench("search_text.py", "--vocabulary", "1000", timeout=60)
     assert "--vocabulary must be above 20000" in str(failed.value)
+
 
 def test_growth_benchmark_prints_a_table_with_log_log_slopes() -> None:
     out = run_bench("growth.py", "--sizes", "200", "600", "--queries", "10", timeout=300)
