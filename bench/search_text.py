@@ -1,4 +1,4 @@
-"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decision 113).
+"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decisions 113, 114).
 
 bench/search_million.py gives each chunk 12 words of its cluster's 20, so a query matches few chunks and
 each is short: it cannot show what ranking costs when query words are common and chunks are a few
@@ -10,23 +10,36 @@ frequencies (exponent ``--zipf``; English text is close to 1), pronounceable pse
 English stemmer of the ``russian`` configuration does real work. Loaded by COPY with the full-text index
 dropped and built once after; the chunks' lexemes come from the product's triggers.
 
-Each query is three words from one band of the lexicon's frequency ranks (most frequent first). Per band,
-alternated query by query in one transaction each, after ConfigureVectorScan as ``search()`` runs it:
+Each query is ``--query-words`` (3) words from one band of the lexicon's frequency ranks (most frequent
+first). Per band, alternated query by query in one transaction each, after ConfigureVectorScan as
+``search()`` runs it:
 
-- **stored**: the product's ``app.vector.search.text_search`` (SearchEntitiesText over ``entity_chunk_lexemes``);
-- **parsed**: BEFORE_113 below, NOT a product query: a labelled copy of SearchEntitiesText as it was
-  before decision 113, which matched and ranked ``to_tsvector('russian', body)`` through an expression
-  index (the bench builds it for this baseline) and carried every match's text through the ranking.
+- **product**: ``app.vector.search.text_search``: the chunks holding the most query terms first, asked for
+  step by step (all terms, all but one, ...; decision 114), over ``entity_chunk_lexemes``;
+- **before 114**: BEFORE_114 below, NOT a product query: a labelled copy of SearchEntitiesText as decision
+  113 left it, which ranked every chunk holding any term by cover density alone;
+- **parsed** (unless ``--skip-parsed``; it takes minutes a query at a million chunks): BEFORE_113, a labelled
+  copy of the query before decision 113, which matched and ranked ``to_tsvector('russian', body)`` through
+  an expression index (the bench builds it for this baseline) and carried every match's text through the
+  ranking.
 
-Both must return the same entities in the same order (the bench stops otherwise). It prints each band's
-median number of matching chunks, both p50 / p95, and stored ÷ parsed.
+Before a query is timed, the reference below reads every match (untimed), so no contender pays for bringing
+the matches into shared buffers (at a million chunks they do not all fit, and whoever went first paid ~20
+ms more), and the contenders take turns at going first.
+
+The bench stops when the product's answer differs from SearchEntitiesText asked once for every chunk holding
+any term (the steps must not change the answer), or when before 114 and parsed disagree (decision 113 changed
+no answer). Decision 114 changed the order on purpose; the bench prints how many of the product's first ten
+the first ten before it hold. Per band: the median number of matching chunks, the median number of terms the
+k-th result holds (which step answered), each query's p50 / p95, and the ratios.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
 twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``)
 and the old one (the insert trigger disabled, GIN over the expression on ``entity_chunks``). It prints
 microseconds a chunk and their ratio.
 
-    python bench/search_text.py [--chunks 100000] [--words 150] [--queries 10] [--write-chunks 20000]
+    python bench/search_text.py [--chunks 100000] [--words 150] [--queries 10] [--query-words 3]
+                                [--write-chunks 20000] [--skip-parsed]
 """
 
 from __future__ import annotations
@@ -36,7 +49,8 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -82,6 +96,34 @@ top as materialized (
 )
 select t.entity_id
 from top t
+join entities e on e.id = t.entity_id
+join sources s on s.id = e.source_id
+order by t.rank desc, t.entity_id
+"""
+
+# Labelled copy (not the product query) of SearchEntitiesText as decision 113 left it, before decision 114:
+# every chunk holding any term, ranked by cover density alone. Filters left out, as above.
+BEFORE_114 = """
+with best as materialized (
+    select distinct on (c.entity_id) c.id as chunk_id, c.entity_id,
+           ts_rank_cd(l.lexemes,
+                      replace(plainto_tsquery('russian'::regconfig, %(q)s)::text, '&', '|')::tsquery)::float8 as rank
+    from entity_chunk_lexemes l
+    join entity_chunks c on c.id = l.chunk_id
+    where l.lexemes @@ replace(plainto_tsquery('russian'::regconfig, %(q)s)::text, '&', '|')::tsquery
+      and c.acl_principals && %(p)s::text[]
+      and not c.entity_deleted
+      and (c.entity_status <> 'draft'
+           or coalesce((select value = 'true'::jsonb from platform_settings
+                        where key = 'search_include_drafts'), false))
+    order by c.entity_id, rank desc, c.id
+),
+top as materialized (
+    select * from best order by rank desc, entity_id limit %(k)s
+)
+select t.entity_id
+from top t
+join entity_chunks c on c.id = t.chunk_id
 join entities e on e.id = t.entity_id
 join sources s on s.id = e.source_id
 order by t.rank desc, t.entity_id
@@ -182,6 +224,15 @@ def write_side(
     )
 
 
+def every_match_ranked(conn: psycopg.Connection[Any], query: str) -> list[sq.SearchEntitiesTextRow]:
+    """SearchEntitiesText asked once for every chunk holding any term: the answer the product's steps must give."""
+    terms = sq.text_query_terms(conn, query_text=query)
+    return sq.search_entities_text(
+        conn, terms=terms, match_query=" | ".join(terms), principals=["group:all"], statuses=None, source_ids=None,
+        source_types=None, updated_from=None, updated_to=None, k=HYBRID_CANDIDATES,
+    )  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=int, default=100_000)
@@ -190,11 +241,13 @@ def main() -> None:
     parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent of word frequencies")
     parser.add_argument("--queries", type=int, default=10, help="timed queries per frequency band")
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--query-words", type=int, default=3, help="words a query")
+    parser.add_argument("--skip-parsed", action="store_true", help="leave out the baseline before decision 113")
     parser.add_argument("--write-chunks", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--shared-buffers", default="2GB")
     args = parser.parse_args()
-    for name in ("chunks", "words", "vocabulary", "queries", "write_chunks"):
+    for name in ("chunks", "words", "vocabulary", "queries", "query_words", "write_chunks"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.vocabulary <= BANDS[-1][1]:
@@ -225,16 +278,18 @@ def main() -> None:
                 f"data        {args.chunks} chunks of {args.words} words, {args.vocabulary}-word lexicon, Zipf "
                 f"{args.zipf}; COPY {copy_s:.1f} s (the statement's trigger stores the chunks' lexemes)"
             )
-            for name, ddl in (("stored", product_index), ("parsed", PARSED_INDEX)):
+            builds = [("stored", product_index)] + ([] if args.skip_parsed else [("parsed", PARSED_INDEX)])
+            for name, ddl in builds:
                 started = time.perf_counter()
                 conn.execute(ddl)
                 conn.commit()
                 say(f"build       gin {name} {time.perf_counter() - started:.1f} s")
-            conn.execute("analyze entity_chunks")
+            # As autovacuum would have: the planner's statistics for both tables, the lexemes' frequencies too.
+            conn.execute("analyze entity_chunks, entity_chunk_lexemes")
             sizes = conn.execute(
                 "select pg_relation_size('entity_chunks'), pg_total_relation_size('entity_chunks'),"
                 " pg_relation_size('entity_chunk_lexemes'), pg_total_relation_size('entity_chunk_lexemes'),"
-                " pg_relation_size(%s::regclass), pg_relation_size('bench_body_parsed_idx')",
+                " pg_relation_size(%s::regclass), coalesce(pg_relation_size(to_regclass('bench_body_parsed_idx')), 0)",
                 (PRODUCT_INDEX,),
             ).fetchone()
             assert sizes is not None
@@ -246,37 +301,65 @@ def main() -> None:
             )
             conn.commit()
 
-            def stored(query: str) -> list[int]:
+            def timed_transaction(run: Callable[[], list[int]]) -> tuple[float, list[int]]:
                 with conn.transaction():
                     sq.configure_vector_scan(conn, ef_search=EF_SEARCH, max_scan_tuples=20_000)
-                    found = text_search(conn, query, ["group:all"], HYBRID_CANDIDATES, SearchFilters())
+                    started = time.perf_counter()
+                    found = run()
+                    return time.perf_counter() - started, found
+
+            def product(query: str) -> list[int]:
+                found = text_search(conn, query, ["group:all"], HYBRID_CANDIDATES, SearchFilters())
                 return [r.entity_id for r in found]
 
-            def parsed(query: str) -> list[int]:
-                with conn.transaction():
-                    sq.configure_vector_scan(conn, ef_search=EF_SEARCH, max_scan_tuples=20_000)
-                    rows = conn.execute(BEFORE_113, {"q": query, "p": ["group:all"], "k": HYBRID_CANDIDATES}).fetchall()
-                return [cast(int, r[0]) for r in rows]
+            def labelled(statement: str) -> Callable[[str], list[int]]:
+                def run(query: str) -> list[int]:
+                    rows = conn.execute(statement, {"q": query, "p": ["group:all"], "k": HYBRID_CANDIDATES}).fetchall()
+                    return [cast(int, r[0]) for r in rows]
+
+                return run
+
+            contenders: dict[str, Callable[[str], list[int]]] = {
+                "product": product,
+                "before 114": labelled(BEFORE_114),
+            }
+            if not args.skip_parsed:
+                contenders["parsed"] = labelled(BEFORE_113)
 
             for low, high in BANDS:
                 queries = [
-                    " ".join(words[w] for w in rng.integers(low, high, 3)) for _ in range(args.warmup + args.queries)
+                    " ".join(words[w] for w in rng.integers(low, high, args.query_words))
+                    for _ in range(args.warmup + args.queries)
                 ]
                 for q in queries[: args.warmup]:
-                    stored(q), parsed(q)
-                times: dict[str, list[float]] = {"stored": [], "parsed": []}
+                    for fn in contenders.values():
+                        timed_transaction(partial(fn, q))
+                times: dict[str, list[float]] = {name: [] for name in contenders}
                 matches: list[int] = []
-                for q in queries[args.warmup :]:
+                held: list[int] = []
+                shared: list[int] = []
+                for n, q in enumerate(queries[args.warmup :]):
+                    # First, untimed: the reference reads every match's lexemes and chunk row, so no contender
+                    # pays for bringing them into shared buffers (at 1 M chunks they do not all fit).
+                    every = every_match_ranked(conn, q)
+                    conn.commit()
                     results = {}
-                    for name, fn in (("stored", stored), ("parsed", parsed)):
-                        started = time.perf_counter()
-                        results[name] = fn(q)
-                        times[name].append(time.perf_counter() - started)
-                    if results["stored"] != results["parsed"]:
+                    names = list(contenders)
+                    for name in names[n % len(names) :] + names[: n % len(names)]:  # each first in turn
+                        seconds, results[name] = timed_transaction(partial(contenders[name], q))
+                        times[name].append(seconds)
+                    if results["product"] != [r.entity_id for r in every]:
                         raise SystemExit(
-                            f"the two queries disagree on {q!r}: {results['stored'][:5]} against "
+                            f"the steps changed the answer on {q!r}: {results['product'][:5]} against "
+                            f"{[r.entity_id for r in every][:5]} ranking every match"
+                        )
+                    if "parsed" in results and results["before 114"] != results["parsed"]:
+                        raise SystemExit(
+                            f"before 114 and parsed disagree on {q!r}: {results['before 114'][:5]} against "
                             f"{results['parsed'][:5]}"
                         )
+                    held.append(every[-1].matched if len(every) == HYBRID_CANDIDATES else 1)
+                    shared.append(len(set(results["product"][:10]) & set(results["before 114"][:10])))
                     row = conn.execute(
                         "select count(*) from entity_chunk_lexemes where lexemes @@"
                         " replace(plainto_tsquery('russian'::regconfig, %s)::text, '&', '|')::tsquery",
@@ -286,12 +369,18 @@ def main() -> None:
                     matches.append(cast(int, row[0]))
                     conn.commit()
                 median_matches = statistics.median(matches)
+                p95 = {name: ms_at(values, 95) for name, values in times.items()}
+                timings = ", ".join(
+                    f"{name} p50 {ms_at(values, 50):.1f} p95 {p95[name]:.1f} ms" for name, values in times.items()
+                )
+                ratios = f"product ÷ before 114 p95 {p95['product'] / p95['before 114']:.3f}"
+                if "parsed" in p95:
+                    ratios += f", before 114 ÷ parsed p95 {p95['before 114'] / p95['parsed']:.2f}"
                 say(
                     f"band {low:>5}-{high:<6} matching chunks median {median_matches:,.0f} "
-                    f"({median_matches / args.chunks:.1%}); stored p50 {ms_at(times['stored'], 50):.1f} p95 "
-                    f"{ms_at(times['stored'], 95):.1f} ms, parsed p50 {ms_at(times['parsed'], 50):.1f} p95 "
-                    f"{ms_at(times['parsed'], 95):.1f} ms; stored ÷ parsed p95 "
-                    f"{ms_at(times['stored'], 95) / ms_at(times['parsed'], 95):.2f}"
+                    f"({median_matches / args.chunks:.1%}); terms held by the {HYBRID_CANDIDATES}th median "
+                    f"{statistics.median(held):g} of {args.query_words}; {timings}; {ratios}; first ten shared "
+                    f"with before 114 median {statistics.median(shared):g}"
                 )
     finally:
         say(f"load average at end {os.getloadavg()[0]:.2f} / {os.getloadavg()[1]:.2f} / {os.getloadavg()[2]:.2f}")

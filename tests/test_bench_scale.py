@@ -44,16 +44,21 @@ def test_search_benchmark_reports_recall_filters_hybrid_and_halfvec_at_5k_chunks
     assert "WARNING" not in out, out
 
 
-def test_text_benchmark_finds_the_same_entities_both_ways_in_every_frequency_band() -> None:
+def test_text_benchmark_checks_the_steps_and_the_baselines_in_every_frequency_band() -> None:
     out = run_bench(
         "search_text.py", "--chunks", "3000", "--words", "40", "--queries", "3", "--write-chunks", "500",
         "--shared-buffers", "256MB",
         timeout=300,
     )  # fmt: skip
-    # The bench stops on the first query whose stored and parsed answers differ, so four band lines mean
-    # the product's query (decision 113) and the copy of the one before it agreed on every query.
-    bands = re.findall(r"^band\s+(\d+)-(\d+)\s+matching chunks median [0-9,]+ \([0-9.]+%\); stored p50 .* "
-                       r"stored ÷ parsed p95 [0-9.]+$", out, re.MULTILINE)  # fmt: skip
+    # The bench stops on the first query where the product's steps (decision 114) answer otherwise than
+    # ranking every match, or where the copies of the queries before decisions 113 and 114 disagree; so
+    # four band lines mean every query passed both checks.
+    line = (
+        r"^band\s+(\d+)-(\d+)\s+matching chunks median [0-9,]+ \([0-9.]+%\); terms held by the 50th median "
+        r"[0-9.]+ of 3; product p50 .* product ÷ before 114 p95 [0-9.]+, before 114 ÷ parsed p95 [0-9.]+; "
+        r"first ten shared with before 114 median [0-9.]+$"
+    )
+    bands = re.findall(line, out, re.MULTILINE)
     assert bands == [("50", "200"), ("200", "1000"), ("1000", "5000"), ("5000", "20000")], out
     assert re.search(r"^write\s+500 chunks .* stored ÷ parsed [0-9.]+$", out, re.MULTILINE), out
     assert re.search(r"^sizes\s+entity_chunks heap \d+ MiB", out, re.MULTILINE), out

@@ -1,0 +1,116 @@
+"""The full-text side's order and its step-by-step search (decision 114).
+
+A chunk ranks first by how many of the query's distinct terms it holds, then by cover density. text_search
+asks for the chunks holding all the terms, then all but one, ... and stops at the first step that yields k
+entities; these tests hold it to the answer of ranking every chunk that holds any term.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.queries import search as sq
+from app.secrets import Keyring
+from app.vector.search import MAX_TERM_GROUPS, Principal, SearchFilters, term_steps, text_search
+from app.vector.stage import VectorStage
+from tests.vector.conftest import entity, load_entities, plain_source
+from tests.vector.fakes import HashEmbedder
+
+ALL = Principal(None, ("group:jira:all",))
+# English words the `russian` configuration's English stemmer leaves recognisable, none a stop word.
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima")
+
+
+def _keys(results: list[Any]) -> list[str | None]:
+    return [r.natural_key for r in results]
+
+
+def test_a_chunk_holding_every_query_word_outranks_one_repeating_a_single_word(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    source_id = plain_source(conn, keyring)
+    rows = [
+        entity(1, "jira " * 30 + "board", ["group:jira:all"], title=""),
+        entity(2, "The login error shows up in jira after the upgrade.", ["group:jira:all"], title=""),
+        entity(3, "A login page.", ["group:jira:all"], title=""),
+    ]
+    load_entities(conn, source_id, rows, VectorStage(HashEmbedder()))
+    found = text_search(conn, "jira login error", ALL.tokens(), 10, SearchFilters())
+    # Cover density alone (every chunk holding any word, ranked by ts_rank_cd) put IT-1 first: thirty covers.
+    assert _keys(found) == ["IT-2", "IT-1", "IT-3"]
+    assert found[1].text_rank is not None and found[0].text_rank is not None
+    assert found[1].text_rank > found[0].text_rank  # the order is by terms held first, not by rank
+
+
+def _corpus(conn: psycopg.Connection[Any], keyring: Keyring) -> None:
+    """400 entities of 3-400 words (long ones cut into several chunks), a quarter only a secret group sees."""
+    rng = random.Random(114)
+    weights = [1 / (rank + 1) for rank in range(len(WORDS))]
+    rows = []
+    for n in range(1, 401):
+        length = rng.choice((3, 5, 8, 12, 20, 40, 400))
+        text = " ".join(rng.choices(WORDS, weights, k=length))
+        principals = ["group:jira:secret"] if n % 4 == 0 else ["group:jira:all"]
+        rows.append(entity(n, text, principals, title=""))
+    load_entities(conn, plain_source(conn, keyring), rows, VectorStage(HashEmbedder()))
+
+
+def _every_match_ranked(conn: psycopg.Connection[Any], query: str, k: int) -> list[int]:
+    """The same statement asked once for every chunk holding any term: the answer the steps must give."""
+    terms = sq.text_query_terms(conn, query_text=query)
+    rows = sq.search_entities_text(
+        conn, terms=terms, match_query=" | ".join(terms), principals=ALL.tokens(), statuses=None,
+        source_ids=None, source_types=None, updated_from=None, updated_to=None, k=k,
+    )
+    return [r.entity_id for r in rows]
+
+
+@pytest.mark.parametrize("words", [1, 2, 3, 5, 8])
+def test_the_steps_return_exactly_what_ranking_every_match_returns(
+    conn: psycopg.Connection[Any], keyring: Keyring, words: int
+) -> None:
+    _corpus(conn, keyring)
+    rng = random.Random(words)
+    stepped = 0
+    for _ in range(12):
+        query = " ".join(rng.sample(WORDS, words))
+        for k in (1, 7, 50, 400):
+            found = text_search(conn, query, ALL.tokens(), k, SearchFilters())
+            assert [r.entity_id for r in found] == _every_match_ranked(conn, query, k), (query, k)
+            stepped += len(found) == k
+    assert stepped  # some answers came from a step before the last
+
+
+def test_entities_the_principal_cannot_see_do_not_end_the_steps(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """Five secret entities hold every word; the visible ones hold two of three: they must still come back."""
+    source_id = plain_source(conn, keyring)
+    rows = [entity(n, "alpha bravo charlie", ["group:jira:secret"], title="") for n in range(1, 6)]
+    rows += [entity(n, "alpha bravo", ["group:jira:all"], title="") for n in range(6, 9)]
+    rows += [entity(9, "charlie", ["group:jira:all"], title="")]
+    load_entities(conn, source_id, rows, VectorStage(HashEmbedder()))
+    found = text_search(conn, "alpha bravo charlie", ALL.tokens(), 3, SearchFilters())
+    assert _keys(found) == ["IT-6", "IT-7", "IT-8"]
+    found = text_search(conn, "alpha bravo charlie", ALL.tokens(), 10, SearchFilters())
+    assert _keys(found) == ["IT-6", "IT-7", "IT-8", "IT-9"]
+
+
+def test_term_steps_fall_from_every_term_to_any_within_the_group_bound() -> None:
+    assert list(term_steps([])) == []
+    assert list(term_steps(["'a'"])) == ["'a'"]
+    assert list(term_steps(["'a'", "'b'", "'c'"])) == [
+        "('a' & 'b' & 'c')",
+        "('a' & 'b') | ('a' & 'c') | ('b' & 'c')",
+        "'a' | 'b' | 'c'",
+    ]
+    eight = [f"'t{i}'" for i in range(8)]
+    steps = list(term_steps(eight))
+    # All eight (1 group), seven of eight (8 groups); six to two would OR 28-70 groups; then any term.
+    assert [step.count("(") for step in steps] == [1, 8, 0]
+    assert all(step.count("(") <= MAX_TERM_GROUPS for step in steps)
+    assert steps[-1] == " | ".join(eight)
