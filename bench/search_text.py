@@ -11,8 +11,10 @@ English stemmer of the ``russian`` configuration does real work. Loaded by COPY 
 dropped and built once after; the chunks' lexemes come from the product's triggers.
 
 Each query is ``--query-words`` (3) words from one band of the lexicon's frequency ranks (most frequent
-first). Per band, alternated query by query in one transaction each, after ConfigureVectorScan as
-``search()`` runs it:
+first); a last set ("mixed") takes one word from the most frequent band and the others from the rarest, the
+steps' worst case (few chunks hold every word, so the last step ranks every chunk holding the common one).
+Per set, alternated query by query in one transaction each, after ConfigureVectorScan as ``search()`` runs
+it:
 
 - **product**: ``app.vector.search.text_search``: the chunks holding the most query terms first, asked for
   step by step (all terms, all but one, ...; decision 114), over ``entity_chunk_lexemes``;
@@ -326,11 +328,26 @@ def main() -> None:
             if not args.skip_parsed:
                 contenders["parsed"] = labelled(BEFORE_113)
 
-            for low, high in BANDS:
-                queries = [
-                    " ".join(words[w] for w in rng.integers(low, high, args.query_words))
-                    for _ in range(args.warmup + args.queries)
-                ]
+            per_set = args.warmup + args.queries
+            query_sets = [
+                (
+                    f"band {low:>5}-{high:<6}",
+                    [" ".join(words[w] for w in rng.integers(low, high, args.query_words)) for _ in range(per_set)],
+                )
+                for low, high in BANDS
+            ]
+            if args.query_words > 1:
+                # The steps' worst case: the chunks holding every word are few, so the last step ranks every
+                # chunk holding the common word.
+                common, rare = BANDS[0], BANDS[-1]
+
+                def mixed() -> str:
+                    drawn = [int(rng.integers(*common)), *rng.integers(*rare, args.query_words - 1)]
+                    return " ".join(words[w] for w in drawn)
+
+                label = f"mixed one word of rank {common[0]}-{common[1]}, the others {rare[0]}-{rare[1]}:"
+                query_sets.append((label, [mixed() for _ in range(per_set)]))
+            for label, queries in query_sets:
                 for q in queries[: args.warmup]:
                     for fn in contenders.values():
                         timed_transaction(partial(fn, q))
@@ -377,7 +394,7 @@ def main() -> None:
                 if "parsed" in p95:
                     ratios += f", before 114 ÷ parsed p95 {p95['before 114'] / p95['parsed']:.2f}"
                 say(
-                    f"band {low:>5}-{high:<6} matching chunks median {median_matches:,.0f} "
+                    f"{label} matching chunks median {median_matches:,.0f} "
                     f"({median_matches / args.chunks:.1%}); terms held by the {HYBRID_CANDIDATES}th median "
                     f"{statistics.median(held):g} of {args.query_words}; {timings}; {ratios}; first ten shared "
                     f"with before 114 median {statistics.median(shared):g}"

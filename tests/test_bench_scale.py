@@ -60,6 +60,8 @@ def test_text_benchmark_checks_the_steps_and_the_baselines_in_every_frequency_ba
     )
     bands = re.findall(line, out, re.MULTILINE)
     assert bands == [("50", "200"), ("200", "1000"), ("1000", "5000"), ("5000", "20000")], out
+    mixed = r"^mixed one word of rank 50-200, the others 5000-20000: matching chunks median [0-9,]+ .* product ÷ before"
+    assert re.search(mixed, out, re.MULTILINE), out
     assert re.search(r"^write\s+500 chunks .* stored ÷ parsed [0-9.]+$", out, re.MULTILINE), out
     assert re.search(r"^sizes\s+entity_chunks heap \d+ MiB", out, re.MULTILINE), out
 
