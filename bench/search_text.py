@@ -32,7 +32,7 @@ ms more), and the contenders take turns at going first.
 The bench stops when the product's answer differs from SearchEntitiesText asked once for every chunk holding
 any term (the steps must not change the answer), or when before 114 and parsed disagree (decision 113 changed
 no answer). Decision 114 changed the order on purpose; the bench prints how many of the product's first ten
-the first ten before it hold. Per band: the median number of matching chunks, the median number of terms the
+the first ten before it hold. Per set: the median number of matching chunks, the median number of terms the
 k-th result holds (which step answered), each query's p50 / p95, and the ratios.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
@@ -241,7 +241,7 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=150, help="words a chunk (real chunks: a few hundred)")
     parser.add_argument("--vocabulary", type=int, default=50_000)
     parser.add_argument("--zipf", type=float, default=1.07, help="Zipf exponent of word frequencies")
-    parser.add_argument("--queries", type=int, default=10, help="timed queries per frequency band")
+    parser.add_argument("--queries", type=int, default=10, help="timed queries per set (frequency band, mixed)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--query-words", type=int, default=3, help="words a query")
     parser.add_argument("--skip-parsed", action="store_true", help="leave out the baseline before decision 113")

@@ -218,11 +218,11 @@ def text_search(
     """SearchEntitiesText: full-text candidates under the same visibility rules, best first.
 
     Best first means: the chunk holding more of the query's distinct terms, then the higher cover density
-    (``ts_rank_cd`` over any of them), decision 114. Ranking every chunk that holds any term cost 0.8-3.9 s
-    at a million chunks for three common words; the k best can be found among the chunks holding all the
-    terms, or all but one, ... whenever those hold k entities, so SearchEntitiesText is asked step by step
-    (:func:`term_steps`) and the first step that yields k entities is the exact answer. The last step (any
-    term) is the whole set, so fewer than k results means fewer exist.
+    (``ts_rank_cd`` over any of them), decision 114. Ranking every chunk that holds any term cost 0.4-3.3 s
+    at a million chunks for three words of rank 50-1,000 (bench/search_text.py); the k best are among the
+    chunks holding all the terms, or all but one, ... whenever those hold k entities, so SearchEntitiesText
+    is asked step by step (:func:`term_steps`) and the first step that yields k entities is the exact
+    answer. The last step (any term) is the whole set, so fewer than k results means fewer exist.
 
     ``score`` is ``rank / (1 + rank)``: ts_rank_cd is unbounded above, this keeps it in [0, 1). :func:`search`
     runs it after :func:`vector_search` in one transaction, so under ConfigureVectorScan's settings (custom
