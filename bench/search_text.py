@@ -1,4 +1,4 @@
-"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decisions 113, 114).
+"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decisions 113-115).
 
 bench/search_million.py gives each chunk 12 words of its cluster's 20, so a query matches few chunks and
 each is short: it cannot show what ranking costs when query words are common and chunks are a few
@@ -7,8 +7,9 @@ hundred words long, as real ones are. This bench can.
 A throw-away embedded PostgreSQL (temp data dir) migrated with the project's migrations; ``--chunks``
 chunks (10 per entity) of ``--words`` words each, drawn from a ``--vocabulary``-word lexicon with Zipf
 frequencies (exponent ``--zipf``; English text is close to 1), pronounceable pseudo-words so that the
-English stemmer of the ``russian`` configuration does real work. Loaded by COPY with the full-text index
-dropped and built once after; the chunks' lexemes come from the product's triggers.
+English stemmer of the ``russian`` configuration does real work. Loaded by COPY with the full-text indexes
+(the lexemes', the repeats') dropped and built once after; the chunks' lexemes and repeats come from the
+product's triggers.
 
 Each query is ``--query-words`` (3) words from one band of the lexicon's frequency ranks (most frequent
 first); a last set ("mixed") takes one word from the most frequent band and the others from the rarest, the
@@ -17,7 +18,10 @@ Per set, alternated query by query in one transaction each, after ConfigureVecto
 it:
 
 - **product**: ``app.vector.search.text_search``: the chunks holding the most query terms first, asked for
-  step by step (all terms, all but one, ...; decision 114), over ``entity_chunk_lexemes``;
+  step by step (all terms, all but one, ...; decision 114), the chunks repeating a term before the last step
+  (decision 115), over ``entity_chunk_lexemes`` and ``entity_chunk_repeats``;
+- **before 115**: the product's steps without the repeats' step (``term_steps`` less the step with
+  ``repeats``), as decision 114 left them;
 - **before 114**: BEFORE_114 below, NOT a product query: a labelled copy of SearchEntitiesText as decision
   113 left it, which ranked every chunk holding any term by cover density alone;
 - **parsed** (unless ``--skip-parsed``; it takes minutes a query at a million chunks): BEFORE_113, a labelled
@@ -36,9 +40,9 @@ the first ten before it hold. Per set: the median number of matching chunks, the
 k-th result holds (which step answered), each query's p50 / p95, and the ratios.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
-twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``)
-and the old one (the insert trigger disabled, GIN over the expression on ``entity_chunks``). It prints
-microseconds a chunk and their ratio.
+twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``
+and over ``entity_chunk_repeats``) and the old one (the insert trigger disabled, GIN over the expression on
+``entity_chunks``). It prints microseconds a chunk and their ratio.
 
     python bench/search_text.py [--chunks 100000] [--words 150] [--queries 10] [--query-words 3]
                                 [--write-chunks 20000] [--skip-parsed]
@@ -66,13 +70,14 @@ from app.db.connect import connect
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
-from app.vector.search import EF_SEARCH, HYBRID_CANDIDATES, SearchFilters, text_search
+from app.vector.search import EF_SEARCH, HYBRID_CANDIDATES, SearchFilters, term_steps, text_search
 from bench._db import bench_database
 
 CHUNKS_PER_ENTITY = 10
 BANDS = ((50, 200), (200, 1_000), (1_000, 5_000), (5_000, 20_000))
 SYLLABLES = ("ka", "lo", "mi", "ter", "son", "ved", "ra", "pun", "gle", "dor", "bix", "an", "el", "ous", "ing", "ment")
 PRODUCT_INDEX = "entity_chunk_lexemes_lexemes_idx"
+REPEATS_INDEX = "entity_chunk_repeats_lexemes_idx"
 TRIGGER = "_310_lexemes_insert"
 PARSED_INDEX = "create index bench_body_parsed_idx on entity_chunks using gin (to_tsvector('russian'::regconfig, body))"
 
@@ -221,8 +226,8 @@ def write_side(
     stored, parsed = min(per_chunk["stored"]), min(per_chunk["parsed"])
     say(
         f"write       {args.write_chunks} chunks by COPY into an empty table, best of two: stored lexemes "
-        f"{stored:.0f} µs a chunk (trigger + GIN on the lexemes' table), parsed {parsed:.0f} µs (GIN on the "
-        f"expression); stored ÷ parsed {stored / parsed:.2f}"
+        f"{stored:.0f} µs a chunk (trigger + GIN on the lexemes' and the repeats' tables), parsed {parsed:.0f} µs "
+        f"(GIN on the expression); stored ÷ parsed {stored / parsed:.2f}"
     )
 
 
@@ -230,8 +235,8 @@ def every_match_ranked(conn: psycopg.Connection[Any], query: str) -> list[sq.Sea
     """SearchEntitiesText asked once for every chunk holding any term: the answer the product's steps must give."""
     terms = sq.text_query_terms(conn, query_text=query)
     return sq.search_entities_text(
-        conn, terms=terms, match_query=" | ".join(terms), principals=["group:all"], statuses=None, source_ids=None,
-        source_types=None, updated_from=None, updated_to=None, k=HYBRID_CANDIDATES,
+        conn, terms=terms, match_query=" | ".join(terms), repeat_query=None, principals=["group:all"],
+        statuses=None, source_ids=None, source_types=None, updated_from=None, updated_to=None, k=HYBRID_CANDIDATES,
     )  # fmt: skip
 
 
@@ -272,6 +277,14 @@ def main() -> None:
             conn.execute(f"drop index {PRODUCT_INDEX}")
             conn.commit()
             write_side(conn, source_id, words, args, product_index)
+            # Built after the load as well: a GIN index written row by row keeps up to gin_pending_list_limit
+            # (4 MB) of new entries unsorted, which every query reads until (auto)vacuum or autoanalyze
+            # merges them; a manual ANALYZE does not.
+            row = conn.execute("select pg_get_indexdef(%s::regclass)", (REPEATS_INDEX,)).fetchone()
+            assert row is not None
+            repeats_index = str(row[0])
+            conn.execute(f"drop index {REPEATS_INDEX}")
+            conn.commit()
 
             entity_ids = copy_entities(conn, source_id, (args.chunks + CHUNKS_PER_ENTITY - 1) // CHUNKS_PER_ENTITY)
             bodies = zipf_bodies(rng, words, args.chunks, args.words, args.zipf)
@@ -280,18 +293,24 @@ def main() -> None:
                 f"data        {args.chunks} chunks of {args.words} words, {args.vocabulary}-word lexicon, Zipf "
                 f"{args.zipf}; COPY {copy_s:.1f} s (the statement's trigger stores the chunks' lexemes)"
             )
-            builds = [("stored", product_index)] + ([] if args.skip_parsed else [("parsed", PARSED_INDEX)])
+            builds = [("stored", product_index), ("repeats", repeats_index)]
+            builds += [] if args.skip_parsed else [("parsed", PARSED_INDEX)]
             for name, ddl in builds:
                 started = time.perf_counter()
                 conn.execute(ddl)
                 conn.commit()
                 say(f"build       gin {name} {time.perf_counter() - started:.1f} s")
-            # As autovacuum would have: the planner's statistics for both tables, the lexemes' frequencies too.
-            conn.execute("analyze entity_chunks, entity_chunk_lexemes")
+            # As autovacuum would have, before the queries rather than during them (a million-row COPY crosses
+            # its insert threshold): the visibility maps, and the planner's statistics for the three tables,
+            # the lexemes' frequencies too.
+            conn.autocommit = True
+            conn.execute("vacuum (analyze) entity_chunks, entity_chunk_lexemes, entity_chunk_repeats")
+            conn.autocommit = False
             sizes = conn.execute(
                 "select pg_relation_size('entity_chunks'), pg_total_relation_size('entity_chunks'),"
                 " pg_relation_size('entity_chunk_lexemes'), pg_total_relation_size('entity_chunk_lexemes'),"
-                " pg_relation_size(%s::regclass), coalesce(pg_relation_size(to_regclass('bench_body_parsed_idx')), 0)",
+                " pg_relation_size(%s::regclass), coalesce(pg_relation_size(to_regclass('bench_body_parsed_idx')), 0),"
+                " pg_total_relation_size('entity_chunk_repeats')",
                 (PRODUCT_INDEX,),
             ).fetchone()
             assert sizes is not None
@@ -299,7 +318,7 @@ def main() -> None:
             say(
                 f"sizes       entity_chunks heap {mib[0]:.0f} MiB, total {mib[1]:.0f} MiB (the parsed GIN included); "
                 f"entity_chunk_lexemes heap {mib[2]:.0f} MiB, total {mib[3]:.0f} MiB; gin stored {mib[4]:.0f} MiB, "
-                f"gin parsed {mib[5]:.0f} MiB"
+                f"gin parsed {mib[5]:.0f} MiB; entity_chunk_repeats total {mib[6]:.0f} MiB"
             )
             conn.commit()
 
@@ -314,6 +333,20 @@ def main() -> None:
                 found = text_search(conn, query, ["group:all"], HYBRID_CANDIDATES, SearchFilters())
                 return [r.entity_id for r in found]
 
+            def before_115(query: str) -> list[int]:
+                terms = sq.text_query_terms(conn, query_text=query)
+                rows: list[sq.SearchEntitiesTextRow] = []
+                for step in term_steps(terms):
+                    if not step.repeats:
+                        rows = sq.search_entities_text(
+                            conn, terms=terms, match_query=step.query, repeat_query=None,
+                            principals=["group:all"], statuses=None, source_ids=None, source_types=None,
+                            updated_from=None, updated_to=None, k=HYBRID_CANDIDATES,
+                        )  # fmt: skip
+                        if len(rows) >= HYBRID_CANDIDATES:
+                            break
+                return [r.entity_id for r in rows]
+
             def labelled(statement: str) -> Callable[[str], list[int]]:
                 def run(query: str) -> list[int]:
                     rows = conn.execute(statement, {"q": query, "p": ["group:all"], "k": HYBRID_CANDIDATES}).fetchall()
@@ -323,6 +356,7 @@ def main() -> None:
 
             contenders: dict[str, Callable[[str], list[int]]] = {
                 "product": product,
+                "before 115": before_115,
                 "before 114": labelled(BEFORE_114),
             }
             if not args.skip_parsed:
@@ -365,6 +399,11 @@ def main() -> None:
                     for name in names[n % len(names) :] + names[: n % len(names)]:  # each first in turn
                         seconds, results[name] = timed_transaction(partial(contenders[name], q))
                         times[name].append(seconds)
+                    if results["before 115"] != results["product"]:
+                        raise SystemExit(
+                            f"the repeats' step changed the answer on {q!r}: {results['product'][:5]} against "
+                            f"{results['before 115'][:5]} without it"
+                        )
                     if results["product"] != [r.entity_id for r in every]:
                         raise SystemExit(
                             f"the steps changed the answer on {q!r}: {results['product'][:5]} against "
@@ -390,7 +429,10 @@ def main() -> None:
                 timings = ", ".join(
                     f"{name} p50 {ms_at(values, 50):.1f} p95 {p95[name]:.1f} ms" for name, values in times.items()
                 )
-                ratios = f"product ÷ before 114 p95 {p95['product'] / p95['before 114']:.3f}"
+                ratios = (
+                    f"product ÷ before 115 p95 {p95['product'] / p95['before 115']:.3f}, "
+                    f"product ÷ before 114 p95 {p95['product'] / p95['before 114']:.3f}"
+                )
                 if "parsed" in p95:
                     ratios += f", before 114 ÷ parsed p95 {p95['before 114'] / p95['parsed']:.2f}"
                 say(

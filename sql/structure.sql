@@ -204,6 +204,20 @@ $_$;
 
 COMMENT ON FUNCTION public.harvester_queued_run_jobs() IS 'Each queued run with whether a run_sync job will still run it (todo, or doing on a live worker) and its latest job''s status.';
 
+CREATE FUNCTION public.harvester_repeated_lexemes(lexemes tsvector) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path TO ''
+    AS $$
+    select coalesce(pg_catalog.string_agg(
+               '''' || pg_catalog.replace(pg_catalog.replace(u.lexeme, '\', '\\'), '''', '''''') || ''':1'
+               || case when u.n >= 8 then 'A' when u.n >= 4 then 'B' when u.n = 3 then 'C' else 'D' end,
+               ' '), '')::pg_catalog.tsvector
+    from (select r.lexeme, pg_catalog.cardinality(r.positions) as n from pg_catalog.unnest(lexemes) as r) as u
+    where u.n > 1;
+$$;
+
+COMMENT ON FUNCTION public.harvester_repeated_lexemes(lexemes tsvector) IS 'The lexemes of a tsvector with two or more positions, each at position 1 weighted by its count: D 2, C 3, B 4-7, A 8+ (entity_chunk_repeats).';
+
 CREATE FUNCTION public.harvester_run_duration_bounds() RETURNS double precision[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -969,27 +983,39 @@ CREATE FUNCTION public.tg_entity_chunks__lexemes_insert() RETURNS trigger
     SET search_path TO ''
     AS $$
 begin
-    insert into public.entity_chunk_lexemes (chunk_id, lexemes)
-    select n.id, to_tsvector('russian'::regconfig, n.body) from new_chunks n;
+    with stored as (
+        insert into public.entity_chunk_lexemes (chunk_id, lexemes)
+        select n.id, to_tsvector('russian'::regconfig, n.body) from new_chunks n
+        returning chunk_id, lexemes
+    )
+    insert into public.entity_chunk_repeats (chunk_id, lexemes)
+    select s.chunk_id, public.harvester_repeated_lexemes(s.lexemes) from stored s;
     return null;
 end;
 $$;
 
-COMMENT ON FUNCTION public.tg_entity_chunks__lexemes_insert() IS 'AFTER INSERT statement trigger on entity_chunks: stores the lexemes of the new chunks.';
+COMMENT ON FUNCTION public.tg_entity_chunks__lexemes_insert() IS 'AFTER INSERT statement trigger on entity_chunks: stores the lexemes of the new chunks and the lexemes each repeats.';
 
 CREATE FUNCTION public.tg_entity_chunks__lexemes_update() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
 begin
-    update public.entity_chunk_lexemes
-       set lexemes = to_tsvector('russian'::regconfig, new.body)
-     where chunk_id = new.id;
+    with stored as (
+        update public.entity_chunk_lexemes
+           set lexemes = to_tsvector('russian'::regconfig, new.body)
+         where chunk_id = new.id
+        returning chunk_id, lexemes
+    )
+    update public.entity_chunk_repeats r
+       set lexemes = public.harvester_repeated_lexemes(s.lexemes)
+      from stored s
+     where r.chunk_id = s.chunk_id;
     return null;
 end;
 $$;
 
-COMMENT ON FUNCTION public.tg_entity_chunks__lexemes_update() IS 'AFTER UPDATE OF body row trigger on entity_chunks: stores the lexemes of a changed chunk text.';
+COMMENT ON FUNCTION public.tg_entity_chunks__lexemes_update() IS 'AFTER UPDATE OF body row trigger on entity_chunks: stores the lexemes of a changed chunk text and the lexemes it repeats.';
 
 CREATE FUNCTION public.tg_platform_settings__bump_version() RETURNS trigger
     LANGUAGE plpgsql
@@ -1304,6 +1330,15 @@ CREATE TABLE public.entity_chunk_lexemes (
 COMMENT ON TABLE public.entity_chunk_lexemes IS 'The lexemes of each chunk text for full-text search, kept by the triggers of sql/triggers/310_chunk_lexemes.sql (decision 113).';
 
 COMMENT ON COLUMN public.entity_chunk_lexemes.lexemes IS 'to_tsvector(''russian'', entity_chunks.body): Russian stems for Cyrillic, English for Latin words, positions kept for ts_rank_cd.';
+
+CREATE TABLE public.entity_chunk_repeats (
+    chunk_id bigint NOT NULL,
+    lexemes tsvector NOT NULL
+);
+
+COMMENT ON TABLE public.entity_chunk_repeats IS 'The lexemes each chunk text holds more than once, kept by the triggers of sql/triggers/310_chunk_lexemes.sql (decision 115).';
+
+COMMENT ON COLUMN public.entity_chunk_repeats.lexemes IS 'The lexemes of entity_chunk_lexemes.lexemes with two or more positions, each at position 1 weighted by its count (D 2, C 3, B 4-7, A 8+); empty when none repeats.';
 
 CREATE TABLE public.entity_chunks (
     id bigint NOT NULL,
@@ -1816,6 +1851,9 @@ ALTER TABLE ONLY public.entities
 ALTER TABLE ONLY public.entity_chunk_lexemes
     ADD CONSTRAINT entity_chunk_lexemes_pkey PRIMARY KEY (chunk_id);
 
+ALTER TABLE ONLY public.entity_chunk_repeats
+    ADD CONSTRAINT entity_chunk_repeats_pkey PRIMARY KEY (chunk_id);
+
 ALTER TABLE ONLY public.entity_chunks
     ADD CONSTRAINT entity_chunks_entity_ordinal_key UNIQUE (entity_id, ordinal);
 
@@ -1919,6 +1957,8 @@ CREATE INDEX entities_natural_key_present_idx ON public.entities USING btree (so
 CREATE INDEX entities_source_live_idx ON public.entities USING btree (source_id, source_type) WHERE (deleted_at IS NULL);
 
 CREATE INDEX entity_chunk_lexemes_lexemes_idx ON public.entity_chunk_lexemes USING gin (lexemes);
+
+CREATE INDEX entity_chunk_repeats_lexemes_idx ON public.entity_chunk_repeats USING gin (lexemes);
 
 CREATE INDEX entity_chunks_acl_principals_idx ON public.entity_chunks USING gin (acl_principals);
 
@@ -2063,6 +2103,9 @@ ALTER TABLE ONLY public.entities
 
 ALTER TABLE ONLY public.entity_chunk_lexemes
     ADD CONSTRAINT entity_chunk_lexemes_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES public.entity_chunks(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.entity_chunk_repeats
+    ADD CONSTRAINT entity_chunk_repeats_chunk_id_fkey FOREIGN KEY (chunk_id) REFERENCES public.entity_chunks(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.entity_chunks
     ADD CONSTRAINT entity_chunks_entity_id_fkey FOREIGN KEY (entity_id) REFERENCES public.entities(id) ON DELETE CASCADE;

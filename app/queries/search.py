@@ -338,10 +338,17 @@ best as materialized (
                 else (select count(*) from unnest((select each_term from terms)) as q(term) where l.lexemes @@ q.term)::integer
            end as matched,
            ts_rank_cd(l.lexemes, (select any_term from terms))::float8 as rank
-    from entity_chunk_lexemes l
+    from (select l.chunk_id, l.lexemes
+          from entity_chunk_lexemes l
+          where l.lexemes @@ %(match_query)s::text::tsquery
+          union all
+          -- A null query ends its branch at the index scan (a strict operator's null key matches nothing).
+          select l.chunk_id, l.lexemes
+          from entity_chunk_repeats r
+          join entity_chunk_lexemes l on l.chunk_id = r.chunk_id
+          where r.lexemes @@ %(repeat_query)s::text::tsquery) l
     join entity_chunks c on c.id = l.chunk_id
-    where l.lexemes @@ %(match_query)s::text::tsquery
-      and c.acl_principals && %(principals)s::text[]
+    where c.acl_principals && %(principals)s::text[]
       and not c.entity_deleted
       and (c.entity_status <> 'draft'
            or coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'), false)
@@ -393,7 +400,8 @@ def search_entities_text(
     conn: psycopg.Connection[Any],
     *,
     terms: list[str],
-    match_query: str,
+    match_query: str | None,
+    repeat_query: str | None,
     principals: list[str],
     statuses: list[str] | None,
     source_ids: list[int] | None,
@@ -409,8 +417,12 @@ def search_entities_text(
     (`matched`), then by cover density over any of them (ts_rank_cd of the terms
     OR-ed), then id (decision 114). So a caller asking first for the chunks
     holding at least m terms, with m falling, gets the exact top k from the first
-    m that yields k entities, without ranking every chunk holding any term. As in
-    SearchEntities, `entities` is read per matching chunk only when an
+    m that yields k entities, without ranking every chunk holding any term.
+    `repeat_query` matches the lexemes a chunk's text repeats instead
+    (entity_chunk_repeats; decision 115): with the chunks holding at least two
+    terms, those are every chunk ranking above one that holds a single term once,
+    the lowest rank. A caller passes one of the two; a null query matches nothing.
+    As in SearchEntities, `entities` is read per matching chunk only when an
     entity-level filter is given (`exists`), and the k results are picked before
     the join to entities and sources, so that join is k index look-ups, not a hash
     join over the whole table for every match (decision 112). Matching and ranking
@@ -424,6 +436,7 @@ def search_entities_text(
             {
                 "terms": terms,
                 "match_query": match_query,
+                "repeat_query": repeat_query,
                 "principals": principals,
                 "statuses": statuses,
                 "source_ids": source_ids,

@@ -17,6 +17,7 @@ from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
 
 LEXEMES = "0037"  # the migration that adds entity_chunk_lexemes
+REPEATS = "0038"  # the migration that adds entity_chunk_repeats
 
 UNMATCHED = """
 select count(*) from entity_chunks c
@@ -85,3 +86,46 @@ def test_a_rewritten_text_is_found_by_its_new_words_only(conn: psycopg.Connectio
     assert text_search(conn, "migration", tokens, 10, SearchFilters()) == []
     found = text_search(conn, "quarterly numbers", tokens, 10, SearchFilters())
     assert [r.natural_key for r in found] == ["IT-1"] and "Quarterly" in found[0].snippet
+
+
+def test_chunks_stored_before_the_repeats_migration_get_their_repeats_when_migrate_applies_the_triggers(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    """Migration 38 (decision 115): the trigger file derives every stored chunk's repeats from its lexemes."""
+    versions = [m.version for m in load_migrations()]
+    (repeats,) = [v for v in versions if v.endswith(REPEATS)]
+    migrate(empty_db_url, tmp_path / "b", target=versions[versions.index(repeats) - 1])
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        source_id = conn.execute(
+            "insert into sources (name, connector_type) values ('old', 'jira') returning id"
+        ).fetchone()[0]  # type: ignore[index]
+        entity_id = conn.execute(
+            "insert into entities (source_id, source_type, source_entity_id, status, content_hash, acl_principals)"
+            " values (%s, 'ticket', '1', 'final', 'h', '{group:all}') returning id",
+            (source_id,),
+        ).fetchone()[0]  # type: ignore[index]
+        for ordinal, body in enumerate(("Migrations fail, the migration failed", "Nothing repeats here")):
+            chunk_id = conn.execute(
+                "insert into entity_chunks (entity_id, ordinal, body, content_hash, source_id, acl_principals,"
+                " entity_status) values (%s, %s, %s, %s, %s, '{group:all}', 'final') returning id",
+                (entity_id, ordinal, body, f"c{ordinal}", source_id),
+            ).fetchone()[0]  # type: ignore[index]
+            # As the previous version's trigger stored them (a target stops before the trigger files).
+            conn.execute(
+                "insert into entity_chunk_lexemes (chunk_id, lexemes) values (%s, to_tsvector('russian', %s))",
+                (chunk_id, body),
+            )
+        assert conn.execute("select to_regclass('entity_chunk_repeats') is null").fetchone() == (True,)
+
+    migrate(empty_db_url, tmp_path / "b")
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        stored = conn.execute(
+            "select c.ordinal, r.lexemes::text from entity_chunk_repeats r join entity_chunks c on c.id = r.chunk_id"
+            " order by c.ordinal"
+        ).fetchall()
+        assert stored == [(0, "'fail':1 'migrat':1"), (1, "")]
+        conn.execute("delete from entity_chunk_repeats where lexemes = ''")
+        conn.execute("delete from schema_trigger_files where name = '310_chunk_lexemes.sql'")
+    migrate(empty_db_url, tmp_path / "b")
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        assert conn.execute("select count(*) from entity_chunk_repeats").fetchone() == (2,)  # the lost row is back

@@ -1,8 +1,9 @@
-"""The full-text side's order and its step-by-step search (decision 114).
+"""The full-text side's order and its step-by-step search (decisions 114, 115).
 
 A chunk ranks first by how many of the query's distinct terms it holds, then by cover density. text_search
-asks for the chunks holding all the terms, then all but one, ... and stops at the first step that yields k
-entities; these tests hold it to the answer of ranking every chunk that holds any term.
+asks for the chunks holding all the terms, then all but one, ... down to two, then those and the chunks
+repeating a term, and stops at the first step that yields k entities; these tests hold it to the answer of
+ranking every chunk that holds any term.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from app.queries import search as sq
 from app.secrets import Keyring
-from app.vector.search import MAX_TERM_GROUPS, Principal, SearchFilters, term_steps, text_search
+from app.vector.search import MAX_TERM_GROUPS, Principal, SearchFilters, TextStep, term_steps, text_search
 from app.vector.stage import VectorStage
 from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
@@ -63,8 +64,17 @@ def _every_match_ranked(conn: psycopg.Connection[Any], query: str, k: int) -> li
     """The same statement asked once for every chunk holding any term: the answer the steps must give."""
     terms = sq.text_query_terms(conn, query_text=query)
     rows = sq.search_entities_text(
-        conn, terms=terms, match_query=" | ".join(terms), principals=ALL.tokens(), statuses=None,
-        source_ids=None, source_types=None, updated_from=None, updated_to=None, k=k,
+        conn,
+        terms=terms,
+        match_query=" | ".join(terms),
+        repeat_query=None,
+        principals=ALL.tokens(),
+        statuses=None,
+        source_ids=None,
+        source_types=None,
+        updated_from=None,
+        updated_to=None,
+        k=k,
     )
     return [r.entity_id for r in rows]
 
@@ -102,15 +112,71 @@ def test_entities_the_principal_cannot_see_do_not_end_the_steps(
 
 def test_term_steps_fall_from_every_term_to_any_within_the_group_bound() -> None:
     assert list(term_steps([])) == []
-    assert list(term_steps(["'a'"])) == ["'a'"]
+    assert list(term_steps(["'a'"])) == [
+        TextStep("'a':ABC", repeats=True),  # three times or more (the repeats' weights count occurrences)
+        TextStep("'a'", repeats=True),  # twice or more
+        TextStep("'a'"),
+    ]
     assert list(term_steps(["'a'", "'b'", "'c'"])) == [
-        "('a' & 'b' & 'c')",
-        "('a' & 'b') | ('a' & 'c') | ('b' & 'c')",
-        "'a' | 'b' | 'c'",
+        TextStep("('a' & 'b' & 'c')"),
+        TextStep("('a' & 'b') | ('a' & 'c') | ('b' & 'c')"),
+        TextStep("'a':ABC | 'b':ABC | 'c':ABC", repeats=True),  # added to the two-term step, never on their own
+        TextStep("'a' | 'b' | 'c'", repeats=True),
+        TextStep("'a' | 'b' | 'c'"),
     ]
     eight = [f"'t{i}'" for i in range(8)]
     steps = list(term_steps(eight))
-    # All eight (1 group), seven of eight (8 groups); six to two would OR 28-70 groups; then any term.
-    assert [step.count("(") for step in steps] == [1, 8, 0]
-    assert all(step.count("(") <= MAX_TERM_GROUPS for step in steps)
-    assert steps[-1] == " | ".join(eight)
+    # All eight (1 group), seven of eight (8 groups); six to two would OR 28-70 groups, and without the
+    # two-term step the repeats' step would miss chunks holding two terms once each; then any term.
+    assert [step.query.count("(") for step in steps] == [1, 8, 0]
+    assert [step.repeats for step in steps] == [False, False, False]
+    assert all(step.query.count("(") <= MAX_TERM_GROUPS for step in steps)
+    assert steps[-1] == TextStep(" | ".join(eight))
+    six = [f"'t{i}'" for i in range(6)]  # C(6, 2) = 15 groups: the repeats' step is tried
+    assert [step.repeats for step in term_steps(six)] == [False] * 5 + [True, True, False]
+
+
+def test_a_single_word_ranks_the_chunks_repeating_it_first_and_stops_there(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """The repeats' step answers when the chunks repeating the word hold k entities; the secret ones do not count."""
+    source_id = plain_source(conn, keyring)
+    rows = [entity(n, "alpha bravo", ["group:jira:all"], title="") for n in range(1, 4)]
+    rows += [entity(n, "alpha charlie alpha", ["group:jira:secret"], title="") for n in range(4, 7)]
+    rows += [entity(7, "alpha alpha alpha delta", ["group:jira:all"], title="")]
+    rows += [entity(n, "echo alpha delta alpha", ["group:jira:all"], title="") for n in range(8, 10)]
+    load_entities(conn, source_id, rows, VectorStage(HashEmbedder()))
+    terms = sq.text_query_terms(conn, query_text="alpha")
+    tiers = [step.query for step in term_steps(terms) if step.repeats]
+
+    def reached(tier: str) -> list[str]:
+        rows = sq.search_entities_text(
+            conn, terms=terms, match_query=None, repeat_query=tier, principals=ALL.tokens(), statuses=None,
+            source_ids=None, source_types=None, updated_from=None, updated_to=None, k=10,
+        )  # fmt: skip
+        return sorted(str(r.natural_key) for r in rows)
+
+    # Three times or more, then twice or more: the visible chunks only; the second tier reaches k = 3.
+    assert [reached(tier) for tier in tiers] == [["IT-7"], ["IT-7", "IT-8", "IT-9"]]
+    assert _keys(text_search(conn, "alpha", ALL.tokens(), 1, SearchFilters())) == ["IT-7"]
+    found = text_search(conn, "alpha", ALL.tokens(), 3, SearchFilters())
+    assert _keys(found) == ["IT-7", "IT-8", "IT-9"]  # three occurrences, then two (ties by entity)
+    assert [r.text_rank for r in found] == pytest.approx([0.3, 0.2, 0.2])
+    # Asked for more than the repeats reach, the last step adds the chunks holding it once.
+    more = text_search(conn, "alpha", ALL.tokens(), 5, SearchFilters())
+    assert _keys(more) == ["IT-7", "IT-8", "IT-9", "IT-1", "IT-2"]
+
+
+def test_two_words_held_once_each_outrank_one_word_repeated_in_the_repeats_step(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """The repeats' step keeps the chunks holding two terms, first though their rank is lower (0.2 against 0.3):
+    a step of repeats alone, or one ordered by rank alone, would return IT-2-IT-4."""
+    source_id = plain_source(conn, keyring)
+    rows = [entity(1, "alpha bravo", ["group:jira:all"], title="")]
+    rows += [entity(n, "alpha golf alpha alpha", ["group:jira:all"], title="") for n in range(2, 5)]
+    rows += [entity(n, "alpha", ["group:jira:all"], title="") for n in range(5, 7)]
+    load_entities(conn, source_id, rows, VectorStage(HashEmbedder()))
+    found = text_search(conn, "alpha bravo", ALL.tokens(), 3, SearchFilters())
+    assert _keys(found) == ["IT-1", "IT-2", "IT-3"]
+    assert [r.entity_id for r in found] == _every_match_ranked(conn, "alpha bravo", 3)
