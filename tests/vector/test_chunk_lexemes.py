@@ -33,20 +33,26 @@ def _before_lexemes() -> tuple[str, str]:
     return versions[versions.index(version) - 1], version
 
 
+def _old_entity(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+    """(source id, entity id) of one entity written straight into an older schema."""
+    source_id = conn.execute(
+        "insert into sources (name, connector_type) values ('old', 'jira') returning id"
+    ).fetchone()[0]  # type: ignore[index]
+    entity_id = conn.execute(
+        "insert into entities (source_id, source_type, source_entity_id, status, content_hash, acl_principals)"
+        " values (%s, 'ticket', '1', 'final', 'h', '{group:all}') returning id",
+        (source_id,),
+    ).fetchone()[0]  # type: ignore[index]
+    return int(source_id), int(entity_id)
+
+
 def test_chunks_stored_before_the_migration_get_their_lexemes_when_migrate_applies_the_triggers(
     empty_db_url: str, tmp_path: Path
 ) -> None:
     before, lexemes = _before_lexemes()
     migrate(empty_db_url, tmp_path / "b", target=before)
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
-        source_id = conn.execute(
-            "insert into sources (name, connector_type) values ('old', 'jira') returning id"
-        ).fetchone()[0]  # type: ignore[index]
-        entity_id = conn.execute(
-            "insert into entities (source_id, source_type, source_entity_id, status, content_hash, acl_principals)"
-            " values (%s, 'ticket', '1', 'final', 'h', '{group:all}') returning id",
-            (source_id,),
-        ).fetchone()[0]  # type: ignore[index]
+        source_id, entity_id = _old_entity(conn)
         # Without the trigger files (a target stops before them) nothing copies the entity's columns.
         for ordinal, body in enumerate(("Migrations are failing", "Deployments rolled back", "Отчёт готов")):
             conn.execute(
@@ -96,14 +102,7 @@ def test_chunks_stored_before_the_repeats_migration_get_their_repeats_when_migra
     (repeats,) = [v for v in versions if v.endswith(REPEATS)]
     migrate(empty_db_url, tmp_path / "b", target=versions[versions.index(repeats) - 1])
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
-        source_id = conn.execute(
-            "insert into sources (name, connector_type) values ('old', 'jira') returning id"
-        ).fetchone()[0]  # type: ignore[index]
-        entity_id = conn.execute(
-            "insert into entities (source_id, source_type, source_entity_id, status, content_hash, acl_principals)"
-            " values (%s, 'ticket', '1', 'final', 'h', '{group:all}') returning id",
-            (source_id,),
-        ).fetchone()[0]  # type: ignore[index]
+        source_id, entity_id = _old_entity(conn)
         for ordinal, body in enumerate(("Migrations fail, the migration failed", "Nothing repeats here")):
             chunk_id = conn.execute(
                 "insert into entity_chunks (entity_id, ordinal, body, content_hash, source_id, acl_principals,"
