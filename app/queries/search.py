@@ -419,16 +419,17 @@ def search_entities_text(
     holding at least m terms, with m falling, gets the exact top k from the first
     m that yields k entities, without ranking every chunk holding any term.
     `repeat_query` matches the lexemes a chunk's text repeats instead
-    (entity_chunk_repeats; decision 115): with the chunks holding at least two
-    terms, those are every chunk ranking above one that holds a single term once,
-    the lowest rank. A caller passes one of the two; a null query matches nothing.
-    As in SearchEntities, `entities` is read per matching chunk only when an
-    entity-level filter is given (`exists`), and the k results are picked before
-    the join to entities and sources, so that join is k index look-ups, not a hash
-    join over the whole table for every match (decision 112). Matching and ranking
-    read the chunk's stored lexemes (entity_chunk_lexemes, index
-    entity_chunk_lexemes_lexemes_idx), joined to the chunk by its primary key; a
-    chunk's text is read for the k winners only (decision 113).
+    (entity_chunk_repeats, weighted by how often: 'word':ABC is three times or
+    more; decision 115): with the chunks holding at least two terms, those are
+    every chunk ranking above one that holds a single term fewer times. A caller
+    passes one of the two; a null query matches nothing. As in SearchEntities,
+    `entities` is read per matching chunk only when an entity-level filter is
+    given (`exists`), and the k results are picked before the join to entities and
+    sources, so that join is k index look-ups, not a hash join over the whole
+    table for every match (decision 112). Matching and ranking read the chunk's
+    stored lexemes (entity_chunk_lexemes, index entity_chunk_lexemes_lexemes_idx),
+    joined to the chunk by its primary key; a chunk's text is read for the k
+    winners only (decision 113).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

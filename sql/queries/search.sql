@@ -162,9 +162,10 @@ order by 1;
 -- holds (`matched`), then by cover density over any of them (ts_rank_cd of the terms OR-ed), then id
 -- (decision 114). So a caller asking first for the chunks holding at least m terms, with m falling, gets
 -- the exact top k from the first m that yields k entities, without ranking every chunk holding any term.
--- `repeat_query` matches the lexemes a chunk's text repeats instead (entity_chunk_repeats; decision 115):
--- with the chunks holding at least two terms, those are every chunk ranking above one that holds a single
--- term once, the lowest rank. A caller passes one of the two; a null query matches nothing.
+-- `repeat_query` matches the lexemes a chunk's text repeats instead (entity_chunk_repeats, weighted by how
+-- often: 'word':ABC is three times or more; decision 115): with the chunks holding at least two terms,
+-- those are every chunk ranking above one that holds a single term fewer times. A caller passes one of the
+-- two; a null query matches nothing.
 -- As in SearchEntities, `entities` is read per
 -- matching chunk only when an entity-level filter is given (`exists`), and the k results are picked before
 -- the join to entities and sources, so that join is k index look-ups, not a hash join over the whole
