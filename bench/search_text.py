@@ -18,9 +18,10 @@ Per set, alternated query by query in one transaction each, after ConfigureVecto
 it:
 
 - **product**: ``app.vector.search.text_search``: the chunks holding the most query terms first, asked for
-  step by step (all terms, all but one, ...; decision 114), the chunks repeating a term before the last step
-  (decision 115), over ``entity_chunk_lexemes`` and ``entity_chunk_repeats``;
-- **before 115**: the product's steps without the repeats' step (``term_steps`` less the step with
+  step by step (all terms, all but one, ...; decision 114), the chunks repeating a term three times or
+  more, then twice or more, before the last step (decision 115), over ``entity_chunk_lexemes`` and
+  ``entity_chunk_repeats``;
+- **before 115**: the product's steps without the repeats' steps (``term_steps`` less the steps with
   ``repeats``), as decision 114 left them;
 - **before 114**: BEFORE_114 below, NOT a product query: a labelled copy of SearchEntitiesText as decision
   113 left it, which ranked every chunk holding any term by cover density alone;
@@ -34,10 +35,10 @@ the matches into shared buffers (at a million chunks they do not all fit, and wh
 ms more), and the contenders take turns at going first.
 
 The bench stops when the product's answer differs from SearchEntitiesText asked once for every chunk holding
-any term (the steps must not change the answer), or when before 114 and parsed disagree (decision 113 changed
-no answer). Decision 114 changed the order on purpose; the bench prints how many of the product's first ten
-the first ten before it hold. Per set: the median number of matching chunks, the median number of terms the
-k-th result holds (which step answered), each query's p50 / p95, and the ratios.
+any term or from before 115's (the steps must not change the answer), or when before 114 and parsed disagree
+(decision 113 changed no answer). Decision 114 changed the order on purpose; the bench prints how many of
+the product's first ten the first ten before it hold. Per set: the median number of matching chunks, the
+median number of terms the k-th result holds (which step answered), each query's p50 / p95, and the ratios.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
 twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``
