@@ -245,10 +245,12 @@ def text_search(
             k=k,
             **_filter_args(filters),
         )
-        # The two-term step held fewer than k entities, so all it reached: with the repeats' step, every chunk
-        # ranking above a single term held fewer times than that step asks for.
-        rows = with_repeats(reached, found, k) if step.repeats else found
-        reached = reached if step.repeats else found
+        if step.repeats:
+            # The two-term step held fewer than k entities, so all it reached: with the repeats' step, every
+            # chunk ranking above a single term held fewer times than that step asks for.
+            rows = with_repeats(reached, found, k)
+        else:
+            rows = reached = found
         if len(rows) >= k:
             break
     return [_result(r, score=r.rank / (1.0 + r.rank), text_rank=r.rank, matched_by=("text",)) for r in rows]
