@@ -1,4 +1,4 @@
-"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decisions 113-115).
+"""The full-text half of hybrid search over text with real word frequencies (issue 15 §3, decisions 113-116).
 
 bench/search_million.py gives each chunk 12 words of its cluster's 20, so a query matches few chunks and
 each is short: it cannot show what ranking costs when query words are common and chunks are a few
@@ -12,15 +12,20 @@ English stemmer of the ``russian`` configuration does real work. Loaded by COPY 
 product's triggers.
 
 Each query is ``--query-words`` (3) words from one band of the lexicon's frequency ranks (most frequent
-first); a last set ("mixed") takes one word from the most frequent band and the others from the rarest, the
-steps' worst case (few chunks hold every word, so the last step ranks every chunk holding the common one).
+first; the first band, 5-50, holds words most chunks hold several times); a last set ("mixed") takes one
+word of rank 50-200 and the others from the rarest band, the steps' worst case (few chunks hold every word,
+so the last step ranks every chunk holding the common one).
 Per set, alternated query by query in one transaction each, after ConfigureVectorScan as ``search()`` runs
 it:
 
 - **product**: ``app.vector.search.text_search``: the chunks holding the most query terms first, asked for
-  step by step (all terms, all but one, ...; decision 114), the chunks repeating a term three times or
-  more, then twice or more, before the last step (decision 115), over ``entity_chunk_lexemes`` and
-  ``entity_chunk_repeats``;
+  step by step (all terms, all but one, ...; decision 114), the chunks repeating a term 55, 21, 8, 3 and 2
+  times or more before the last step (decisions 115, 116; the three highest sized first in one statement,
+  and skipped when too small), over ``entity_chunk_lexemes`` and ``entity_chunk_repeats``;
+- **before 116**: the same steps with decision 115's repeats' steps instead (three times or more, then
+  twice or more, by a weight restriction) over ``bench_repeats_115``, a table the bench fills after the
+  load with BEFORE_116_FUNCTION (a labelled copy of decision 115's function, NOT a product one), through
+  SearchEntitiesText's own text with that table's name put in;
 - **before 115**: the product's steps without the repeats' steps (``term_steps`` less the steps with
   ``repeats``), as decision 114 left them;
 - **before 114**: BEFORE_114 below, NOT a product query: a labelled copy of SearchEntitiesText as decision
@@ -35,10 +40,11 @@ the matches into shared buffers (at a million chunks they do not all fit, and wh
 ms more), and the contenders take turns at going first.
 
 The bench stops when the product's answer differs from SearchEntitiesText asked once for every chunk holding
-any term or from before 115's (the steps must not change the answer), or when before 114 and parsed disagree
-(decision 113 changed no answer). Decision 114 changed the order on purpose; the bench prints how many of
-the product's first ten the first ten before it hold. Per set: the median number of matching chunks, the
-median number of terms the k-th result holds (which step answered), each query's p50 / p95, and the ratios.
+any term or from before 116's or before 115's (the steps must not change the answer), or when before 114
+and parsed disagree (decision 113 changed no answer). Decision 114 changed the order on purpose; the bench
+prints how many of the product's first ten the first ten before it hold. Per set: the median number of
+matching chunks, the median number of terms the k-th result holds (which step answered), each query's p50 /
+p95, and the ratios.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
 twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``
@@ -58,6 +64,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
+from math import comb
 from pathlib import Path
 from typing import Any, cast
 
@@ -71,11 +78,22 @@ from app.db.connect import connect
 from app.queries import search as sq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
-from app.vector.search import EF_SEARCH, HYBRID_CANDIDATES, SearchFilters, term_steps, text_search
+from app.vector.search import (
+    EF_SEARCH,
+    HYBRID_CANDIDATES,
+    MAX_TERM_GROUPS,
+    SearchFilters,
+    TextStep,
+    term_steps,
+    text_search,
+    with_repeats,
+)
 from bench._db import bench_database
 
 CHUNKS_PER_ENTITY = 10
-BANDS = ((50, 200), (200, 1_000), (1_000, 5_000), (5_000, 20_000))
+# Rank 5-50: common words that are not stop words (the commonest, 0-4, stand in for "the", "of", ...).
+BANDS = ((5, 50), (50, 200), (200, 1_000), (1_000, 5_000), (5_000, 20_000))
+COMMON = (50, 200)  # the common word of the "mixed" set
 SYLLABLES = ("ka", "lo", "mi", "ter", "son", "ved", "ra", "pun", "gle", "dor", "bix", "an", "el", "ous", "ing", "ment")
 PRODUCT_INDEX = "entity_chunk_lexemes_lexemes_idx"
 REPEATS_INDEX = "entity_chunk_repeats_lexemes_idx"
@@ -108,6 +126,25 @@ join entities e on e.id = t.entity_id
 join sources s on s.id = e.source_id
 order by t.rank desc, t.entity_id
 """
+
+# Labelled copy (not the product's function) of harvester_repeated_lexemes as decision 115 made it: each repeated
+# lexeme at position 1, weighted by its count (D 2, C 3, B 4-7, A 8+), so 'word':ABC asks for three times or
+# more, a weight restriction the GIN index leaves to the table. The bench fills BENCH_115_TABLE with it.
+BENCH_115_TABLE = "bench_repeats_115"
+BEFORE_116_FUNCTION = r"""
+create function bench_repeated_lexemes_115(lexemes tsvector) returns tsvector
+    language sql immutable strict parallel safe
+as $$
+    select coalesce(string_agg(
+               '''' || replace(replace(u.lexeme, '\', '\\'), '''', '''''') || ''':1'
+               || case when u.n >= 8 then 'A' when u.n >= 4 then 'B' when u.n = 3 then 'C' else 'D' end,
+               ' '), '')::tsvector
+    from (select r.lexeme, cardinality(r.positions) as n from unnest(lexemes) as r) as u
+    where u.n > 1;
+$$
+"""
+BEFORE_116_TIERS = (":ABC", "")  # decision 115's repeats' steps: three times or more, then twice or more
+
 
 # Labelled copy (not the product query) of SearchEntitiesText as decision 113 left it, before decision 114:
 # every chunk holding any term, ranked by cover density alone. Filters left out, as above.
@@ -301,25 +338,39 @@ def main() -> None:
                 conn.execute(ddl)
                 conn.commit()
                 say(f"build       gin {name} {time.perf_counter() - started:.1f} s")
+            # Decision 115's repeats, for the "before 116" contender: derived from the same stored lexemes.
+            started = time.perf_counter()
+            conn.execute(BEFORE_116_FUNCTION)
+            conn.execute(
+                f"create table {BENCH_115_TABLE} as"
+                " select chunk_id, bench_repeated_lexemes_115(lexemes) as lexemes from entity_chunk_lexemes"
+            )
+            conn.execute(f"alter table {BENCH_115_TABLE} add primary key (chunk_id)")
+            conn.execute(f"create index on {BENCH_115_TABLE} using gin (lexemes)")
+            conn.commit()
+            say(f"build       decision 115's repeats (table, key, gin) {time.perf_counter() - started:.1f} s")
             # As autovacuum would have, before the queries rather than during them (a million-row COPY crosses
             # its insert threshold): the visibility maps, and the planner's statistics for the three tables,
             # the lexemes' frequencies too.
             conn.autocommit = True
-            conn.execute("vacuum (analyze) entity_chunks, entity_chunk_lexemes, entity_chunk_repeats")
+            conn.execute(
+                f"vacuum (analyze) entity_chunks, entity_chunk_lexemes, entity_chunk_repeats, {BENCH_115_TABLE}"
+            )
             conn.autocommit = False
             sizes = conn.execute(
                 "select pg_relation_size('entity_chunks'), pg_total_relation_size('entity_chunks'),"
                 " pg_relation_size('entity_chunk_lexemes'), pg_total_relation_size('entity_chunk_lexemes'),"
                 " pg_relation_size(%s::regclass), coalesce(pg_relation_size(to_regclass('bench_body_parsed_idx')), 0),"
-                " pg_total_relation_size('entity_chunk_repeats')",
-                (PRODUCT_INDEX,),
+                " pg_total_relation_size('entity_chunk_repeats'), pg_total_relation_size(%s::regclass)",
+                (PRODUCT_INDEX, BENCH_115_TABLE),
             ).fetchone()
             assert sizes is not None
             mib = [cast(int, v) / 2**20 for v in sizes]
             say(
                 f"sizes       entity_chunks heap {mib[0]:.0f} MiB, total {mib[1]:.0f} MiB (the parsed GIN included); "
                 f"entity_chunk_lexemes heap {mib[2]:.0f} MiB, total {mib[3]:.0f} MiB; gin stored {mib[4]:.0f} MiB, "
-                f"gin parsed {mib[5]:.0f} MiB; entity_chunk_repeats total {mib[6]:.0f} MiB"
+                f"gin parsed {mib[5]:.0f} MiB; entity_chunk_repeats total {mib[6]:.0f} MiB (decision 115's: "
+                f"{mib[7]:.0f} MiB)"
             )
             conn.commit()
 
@@ -348,6 +399,32 @@ def main() -> None:
                             break
                 return [r.entity_id for r in rows]
 
+            before_116_statement = sq.SEARCH_ENTITIES_TEXT.replace("entity_chunk_repeats", BENCH_115_TABLE)
+
+            def before_116(query: str) -> list[int]:
+                """The product's steps, with decision 115's repeats' steps over its weighted table."""
+                terms = sq.text_query_terms(conn, query_text=query)
+                rows: list[sq.SearchEntitiesTextRow] = []
+                reached: list[sq.SearchEntitiesTextRow] = []
+                steps = [step for step in term_steps(terms) if not step.repeats]
+                if comb(len(terms), 2) <= MAX_TERM_GROUPS:  # before the last step, as in term_steps
+                    tiers = [TextStep(" | ".join(t + tier for t in terms), repeats=True) for tier in BEFORE_116_TIERS]
+                    steps = steps[:-1] + tiers + steps[-1:]
+                for step in steps:
+                    params = {
+                        "terms": terms, "match_query": None if step.repeats else step.query,
+                        "repeat_query": step.query if step.repeats else None, "principals": ["group:all"],
+                        "statuses": None, "source_ids": None, "source_types": None, "updated_from": None,
+                        "updated_to": None, "k": HYBRID_CANDIDATES,
+                    }  # fmt: skip
+                    rows_115 = conn.execute(before_116_statement, params).fetchall()
+                    found = [sq.SearchEntitiesTextRow(*cast(Any, r)) for r in rows_115]
+                    rows = with_repeats(reached, found, HYBRID_CANDIDATES) if step.repeats else found
+                    reached = reached if step.repeats else found
+                    if len(rows) >= HYBRID_CANDIDATES:
+                        break
+                return [r.entity_id for r in rows]
+
             def labelled(statement: str) -> Callable[[str], list[int]]:
                 def run(query: str) -> list[int]:
                     rows = conn.execute(statement, {"q": query, "p": ["group:all"], "k": HYBRID_CANDIDATES}).fetchall()
@@ -357,6 +434,7 @@ def main() -> None:
 
             contenders: dict[str, Callable[[str], list[int]]] = {
                 "product": product,
+                "before 116": before_116,
                 "before 115": before_115,
                 "before 114": labelled(BEFORE_114),
             }
@@ -374,7 +452,7 @@ def main() -> None:
             if args.query_words > 1:
                 # The steps' worst case: the chunks holding every word are few, so the last step ranks every
                 # chunk holding the common word.
-                common, rare = BANDS[0], BANDS[-1]
+                common, rare = COMMON, BANDS[-1]
 
                 def mixed() -> str:
                     drawn = [int(rng.integers(*common)), *rng.integers(*rare, args.query_words - 1)]
@@ -400,6 +478,11 @@ def main() -> None:
                     for name in names[n % len(names) :] + names[: n % len(names)]:  # each first in turn
                         seconds, results[name] = timed_transaction(partial(contenders[name], q))
                         times[name].append(seconds)
+                    if results["before 116"] != results["product"]:
+                        raise SystemExit(
+                            f"the marked repeats changed the answer on {q!r}: {results['product'][:5]} against "
+                            f"{results['before 116'][:5]} with decision 115's"
+                        )
                     if results["before 115"] != results["product"]:
                         raise SystemExit(
                             f"the repeats' step changed the answer on {q!r}: {results['product'][:5]} against "
@@ -431,6 +514,7 @@ def main() -> None:
                     f"{name} p50 {ms_at(values, 50):.1f} p95 {p95[name]:.1f} ms" for name, values in times.items()
                 )
                 ratios = (
+                    f"product ÷ before 116 p95 {p95['product'] / p95['before 116']:.3f}, "
                     f"product ÷ before 115 p95 {p95['product'] / p95['before 115']:.3f}, "
                     f"product ÷ before 114 p95 {p95['product'] / p95['before 114']:.3f}"
                 )

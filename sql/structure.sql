@@ -208,15 +208,14 @@ CREATE FUNCTION public.harvester_repeated_lexemes(lexemes tsvector) RETURNS tsve
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path TO ''
     AS $$
-    select coalesce(pg_catalog.string_agg(
-               '''' || pg_catalog.replace(pg_catalog.replace(u.lexeme, '\', '\\'), '''', '''''') || ''':1'
-               || case when u.n >= 8 then 'A' when u.n >= 4 then 'B' when u.n = 3 then 'C' else 'D' end,
-               ' '), '')::pg_catalog.tsvector
+    select pg_catalog.array_to_tsvector(coalesce(pg_catalog.array_agg(
+               u.lexeme || case when u.n >= 55 then ' 55' when u.n >= 21 then ' 21' when u.n >= 8 then ' 8'
+                                when u.n >= 3 then ' 3' else '' end), '{}'))
     from (select r.lexeme, pg_catalog.cardinality(r.positions) as n from pg_catalog.unnest(lexemes) as r) as u
     where u.n > 1;
 $$;
 
-COMMENT ON FUNCTION public.harvester_repeated_lexemes(lexemes tsvector) IS 'The lexemes of a tsvector with two or more positions, each at position 1 weighted by its count: D 2, C 3, B 4-7, A 8+ (entity_chunk_repeats).';
+COMMENT ON FUNCTION public.harvester_repeated_lexemes(lexemes tsvector) IS 'The lexemes of a tsvector with two or more positions, each once, marked by its count: itself 2, " 3" 3-7, " 8" 8-20, " 21" 21-54, " 55" 55+ (entity_chunk_repeats).';
 
 CREATE FUNCTION public.harvester_run_duration_bounds() RETURNS double precision[]
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -1338,7 +1337,7 @@ CREATE TABLE public.entity_chunk_repeats (
 
 COMMENT ON TABLE public.entity_chunk_repeats IS 'The lexemes each chunk text holds more than once, kept by the triggers of sql/triggers/310_chunk_lexemes.sql (decision 115).';
 
-COMMENT ON COLUMN public.entity_chunk_repeats.lexemes IS 'The lexemes of entity_chunk_lexemes.lexemes with two or more positions, each at position 1 weighted by its count (D 2, C 3, B 4-7, A 8+); empty when none repeats.';
+COMMENT ON COLUMN public.entity_chunk_repeats.lexemes IS 'Each lexeme of entity_chunk_lexemes.lexemes with two or more positions, once, marked by its count: as itself 2, with " 3" 3-7, " 8" 8-20, " 21" 21-54, " 55" 55+; no positions; empty when none repeats.';
 
 CREATE TABLE public.entity_chunks (
     id bigint NOT NULL,

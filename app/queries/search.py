@@ -96,6 +96,38 @@ def highlight_chunks(
     return [HighlightChunksRow(*row) for row in rows]
 
 
+REPEAT_TIER_CHUNKS = """
+select (select count(*)
+        from (select from entity_chunk_repeats r where r.lexemes @@ t.query::tsquery limit %(cap)s::integer) as x
+       )::integer as chunks
+from unnest(%(queries)s::text[]) with ordinality as t(query, n)
+order by t.n
+"""
+
+
+def repeat_tier_chunks(
+    conn: psycopg.Connection[Any],
+    *,
+    cap: int,
+    queries: list[str],
+) -> list[int]:
+    """How many chunks each of `queries` (repeats' tiers, tsqueries over
+    entity_chunk_repeats) matches, counting to `cap` at most, in the order given
+    (decision 116). text_search asks it once for the highest tiers and skips a
+    tier too small to give the entities it lacks, so a word no chunk holds eight
+    times or more pays one statement for those tiers instead of three steps. Only
+    the highest are asked: their posting lists are short, while a lower tier of a
+    common word lists most of the table, which the index reads whole (a GIN index
+    has no plain index scan, so the limit does not shorten it).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            REPEAT_TIER_CHUNKS,
+            {"cap": cap, "queries": queries},
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
 SEARCH_ENTITIES = """
 with settings as materialized (
     select coalesce((select value = 'true'::jsonb from platform_settings where key = 'search_include_drafts'),
@@ -419,17 +451,17 @@ def search_entities_text(
     holding at least m terms, with m falling, gets the exact top k from the first
     m that yields k entities, without ranking every chunk holding any term.
     `repeat_query` matches the lexemes a chunk's text repeats instead
-    (entity_chunk_repeats, weighted by how often: 'word':ABC is three times or
-    more; decision 115): with the chunks holding at least two terms, those are
-    every chunk ranking above one that holds a single term fewer times. A caller
-    passes one of the two; a null query matches nothing. As in SearchEntities,
-    `entities` is read per matching chunk only when an entity-level filter is
-    given (`exists`), and the k results are picked before the join to entities and
-    sources, so that join is k index look-ups, not a hash join over the whole
-    table for every match (decision 112). Matching and ranking read the chunk's
-    stored lexemes (entity_chunk_lexemes, index entity_chunk_lexemes_lexemes_idx),
-    joined to the chunk by its primary key; a chunk's text is read for the k
-    winners only (decision 113).
+    (entity_chunk_repeats, each marked by how often: 'word 8' | 'word 21' | 'word
+    55' is eight times or more; decisions 115, 116): with the chunks holding at
+    least two terms, those are every chunk ranking above one that holds a single
+    term fewer times. A caller passes one of the two; a null query matches
+    nothing. As in SearchEntities, `entities` is read per matching chunk only when
+    an entity-level filter is given (`exists`), and the k results are picked
+    before the join to entities and sources, so that join is k index look-ups, not
+    a hash join over the whole table for every match (decision 112). Matching and
+    ranking read the chunk's stored lexemes (entity_chunk_lexemes, index
+    entity_chunk_lexemes_lexemes_idx), joined to the chunk by its primary key; a
+    chunk's text is read for the k winners only (decision 113).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

@@ -222,10 +222,10 @@ def text_search(
     at a million chunks for three words of rank 50-1,000 (bench/search_text.py); the k best are among the
     chunks holding all the terms, or all but one, ... whenever those hold k entities, so SearchEntitiesText
     is asked step by step (:func:`term_steps`) and the first step that yields k entities is the exact
-    answer. Before the last step, the chunks holding a term three times or more, then twice or more, join
-    those holding two terms (decision 115): a single common word ranked every chunk holding it, p50 1.2 s at
-    a million chunks, 33 ms now. The last step (any term) is the whole set, so fewer than k results means
-    fewer exist.
+    answer. Before the last step, the chunks holding a term 55, 21, 8, 3 and 2 times or more join those
+    holding two terms (decisions 115, 116): a single common word ranked every chunk holding it, p50 1.2 s at
+    a million chunks, 33 ms with the tiers of three and two, and a near stop word still 2.2 s. The last step
+    (any term) is the whole set, so fewer than k results means fewer exist.
 
     ``score`` is ``rank / (1 + rank)``: ts_rank_cd is unbounded above, this keeps it in [0, 1). :func:`search`
     runs it after :func:`vector_search` in one transaction, so under ConfigureVectorScan's settings (custom
@@ -235,7 +235,13 @@ def text_search(
     terms = sq.text_query_terms(conn, query_text=query)
     rows: list[sq.SearchEntitiesTextRow] = []
     reached: list[sq.SearchEntitiesTextRow] = []  # by the last step that matched the lexemes
+    tier_chunks: dict[str, int] | None = None  # the highest repeats' tiers' sizes, asked at the first of them
     for step in term_steps(terms):
+        if step.repeats:
+            if tier_chunks is None:
+                tier_chunks = _highest_tier_chunks(conn, terms, k)
+            if len(reached) + tier_chunks.get(step.query, k) < k:
+                continue  # it cannot hold the entities the two-term step lacks: the same answer, one step less
         found = sq.search_entities_text(
             conn,
             terms=terms,
@@ -256,6 +262,12 @@ def text_search(
     return [_result(r, score=r.rank / (1.0 + r.rank), text_rank=r.rank, matched_by=("text",)) for r in rows]
 
 
+def _highest_tier_chunks(conn: psycopg.Connection[Any], terms: Sequence[str], k: int) -> dict[str, int]:
+    """The chunks (at most k) matched by each of the PROBED_TIERS highest repeats' steps, by step query."""
+    queries = [step.query for step in term_steps(terms) if step.repeats][:PROBED_TIERS]
+    return dict(zip(queries, sq.repeat_tier_chunks(conn, cap=k, queries=queries), strict=True))
+
+
 @dataclass(frozen=True, slots=True)
 class TextStep:
     """One step of :func:`text_search`: the chunks whose lexemes match ``query`` (a tsquery text), or with
@@ -265,9 +277,25 @@ class TextStep:
     repeats: bool = False
 
 
-# Weight restrictions over entity_chunk_repeats, whose weights count a lexeme's occurrences (D twice, C three
-# times, ...; sql/triggers/310_chunk_lexemes.sql): the repeats' steps ask for three or more, then two or more.
-REPEAT_TIERS = (":ABC", "")
+# How entity_chunk_repeats marks a lexeme by the number of times its chunk holds it (sql/triggers/
+# 310_chunk_lexemes.sql, decision 116): (at least, the mark appended), rising. Each tier ~2.6 times the one
+# below, so for the commonest words too a tier holds few chunks beyond the k entities asked for.
+REPEAT_MARKS = ((2, ""), (3, " 3"), (8, " 8"), (21, " 21"), (55, " 55"))
+# The repeats' steps, falling: the chunks holding a term at least this many times.
+REPEAT_TIERS = tuple(sorted((count for count, _ in REPEAT_MARKS), reverse=True))
+# text_search asks for the sizes of this many of the highest tiers in one statement (RepeatTierChunks) and skips
+# those too small: for most words they are empty, and three empty steps cost 1-2 ms (bench/search_text.py).
+# The lower tiers of a common word list most of the table, too long a read to ask for.
+PROBED_TIERS = 3
+
+
+def repeated(term: str, at_least: int) -> str:
+    """The tsquery over entity_chunk_repeats matching the chunks that hold ``term`` (a quoted lexeme, as
+    TextQueryTerms prints it) at least ``at_least`` times: an OR of its marked forms, so the index alone
+    answers it."""
+    if len(term) < 3 or term[0] != "'" or term[-1] != "'":
+        raise ValueError(f"not a quoted tsquery lexeme: {term!r}")
+    return " | ".join(f"{term[:-1]}{mark}'" for count, mark in REPEAT_MARKS if count >= at_least)
 
 
 def term_steps(terms: Sequence[str], max_groups: int = MAX_TERM_GROUPS) -> Iterator[TextStep]:
@@ -275,9 +303,9 @@ def term_steps(terms: Sequence[str], max_groups: int = MAX_TERM_GROUPS) -> Itera
     holding any of ``terms``:
 
     - the chunks holding at least m of the terms, m falling from all to two (decision 114);
-    - with those, the chunks holding one of the terms three times or more, then twice or more (decision
-      115). A chunk holding a single term t times ranks 0.1 t (ts_rank_cd over unweighted lexemes), so the
-      chunks such a step does not reach rank below all it does;
+    - with those, the chunks holding one of the terms at least 55 times, then 21, 8, 3 and 2 (decisions
+      115, 116). A chunk holding a single term t times ranks 0.1 t (ts_rank_cd over unweighted lexemes), so
+      the chunks such a step does not reach rank below all it does;
     - any term.
 
     ``terms`` are tsquery operands as PostgreSQL prints them (TextQueryTerms), so joining them is safe.
@@ -291,8 +319,8 @@ def term_steps(terms: Sequence[str], max_groups: int = MAX_TERM_GROUPS) -> Itera
         if comb(len(terms), m) <= max_groups:
             yield TextStep(" | ".join("(" + " & ".join(group) + ")" for group in combinations(terms, m)))
     if comb(len(terms), 2) <= max_groups:  # 0 for one term: nothing to add to
-        for tier in REPEAT_TIERS:
-            yield TextStep(" | ".join(term + tier for term in terms), repeats=True)
+        for at_least in REPEAT_TIERS:
+            yield TextStep(" | ".join(repeated(term, at_least) for term in terms), repeats=True)
     yield TextStep(any_term)
 
 

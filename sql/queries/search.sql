@@ -162,8 +162,9 @@ order by 1;
 -- holds (`matched`), then by cover density over any of them (ts_rank_cd of the terms OR-ed), then id
 -- (decision 114). So a caller asking first for the chunks holding at least m terms, with m falling, gets
 -- the exact top k from the first m that yields k entities, without ranking every chunk holding any term.
--- `repeat_query` matches the lexemes a chunk's text repeats instead (entity_chunk_repeats, weighted by how
--- often: 'word':ABC is three times or more; decision 115): with the chunks holding at least two terms,
+-- `repeat_query` matches the lexemes a chunk's text repeats instead (entity_chunk_repeats, each marked by how
+-- often: 'word 8' | 'word 21' | 'word 55' is eight times or more; decisions 115, 116): with the chunks
+-- holding at least two terms,
 -- those are every chunk ranking above one that holds a single term fewer times. A caller passes one of the
 -- two; a null query matches nothing.
 -- As in SearchEntities, `entities` is read per
@@ -220,6 +221,19 @@ join entity_chunks c on c.id = t.chunk_id  -- the text of the k winners only, no
 join entities e on e.id = t.entity_id
 join sources s on s.id = e.source_id
 order by t.matched desc, t.rank desc, t.entity_id;
+
+-- name: RepeatTierChunks :many
+-- How many chunks each of `queries` (repeats' tiers, tsqueries over entity_chunk_repeats) matches, counting
+-- to `cap` at most, in the order given (decision 116). text_search asks it once for the highest tiers and
+-- skips a tier too small to give the entities it lacks, so a word no chunk holds eight times or more pays
+-- one statement for those tiers instead of three steps. Only the highest are asked: their posting lists are
+-- short, while a lower tier of a common word lists most of the table, which the index reads whole (a GIN
+-- index has no plain index scan, so the limit does not shorten it).
+select (select count(*)
+        from (select from entity_chunk_repeats r where r.lexemes @@ t.query::tsquery limit sqlc.arg(cap)::integer) as x
+       )::integer as chunks
+from unnest(sqlc.arg(queries)::text[]) with ordinality as t(query, n)
+order by t.n;
 
 -- name: HighlightChunks :many
 -- Up to three fragments of each given chunk around the query's lexemes (ts_headline, same `russian`

@@ -22,23 +22,25 @@ set local lock_timeout = '30s';
 set local statement_timeout = '2h';
 
 -- ts_rank_cd over one term of an unweighted tsvector is 0.1 an occurrence, so these are the lexemes for which
--- a chunk ranks above the chunks holding them once (decision 115). Each keeps one position whose weight
--- tells how often the text holds it: D twice, C three times, B four to seven, A eight or more; so
--- 'word':ABC matches the chunks holding it at least three times (tsquery's weight restriction). The
--- lexeme is written in tsvector's quoted form (a quote doubled, a backslash escaped).
+-- a chunk ranks above the chunks holding them once (decision 115). Each is kept once, marked by how often the
+-- text holds it (decision 116): as itself twice, with " 3" appended three to seven times, " 8" eight to
+-- twenty, " 21" twenty-one to fifty-four, " 55" fifty-five or more. So a tier is a plain OR of marked
+-- lexemes ('word 8' | 'word 21' | 'word 55': eight times or more), which the GIN index answers without
+-- reading the rows (a weight restriction, migration 38's form, is checked in the table). No lexeme of the
+-- `russian` configuration holds a space, so a mark never meets a word. Migration 39 holds a copy of this
+-- definition (it refilled the table); this file is the one to change.
 create or replace function harvester_repeated_lexemes(lexemes tsvector) returns tsvector
     language sql
     immutable strict parallel safe
     set search_path to ''
 as $$
-    select coalesce(pg_catalog.string_agg(
-               '''' || pg_catalog.replace(pg_catalog.replace(u.lexeme, '\', '\\'), '''', '''''') || ''':1'
-               || case when u.n >= 8 then 'A' when u.n >= 4 then 'B' when u.n = 3 then 'C' else 'D' end,
-               ' '), '')::pg_catalog.tsvector
+    select pg_catalog.array_to_tsvector(coalesce(pg_catalog.array_agg(
+               u.lexeme || case when u.n >= 55 then ' 55' when u.n >= 21 then ' 21' when u.n >= 8 then ' 8'
+                                when u.n >= 3 then ' 3' else '' end), '{}'))
     from (select r.lexeme, pg_catalog.cardinality(r.positions) as n from pg_catalog.unnest(lexemes) as r) as u
     where u.n > 1;
 $$;
-comment on function harvester_repeated_lexemes(tsvector) is 'The lexemes of a tsvector with two or more positions, each at position 1 weighted by its count: D 2, C 3, B 4-7, A 8+ (entity_chunk_repeats).';
+comment on function harvester_repeated_lexemes(tsvector) is 'The lexemes of a tsvector with two or more positions, each once, marked by its count: itself 2, " 3" 3-7, " 8" 8-20, " 21" 21-54, " 55" 55+ (entity_chunk_repeats).';
 
 create or replace function tg_entity_chunks__lexemes_insert() returns trigger
     language plpgsql

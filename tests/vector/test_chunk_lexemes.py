@@ -18,6 +18,7 @@ from tests.vector.fakes import HashEmbedder
 
 LEXEMES = "0037"  # the migration that adds entity_chunk_lexemes
 REPEATS = "0038"  # the migration that adds entity_chunk_repeats
+MARKS = "0039"  # the migration that marks the repeated lexemes by count instead of weighting them
 
 UNMATCHED = """
 select count(*) from entity_chunks c
@@ -44,6 +45,27 @@ def _old_entity(conn: psycopg.Connection[Any]) -> tuple[int, int]:
         (source_id,),
     ).fetchone()[0]  # type: ignore[index]
     return int(source_id), int(entity_id)
+
+
+def _before(suffix: str) -> str:
+    """The version before the migration whose version ends with ``suffix``."""
+    versions = [m.version for m in load_migrations()]
+    (version,) = [v for v in versions if v.endswith(suffix)]
+    return versions[versions.index(version) - 1]
+
+
+def _old_chunk(conn: psycopg.Connection[Any], source_id: int, entity_id: int, ordinal: int, body: str) -> int:
+    """A chunk and its lexemes, as an older version's trigger stored them (a target stops before the
+    trigger files); its id."""
+    chunk_id = conn.execute(
+        "insert into entity_chunks (entity_id, ordinal, body, content_hash, source_id, acl_principals,"
+        " entity_status) values (%s, %s, %s, %s, %s, '{group:all}', 'final') returning id",
+        (entity_id, ordinal, body, f"c{ordinal}", source_id),
+    ).fetchone()[0]  # type: ignore[index]
+    conn.execute(
+        "insert into entity_chunk_lexemes (chunk_id, lexemes) values (%s, to_tsvector('russian', %s))", (chunk_id, body)
+    )
+    return int(chunk_id)
 
 
 def test_chunks_stored_before_the_migration_get_their_lexemes_when_migrate_applies_the_triggers(
@@ -98,22 +120,11 @@ def test_chunks_stored_before_the_repeats_migration_get_their_repeats_when_migra
     empty_db_url: str, tmp_path: Path
 ) -> None:
     """Migration 38 (decision 115): the trigger file derives every stored chunk's repeats from its lexemes."""
-    versions = [m.version for m in load_migrations()]
-    (repeats,) = [v for v in versions if v.endswith(REPEATS)]
-    migrate(empty_db_url, tmp_path / "b", target=versions[versions.index(repeats) - 1])
+    migrate(empty_db_url, tmp_path / "b", target=_before(REPEATS))
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
         source_id, entity_id = _old_entity(conn)
         for ordinal, body in enumerate(("Migrations fail, the migration failed", "Nothing repeats here")):
-            chunk_id = conn.execute(
-                "insert into entity_chunks (entity_id, ordinal, body, content_hash, source_id, acl_principals,"
-                " entity_status) values (%s, %s, %s, %s, %s, '{group:all}', 'final') returning id",
-                (entity_id, ordinal, body, f"c{ordinal}", source_id),
-            ).fetchone()[0]  # type: ignore[index]
-            # As the previous version's trigger stored them (a target stops before the trigger files).
-            conn.execute(
-                "insert into entity_chunk_lexemes (chunk_id, lexemes) values (%s, to_tsvector('russian', %s))",
-                (chunk_id, body),
-            )
+            _old_chunk(conn, source_id, entity_id, ordinal, body)
         assert conn.execute("select to_regclass('entity_chunk_repeats') is null").fetchone() == (True,)
 
     migrate(empty_db_url, tmp_path / "b")
@@ -122,9 +133,40 @@ def test_chunks_stored_before_the_repeats_migration_get_their_repeats_when_migra
             "select c.ordinal, r.lexemes::text from entity_chunk_repeats r join entity_chunks c on c.id = r.chunk_id"
             " order by c.ordinal"
         ).fetchall()
-        assert stored == [(0, "'fail':1 'migrat':1"), (1, "")]
+        assert stored == [(0, "'fail' 'migrat'"), (1, "")]
         conn.execute("delete from entity_chunk_repeats where lexemes = ''")
         conn.execute("delete from schema_trigger_files where name = '310_chunk_lexemes.sql'")
     migrate(empty_db_url, tmp_path / "b")
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
         assert conn.execute("select count(*) from entity_chunk_repeats").fetchone() == (2,)  # the lost row is back
+
+
+def test_the_marks_migration_derives_every_chunk_repeats_again(empty_db_url: str, tmp_path: Path) -> None:
+    """Migration 39 (decision 116): repeats stored in migration 38's weighted form are derived again, each
+    lexeme marked by its count, and a chunk that had no row gets one."""
+    migrate(empty_db_url, tmp_path / "b", target=_before(MARKS))
+    bodies = ("Deploy, deploy and deploy; the deploy", "Backups and more backups", "Nothing repeats here")
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        source_id, entity_id = _old_entity(conn)
+        chunk_ids = [_old_chunk(conn, source_id, entity_id, ordinal, body) for ordinal, body in enumerate(bodies)]
+        # Migration 38's form: weighted positions (B: four to seven times, D: twice); the third chunk has none.
+        for chunk_id, weighted in zip(chunk_ids, ("'deploy':1B", "'backup':1D"), strict=False):
+            conn.execute(
+                "insert into entity_chunk_repeats (chunk_id, lexemes) values (%s, %s::tsvector)", (chunk_id, weighted)
+            )
+
+    migrate(empty_db_url, tmp_path / "b")
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        stored = conn.execute(
+            "select c.ordinal, r.lexemes::text from entity_chunk_repeats r join entity_chunks c on c.id = r.chunk_id"
+            " order by c.ordinal"
+        ).fetchall()
+        assert stored == [(0, "'deploy 3'"), (1, "'backup'"), (2, "")]
+        four_times = "'deploy 3' | 'deploy 8' | 'deploy 21' | 'deploy 55'"  # three times or more, by the index alone
+        assert conn.execute(
+            "select count(*) from entity_chunk_repeats where lexemes @@ %s::tsquery", (four_times,)
+        ).fetchone() == (1,)
+        index = conn.execute("select pg_get_indexdef('entity_chunk_repeats_lexemes_idx'::regclass)").fetchone()
+        assert index == (
+            "CREATE INDEX entity_chunk_repeats_lexemes_idx ON public.entity_chunk_repeats USING gin (lexemes)",
+        )

@@ -16,7 +16,15 @@ import pytest
 
 from app.queries import search as sq
 from app.secrets import Keyring
-from app.vector.search import MAX_TERM_GROUPS, Principal, SearchFilters, TextStep, term_steps, text_search
+from app.vector.search import (
+    MAX_TERM_GROUPS,
+    Principal,
+    SearchFilters,
+    TextStep,
+    repeated,
+    term_steps,
+    text_search,
+)
 from app.vector.stage import VectorStage
 from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
@@ -113,17 +121,22 @@ def test_entities_the_principal_cannot_see_do_not_end_the_steps(
 def test_term_steps_fall_from_every_term_to_any_within_the_group_bound() -> None:
     assert list(term_steps([])) == []
     assert list(term_steps(["'a'"])) == [
-        TextStep("'a':ABC", repeats=True),  # three times or more (the repeats' weights count occurrences)
-        TextStep("'a'", repeats=True),  # twice or more
+        # 55 times or more, then 21, 8, 3, 2 (entity_chunk_repeats marks each repeated lexeme by its count)
+        TextStep("'a 55'", repeats=True),
+        TextStep("'a 21' | 'a 55'", repeats=True),
+        TextStep("'a 8' | 'a 21' | 'a 55'", repeats=True),
+        TextStep("'a 3' | 'a 8' | 'a 21' | 'a 55'", repeats=True),
+        TextStep("'a' | 'a 3' | 'a 8' | 'a 21' | 'a 55'", repeats=True),
         TextStep("'a'"),
     ]
-    assert list(term_steps(["'a'", "'b'", "'c'"])) == [
+    three = list(term_steps(["'a'", "'b'", "'c'"]))
+    assert three[:3] == [
         TextStep("('a' & 'b' & 'c')"),
         TextStep("('a' & 'b') | ('a' & 'c') | ('b' & 'c')"),
-        TextStep("'a':ABC | 'b':ABC | 'c':ABC", repeats=True),  # added to the two-term step, never on their own
-        TextStep("'a' | 'b' | 'c'", repeats=True),
-        TextStep("'a' | 'b' | 'c'"),
+        TextStep("'a 55' | 'b 55' | 'c 55'", repeats=True),  # added to the two-term step, never on their own
     ]
+    assert [step.repeats for step in three] == [False, False, True, True, True, True, True, False]
+    assert three[-2].query.count("|") == 3 * 5 - 1 and three[-1] == TextStep("'a' | 'b' | 'c'")
     eight = [f"'t{i}'" for i in range(8)]
     steps = list(term_steps(eight))
     # All eight (1 group), seven of eight (8 groups); six to two would OR 28-70 groups, and without the
@@ -133,19 +146,37 @@ def test_term_steps_fall_from_every_term_to_any_within_the_group_bound() -> None
     assert all(step.query.count("(") <= MAX_TERM_GROUPS for step in steps)
     assert steps[-1] == TextStep(" | ".join(eight))
     six = [f"'t{i}'" for i in range(6)]  # C(6, 2) = 15 groups: the repeats' step is tried
-    assert [step.repeats for step in term_steps(six)] == [False] * 5 + [True, True, False]
+    assert [step.repeats for step in term_steps(six)] == [False] * 5 + [True] * 5 + [False]
 
 
-def test_a_single_word_ranks_the_chunks_repeating_it_first_and_stops_there(
-    conn: psycopg.Connection[Any], keyring: Keyring
-) -> None:
-    """The repeats' step answers when the chunks repeating the word hold k entities; the secret ones do not count."""
+def test_a_repeats_tier_is_an_or_of_the_marked_lexeme() -> None:
+    assert repeated("'it''s'", 8) == "'it''s 8' | 'it''s 21' | 'it''s 55'"
+    assert repeated("'a'", 2) == "'a' | 'a 3' | 'a 8' | 'a 21' | 'a 55'"
+    with pytest.raises(ValueError, match="not a quoted tsquery lexeme"):
+        repeated("a", 2)
+
+
+def _repeating_alpha(conn: psycopg.Connection[Any], keyring: Keyring) -> None:
+    """Visible chunks holding "alpha" once (IT-1-3), three times (IT-7), twice (IT-8, 9), 8, 21 and 55 times
+    (IT-10-12); secret ones holding it twice (IT-4-6) and 60 times (IT-13)."""
     source_id = plain_source(conn, keyring)
     rows = [entity(n, "alpha bravo", ["group:jira:all"], title="") for n in range(1, 4)]
     rows += [entity(n, "alpha charlie alpha", ["group:jira:secret"], title="") for n in range(4, 7)]
     rows += [entity(7, "alpha alpha alpha delta", ["group:jira:all"], title="")]
     rows += [entity(n, "echo alpha delta alpha", ["group:jira:all"], title="") for n in range(8, 10)]
+    rows += [
+        entity(n, "alpha " * times + "golf", ["group:jira:all"], title="") for n, times in ((10, 8), (11, 21), (12, 55))
+    ]
+    rows += [entity(13, "alpha " * 60, ["group:jira:secret"], title="")]
     load_entities(conn, source_id, rows, VectorStage(HashEmbedder()))
+
+
+def test_a_single_word_ranks_the_chunks_repeating_it_first_and_stops_there(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """Each repeats' step answers when the chunks holding the word that often hold k entities; the secret ones
+    do not count."""
+    _repeating_alpha(conn, keyring)
     terms = sq.text_query_terms(conn, query_text="alpha")
     tiers = [step.query for step in term_steps(terms) if step.repeats]
 
@@ -156,15 +187,22 @@ def test_a_single_word_ranks_the_chunks_repeating_it_first_and_stops_there(
         )  # fmt: skip
         return sorted(str(r.natural_key) for r in rows)
 
-    # Three times or more, then twice or more: the visible chunks only; the second tier reaches k = 3.
-    assert [reached(tier) for tier in tiers] == [["IT-7"], ["IT-7", "IT-8", "IT-9"]]
-    assert _keys(text_search(conn, "alpha", ALL.tokens(), 1, SearchFilters())) == ["IT-7"]
-    found = text_search(conn, "alpha", ALL.tokens(), 3, SearchFilters())
-    assert _keys(found) == ["IT-7", "IT-8", "IT-9"]  # three occurrences, then two (ties by entity)
-    assert [r.text_rank for r in found] == pytest.approx([0.3, 0.2, 0.2])
+    # 55 times or more, then 21, 8, 3 and 2: the visible chunks only.
+    assert [reached(tier) for tier in tiers] == [
+        ["IT-12"],
+        ["IT-11", "IT-12"],
+        ["IT-10", "IT-11", "IT-12"],
+        ["IT-10", "IT-11", "IT-12", "IT-7"],
+        ["IT-10", "IT-11", "IT-12", "IT-7", "IT-8", "IT-9"],
+    ]
+    assert _keys(text_search(conn, "alpha", ALL.tokens(), 1, SearchFilters())) == ["IT-12"]
+    found = text_search(conn, "alpha", ALL.tokens(), 6, SearchFilters())
+    assert _keys(found) == ["IT-12", "IT-11", "IT-10", "IT-7", "IT-8", "IT-9"]  # by count, ties by entity
+    assert [r.text_rank for r in found] == pytest.approx([5.5, 2.1, 0.8, 0.3, 0.2, 0.2])
     # Asked for more than the repeats reach, the last step adds the chunks holding it once.
-    more = text_search(conn, "alpha", ALL.tokens(), 5, SearchFilters())
-    assert _keys(more) == ["IT-7", "IT-8", "IT-9", "IT-1", "IT-2"]
+    more = text_search(conn, "alpha", ALL.tokens(), 8, SearchFilters())
+    assert _keys(more) == ["IT-12", "IT-11", "IT-10", "IT-7", "IT-8", "IT-9", "IT-1", "IT-2"]
+    assert [r.entity_id for r in more] == _every_match_ranked(conn, "alpha", 8)
 
 
 def test_two_words_held_once_each_outrank_one_word_repeated_in_the_repeats_step(
@@ -180,3 +218,38 @@ def test_two_words_held_once_each_outrank_one_word_repeated_in_the_repeats_step(
     found = text_search(conn, "alpha bravo", ALL.tokens(), 3, SearchFilters())
     assert _keys(found) == ["IT-1", "IT-2", "IT-3"]
     assert [r.entity_id for r in found] == _every_match_ranked(conn, "alpha bravo", 3)
+
+
+def test_the_highest_tiers_too_small_for_k_are_skipped_without_a_step(
+    conn: psycopg.Connection[Any], keyring: Keyring, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One statement sizes the three highest tiers (invisible chunks count: it reads the index only); a tier
+    with fewer chunks than the entities still lacking is not asked for. The answers stay those of ranking
+    every match. A spy around the real statement records the steps."""
+    _repeating_alpha(conn, keyring)
+    asked: list[str | None] = []
+    real = sq.search_entities_text
+
+    def spy(conn: psycopg.Connection[Any], **kwargs: Any) -> list[sq.SearchEntitiesTextRow]:
+        asked.append(kwargs["repeat_query"] or kwargs["match_query"])
+        return real(conn, **kwargs)
+
+    monkeypatch.setattr(sq, "search_entities_text", spy)
+    tier = {at_least: repeated("'alpha'", at_least) for at_least in (55, 21, 8, 3, 2)}
+    assert [step.query for step in term_steps(["'alpha'"]) if step.repeats] == list(tier.values())
+
+    found = text_search(conn, "alpha", ALL.tokens(), 1, SearchFilters())
+    assert _keys(found) == ["IT-12"] and asked == [tier[55]]  # 55 times or more: IT-12 and the secret IT-13
+    asked.clear()
+    found = text_search(conn, "alpha", ALL.tokens(), 3, SearchFilters())
+    # 55+ holds two chunks for three entities: skipped; 21+ holds three chunks but two visible entities.
+    assert _keys(found) == ["IT-12", "IT-11", "IT-10"] and asked == [tier[21], tier[8]]
+    asked.clear()
+    found = text_search(conn, "bravo", ALL.tokens(), 3, SearchFilters())
+    # Nothing repeats "bravo": the three highest tiers are skipped; the lower two are not sized, so asked.
+    assert _keys(found) == ["IT-1", "IT-2", "IT-3"]
+    assert asked == [repeated("'bravo'", 3), repeated("'bravo'", 2), "'bravo'"]
+    monkeypatch.undo()
+    for query, k in (("alpha", 1), ("alpha", 3), ("bravo", 3)):
+        expected = _every_match_ranked(conn, query, k)
+        assert [r.entity_id for r in text_search(conn, query, ALL.tokens(), k, SearchFilters())] == expected
