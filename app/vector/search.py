@@ -223,9 +223,10 @@ def text_search(
     chunks holding all the terms, or all but one, ... whenever those hold k entities, so SearchEntitiesText
     is asked step by step (:func:`term_steps`) and the first step that yields k entities is the exact
     answer. Before the last step, the chunks holding a term 55, 21, 8, 3 and 2 times or more join those
-    holding two terms (decisions 115, 116): a single common word ranked every chunk holding it, p50 1.2 s at
-    a million chunks, 33 ms with the tiers of three and two, and a near stop word still 2.2 s. The last step
-    (any term) is the whole set, so fewer than k results means fewer exist.
+    holding two terms (decisions 115, 116; the three highest sized first, and skipped when too small): a
+    single word ranked every chunk holding it, at a million chunks p50 / p95 0.9 / 1.7 s for rank 50-200 and
+    2.3 / 2.8 s for rank 5-50, now 11 / 36 and 100 / 646 ms. The last step (any term) is the whole set, so
+    fewer than k results means fewer exist.
 
     ``score`` is ``rank / (1 + rank)``: ts_rank_cd is unbounded above, this keeps it in [0, 1). :func:`search`
     runs it after :func:`vector_search` in one transaction, so under ConfigureVectorScan's settings (custom
@@ -278,14 +279,14 @@ class TextStep:
 
 
 # How entity_chunk_repeats marks a lexeme by the number of times its chunk holds it (sql/triggers/
-# 310_chunk_lexemes.sql, decision 116): (at least, the mark appended), rising. Each tier ~2.6 times the one
-# below, so for the commonest words too a tier holds few chunks beyond the k entities asked for.
+# 310_chunk_lexemes.sql, decision 116): (at least, the mark appended), rising. Each threshold is about 2.6
+# times the one below, so a common word meets a tier of some thousands of chunks, not one of most of the table.
 REPEAT_MARKS = ((2, ""), (3, " 3"), (8, " 8"), (21, " 21"), (55, " 55"))
 # The repeats' steps, falling: the chunks holding a term at least this many times.
 REPEAT_TIERS = tuple(sorted((count for count, _ in REPEAT_MARKS), reverse=True))
-# text_search asks for the sizes of this many of the highest tiers in one statement (RepeatTierChunks) and skips
-# those too small: for most words they are empty, and three empty steps cost 1-2 ms (bench/search_text.py).
-# The lower tiers of a common word list most of the table, too long a read to ask for.
+# text_search asks for the sizes of this many of the highest tiers in one statement (RepeatTierChunks) and
+# skips those too small: for most words they are empty, and three empty steps cost 0.7-1.8 ms p50 at 100 k
+# chunks (bench/search_text.py). The lower tiers of a common word list most of the table, too long a read.
 PROBED_TIERS = 3
 
 

@@ -164,9 +164,8 @@ order by 1;
 -- the exact top k from the first m that yields k entities, without ranking every chunk holding any term.
 -- `repeat_query` matches the lexemes a chunk's text repeats instead (entity_chunk_repeats, each marked by how
 -- often: 'word 8' | 'word 21' | 'word 55' is eight times or more; decisions 115, 116): with the chunks
--- holding at least two terms,
--- those are every chunk ranking above one that holds a single term fewer times. A caller passes one of the
--- two; a null query matches nothing.
+-- holding at least two terms, those are every chunk ranking above one that holds a single term fewer times.
+-- A caller passes one of the two; a null query matches nothing.
 -- As in SearchEntities, `entities` is read per
 -- matching chunk only when an entity-level filter is given (`exists`), and the k results are picked before
 -- the join to entities and sources, so that join is k index look-ups, not a hash join over the whole

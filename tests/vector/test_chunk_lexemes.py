@@ -11,7 +11,7 @@ import psycopg
 
 from app.db.migrate import load_migrations, migrate
 from app.secrets import Keyring
-from app.vector.search import SearchFilters, text_search
+from app.vector.search import SearchFilters, repeated, text_search
 from app.vector.stage import VectorStage
 from tests.vector.conftest import entity, load_entities, plain_source
 from tests.vector.fakes import HashEmbedder
@@ -27,13 +27,6 @@ where not exists (select from entity_chunk_lexemes l
 """
 
 
-def _before_lexemes() -> tuple[str, str]:
-    """(the version before the lexemes' migration, its own version)."""
-    versions = [m.version for m in load_migrations()]
-    (version,) = [v for v in versions if v.endswith(LEXEMES)]
-    return versions[versions.index(version) - 1], version
-
-
 def _old_entity(conn: psycopg.Connection[Any]) -> tuple[int, int]:
     """(source id, entity id) of one entity written straight into an older schema."""
     source_id = conn.execute(
@@ -47,11 +40,16 @@ def _old_entity(conn: psycopg.Connection[Any]) -> tuple[int, int]:
     return int(source_id), int(entity_id)
 
 
+def _version(suffix: str) -> str:
+    """The version of the migration whose version ends with ``suffix``."""
+    (version,) = [m.version for m in load_migrations() if m.version.endswith(suffix)]
+    return version
+
+
 def _before(suffix: str) -> str:
-    """The version before the migration whose version ends with ``suffix``."""
+    """The version before that migration's."""
     versions = [m.version for m in load_migrations()]
-    (version,) = [v for v in versions if v.endswith(suffix)]
-    return versions[versions.index(version) - 1]
+    return versions[versions.index(_version(suffix)) - 1]
 
 
 def _old_chunk(conn: psycopg.Connection[Any], source_id: int, entity_id: int, ordinal: int, body: str) -> int:
@@ -68,11 +66,18 @@ def _old_chunk(conn: psycopg.Connection[Any], source_id: int, entity_id: int, or
     return int(chunk_id)
 
 
+def _stored_repeats(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    """(chunk ordinal, its repeats as text), by ordinal."""
+    return conn.execute(
+        "select c.ordinal, r.lexemes::text from entity_chunk_repeats r join entity_chunks c on c.id = r.chunk_id"
+        " order by c.ordinal"
+    ).fetchall()
+
+
 def test_chunks_stored_before_the_migration_get_their_lexemes_when_migrate_applies_the_triggers(
     empty_db_url: str, tmp_path: Path
 ) -> None:
-    before, lexemes = _before_lexemes()
-    migrate(empty_db_url, tmp_path / "b", target=before)
+    migrate(empty_db_url, tmp_path / "b", target=_before(LEXEMES))
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
         source_id, entity_id = _old_entity(conn)
         # Without the trigger files (a target stops before them) nothing copies the entity's columns.
@@ -83,7 +88,7 @@ def test_chunks_stored_before_the_migration_get_their_lexemes_when_migrate_appli
                 (entity_id, ordinal, body, f"c{ordinal}", source_id),
             )
 
-    migrate(empty_db_url, tmp_path / "b", target=lexemes)
+    migrate(empty_db_url, tmp_path / "b", target=_version(LEXEMES))
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
         assert conn.execute("select count(*) from entity_chunk_lexemes").fetchone() == (0,)  # filled with the triggers
         assert conn.execute("select to_regclass('entity_chunks_body_fts_idx') is null").fetchone() == (True,)
@@ -129,10 +134,7 @@ def test_chunks_stored_before_the_repeats_migration_get_their_repeats_when_migra
 
     migrate(empty_db_url, tmp_path / "b")
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
-        stored = conn.execute(
-            "select c.ordinal, r.lexemes::text from entity_chunk_repeats r join entity_chunks c on c.id = r.chunk_id"
-            " order by c.ordinal"
-        ).fetchall()
+        stored = _stored_repeats(conn)
         assert stored == [(0, "'fail' 'migrat'"), (1, "")]
         conn.execute("delete from entity_chunk_repeats where lexemes = ''")
         conn.execute("delete from schema_trigger_files where name = '310_chunk_lexemes.sql'")
@@ -157,14 +159,12 @@ def test_the_marks_migration_derives_every_chunk_repeats_again(empty_db_url: str
 
     migrate(empty_db_url, tmp_path / "b")
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
-        stored = conn.execute(
-            "select c.ordinal, r.lexemes::text from entity_chunk_repeats r join entity_chunks c on c.id = r.chunk_id"
-            " order by c.ordinal"
-        ).fetchall()
+        stored = _stored_repeats(conn)
         assert stored == [(0, "'deploy 3'"), (1, "'backup'"), (2, "")]
-        four_times = "'deploy 3' | 'deploy 8' | 'deploy 21' | 'deploy 55'"  # three times or more, by the index alone
+        # The search's tier of three times or more finds the chunk holding "deploy" four times.
+        three_or_more = repeated("'deploy'", 3)
         assert conn.execute(
-            "select count(*) from entity_chunk_repeats where lexemes @@ %s::tsquery", (four_times,)
+            "select count(*) from entity_chunk_repeats where lexemes @@ %s::tsquery", (three_or_more,)
         ).fetchone() == (1,)
         index = conn.execute("select pg_get_indexdef('entity_chunk_repeats_lexemes_idx'::regclass)").fetchone()
         assert index == (
