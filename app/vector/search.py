@@ -240,7 +240,7 @@ def text_search(
     for step in term_steps(terms):
         if step.repeats:
             if tier_chunks is None:
-                tier_chunks = _highest_tier_chunks(conn, terms, k)
+                tier_chunks = _highest_tier_chunks(conn, terms)
             if len(reached) + tier_chunks.get(step.query, k) < k:
                 continue  # it cannot hold the entities the two-term step lacks: the same answer, one step less
         found = sq.search_entities_text(
@@ -263,10 +263,10 @@ def text_search(
     return [_result(r, score=r.rank / (1.0 + r.rank), text_rank=r.rank, matched_by=("text",)) for r in rows]
 
 
-def _highest_tier_chunks(conn: psycopg.Connection[Any], terms: Sequence[str], k: int) -> dict[str, int]:
-    """The chunks (at most k) matched by each of the PROBED_TIERS highest repeats' steps, by step query."""
+def _highest_tier_chunks(conn: psycopg.Connection[Any], terms: Sequence[str]) -> dict[str, int]:
+    """The chunks matched by each of the PROBED_TIERS highest repeats' steps, by step query."""
     queries = [step.query for step in term_steps(terms) if step.repeats][:PROBED_TIERS]
-    return dict(zip(queries, sq.repeat_tier_chunks(conn, cap=k, queries=queries), strict=True))
+    return dict(zip(queries, sq.repeat_tier_chunks(conn, queries=queries), strict=True))
 
 
 @dataclass(frozen=True, slots=True)
