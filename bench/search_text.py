@@ -22,6 +22,9 @@ it:
   step by step (all terms, all but one, ...; decision 114), the chunks repeating a term 55, 21, 8, 3 and 2
   times or more before the last step (decisions 115, 116; the three highest sized first in one statement,
   and skipped when too small), over ``entity_chunk_lexemes`` and ``entity_chunk_repeats``;
+- **before 117**: the product's own steps, planned without ``entity_chunks_visibility_idx`` (decision 117):
+  the bench drops that index in the timed query's transaction (untimed) and rolls it back, so each matching
+  chunk's visibility is read from the heap again. Every other contender reads that index;
 - **before 116**: the same steps with decision 115's repeats' steps instead (three times or more, then
   twice or more, by a weight restriction) over ``bench_repeats_115``, a table the bench fills after the
   load with BEFORE_116_FUNCTION (a labelled copy of decision 115's function, NOT a product one), through
@@ -40,16 +43,17 @@ the matches into shared buffers (at a million chunks they do not all fit, and wh
 ms more), and the contenders take turns at going first.
 
 The bench stops when the product's answer differs from SearchEntitiesText asked once for every chunk holding
-any term or from before 116's or before 115's (the steps must not change the answer), or when before 114
-and parsed disagree (decision 113 changed no answer). Decision 114 changed the order on purpose; the bench
-prints how many of the product's first ten the first ten before it hold. Per set: the median number of
-matching chunks, the median number of terms the k-th result holds (which step answered), each query's p50 /
-p95, and the ratios.
+any term or from before 117's, before 116's or before 115's (neither the index nor the steps may change the
+answer), or when before 114 and parsed disagree (decision 113 changed no answer). Decision 114 changed the
+order on purpose; the bench prints how many of the product's first ten the first ten before it hold. Per
+set: the median number of matching chunks, the median number of terms the k-th result holds (which step
+answered), each query's p50 / p95, and the ratios.
 
 The write side: ``--write-chunks`` chunks are COPYed into an empty table under each design in turn,
 twice, before the main load: the product's (triggers ``_310_lexemes_*`` + GIN over ``entity_chunk_lexemes``
-and over ``entity_chunk_repeats``) and the old one (the insert trigger disabled, GIN over the expression on
-``entity_chunks``). It prints microseconds a chunk and their ratio.
+and over ``entity_chunk_repeats``), the same without ``entity_chunks_visibility_idx`` (before 117), and the
+old one (the insert trigger disabled, GIN over the expression on ``entity_chunks``). It prints microseconds
+a chunk and the ratios.
 
     python bench/search_text.py [--chunks 100000] [--words 150] [--queries 10] [--query-words 3]
                                 [--write-chunks 20000] [--skip-parsed]
@@ -64,7 +68,6 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
-from math import comb
 from pathlib import Path
 from typing import Any, cast
 
@@ -81,12 +84,11 @@ from app.services.sources import NewSource, create_source
 from app.vector.search import (
     EF_SEARCH,
     HYBRID_CANDIDATES,
-    MAX_TERM_GROUPS,
     SearchFilters,
     TextStep,
+    ranked_by_steps,
     term_steps,
     text_search,
-    with_repeats,
 )
 from bench._db import bench_database
 
@@ -97,6 +99,7 @@ COMMON = (50, 200)  # the common word of the "mixed" set
 SYLLABLES = ("ka", "lo", "mi", "ter", "son", "ved", "ra", "pun", "gle", "dor", "bix", "an", "el", "ous", "ing", "ment")
 PRODUCT_INDEX = "entity_chunk_lexemes_lexemes_idx"
 REPEATS_INDEX = "entity_chunk_repeats_lexemes_idx"
+VISIBILITY_INDEX = "entity_chunks_visibility_idx"  # decision 117; "before 117" runs without it
 TRIGGER = "_310_lexemes_insert"
 PARSED_INDEX = "create index bench_body_parsed_idx on entity_chunks using gin (to_tsvector('russian'::regconfig, body))"
 
@@ -143,7 +146,7 @@ as $$
     where u.n > 1;
 $$
 """
-BEFORE_116_TIERS = (":ABC", "")  # decision 115's repeats' steps: three times or more, then twice or more
+BEFORE_116_TIERS = {3: ":ABC", 2: ""}  # decision 115's repeats' steps: three times or more, then twice or more
 
 
 # Labelled copy (not the product query) of SearchEntitiesText as decision 113 left it, before decision 114:
@@ -240,15 +243,20 @@ def copy_entities(conn: psycopg.Connection[Any], source_id: int, n: int, first: 
 def write_side(
     conn: psycopg.Connection[Any], source_id: int, words: list[str], args: argparse.Namespace, product_index: str
 ) -> None:
-    """COPY into an empty entity_chunks under each design, alternated twice: µs a chunk, and the ratio."""
+    """COPY into an empty entity_chunks under each design, alternated twice: µs a chunk, and the ratios."""
+    row = conn.execute("select pg_get_indexdef(%s::regclass)", (VISIBILITY_INDEX,)).fetchone()
+    assert row is not None
+    visibility_index = str(row[0])
     entity_ids = copy_entities(conn, source_id, args.write_chunks // CHUNKS_PER_ENTITY + 1, first=10**8)
     # Drawn once, before any timing: the clock measures the writes, not the text's generation.
     texts = list(zipf_bodies(np.random.default_rng(args.seed + 1), words, args.write_chunks, args.words, args.zipf))
-    per_chunk: dict[str, list[float]] = {"stored": [], "parsed": []}
+    per_chunk: dict[str, list[float]] = {"stored": [], "before 117": [], "parsed": []}
     for _ in range(2):
-        for design in ("stored", "parsed"):
-            if design == "stored":
+        for design in per_chunk:
+            if design != "parsed":
                 conn.execute(product_index)
+                if design == "before 117":
+                    conn.execute(f"drop index {VISIBILITY_INDEX}")
             else:
                 conn.execute(f"alter table entity_chunks disable trigger {TRIGGER}")
                 conn.execute(PARSED_INDEX)
@@ -256,16 +264,19 @@ def write_side(
             seconds = copy_chunks(conn, entity_ids, texts)
             per_chunk[design].append(seconds / args.write_chunks * 1e6)
             conn.execute("delete from entity_chunks")
-            conn.execute(f"drop index {PRODUCT_INDEX if design == 'stored' else 'bench_body_parsed_idx'}")
+            conn.execute(f"drop index {'bench_body_parsed_idx' if design == 'parsed' else PRODUCT_INDEX}")
+            if design == "before 117":
+                conn.execute(visibility_index)
             conn.execute(f"alter table entity_chunks enable trigger {TRIGGER}")
             conn.commit()
     conn.execute("delete from entities where source_entity_id::int >= %s", (10**8,))
     conn.commit()
-    stored, parsed = min(per_chunk["stored"]), min(per_chunk["parsed"])
+    stored, before_117, parsed = (min(per_chunk[design]) for design in ("stored", "before 117", "parsed"))
     say(
         f"write       {args.write_chunks} chunks by COPY into an empty table, best of two: stored lexemes "
-        f"{stored:.0f} µs a chunk (trigger + GIN on the lexemes' and the repeats' tables), parsed {parsed:.0f} µs "
-        f"(GIN on the expression); stored ÷ parsed {stored / parsed:.2f}"
+        f"{stored:.0f} µs a chunk (trigger + GIN on the lexemes' and the repeats' tables), without the visibility "
+        f"index (before 117) {before_117:.0f} µs, parsed {parsed:.0f} µs (GIN on the expression); stored ÷ "
+        f"before 117 {stored / before_117:.3f}, stored ÷ parsed {stored / parsed:.2f}"
     )
 
 
@@ -361,8 +372,9 @@ def main() -> None:
                 "select pg_relation_size('entity_chunks'), pg_total_relation_size('entity_chunks'),"
                 " pg_relation_size('entity_chunk_lexemes'), pg_total_relation_size('entity_chunk_lexemes'),"
                 " pg_relation_size(%s::regclass), coalesce(pg_relation_size(to_regclass('bench_body_parsed_idx')), 0),"
-                " pg_total_relation_size('entity_chunk_repeats'), pg_total_relation_size(%s::regclass)",
-                (PRODUCT_INDEX, BENCH_115_TABLE),
+                " pg_total_relation_size('entity_chunk_repeats'), pg_total_relation_size(%s::regclass),"
+                " pg_relation_size(%s::regclass)",
+                (PRODUCT_INDEX, BENCH_115_TABLE, VISIBILITY_INDEX),
             ).fetchone()
             assert sizes is not None
             mib = [cast(int, v) / 2**20 for v in sizes]
@@ -370,59 +382,63 @@ def main() -> None:
                 f"sizes       entity_chunks heap {mib[0]:.0f} MiB, total {mib[1]:.0f} MiB (the parsed GIN included); "
                 f"entity_chunk_lexemes heap {mib[2]:.0f} MiB, total {mib[3]:.0f} MiB; gin stored {mib[4]:.0f} MiB, "
                 f"gin parsed {mib[5]:.0f} MiB; entity_chunk_repeats total {mib[6]:.0f} MiB (decision 115's: "
-                f"{mib[7]:.0f} MiB)"
+                f"{mib[7]:.0f} MiB); visibility index {mib[8]:.0f} MiB"
             )
             conn.commit()
 
-            def timed_transaction(run: Callable[[], list[int]]) -> tuple[float, list[int]]:
-                with conn.transaction():
+            def timed_transaction(run: Callable[[], list[int]], name: str) -> tuple[float, list[int]]:
+                with conn.transaction() as tx:
+                    if name == "before 117":  # untimed; the transaction is rolled back, the index comes back
+                        conn.execute(f"drop index {VISIBILITY_INDEX}")
                     sq.configure_vector_scan(conn, ef_search=EF_SEARCH, max_scan_tuples=20_000)
                     started = time.perf_counter()
                     found = run()
-                    return time.perf_counter() - started, found
+                    seconds = time.perf_counter() - started
+                    if name == "before 117":
+                        raise psycopg.Rollback(tx)
+                return seconds, found
 
             def product(query: str) -> list[int]:
                 found = text_search(conn, query, ["group:all"], HYBRID_CANDIDATES, SearchFilters())
                 return [r.entity_id for r in found]
 
+            def run_product_statement(terms: list[str]) -> Callable[[TextStep], list[sq.SearchEntitiesTextRow]]:
+                def run(step: TextStep) -> list[sq.SearchEntitiesTextRow]:
+                    return sq.search_entities_text(
+                        conn, terms=terms, match_query=None if step.repeats else step.query,
+                        repeat_query=step.query if step.repeats else None, principals=["group:all"],
+                        statuses=None, source_ids=None, source_types=None, updated_from=None, updated_to=None,
+                        k=HYBRID_CANDIDATES,
+                    )  # fmt: skip
+
+                return run
+
             def before_115(query: str) -> list[int]:
+                """The product's steps without the repeats' steps."""
                 terms = sq.text_query_terms(conn, query_text=query)
-                rows: list[sq.SearchEntitiesTextRow] = []
-                for step in term_steps(terms):
-                    if not step.repeats:
-                        rows = sq.search_entities_text(
-                            conn, terms=terms, match_query=step.query, repeat_query=None,
-                            principals=["group:all"], statuses=None, source_ids=None, source_types=None,
-                            updated_from=None, updated_to=None, k=HYBRID_CANDIDATES,
-                        )  # fmt: skip
-                        if len(rows) >= HYBRID_CANDIDATES:
-                            break
+                steps = [step for step in term_steps(terms) if not step.repeats]
+                rows = ranked_by_steps(steps, HYBRID_CANDIDATES, run_product_statement(terms))
                 return [r.entity_id for r in rows]
 
             before_116_statement = sq.SEARCH_ENTITIES_TEXT.replace("entity_chunk_repeats", BENCH_115_TABLE)
 
             def before_116(query: str) -> list[int]:
-                """The product's steps, with decision 115's repeats' steps over its weighted table."""
+                """The product's steps, with decision 115's repeats' steps over its weighted table, unsized."""
                 terms = sq.text_query_terms(conn, query_text=query)
-                rows: list[sq.SearchEntitiesTextRow] = []
-                reached: list[sq.SearchEntitiesTextRow] = []
-                steps = [step for step in term_steps(terms) if not step.repeats]
-                if comb(len(terms), 2) <= MAX_TERM_GROUPS:  # before the last step, as in term_steps
-                    tiers = [TextStep(" | ".join(t + tier for t in terms), repeats=True) for tier in BEFORE_116_TIERS]
-                    steps = steps[:-1] + tiers + steps[-1:]
-                for step in steps:
+
+                def run(step: TextStep) -> list[sq.SearchEntitiesTextRow]:
                     params = {
                         "terms": terms, "match_query": None if step.repeats else step.query,
                         "repeat_query": step.query if step.repeats else None, "principals": ["group:all"],
                         "statuses": None, "source_ids": None, "source_types": None, "updated_from": None,
                         "updated_to": None, "k": HYBRID_CANDIDATES,
                     }  # fmt: skip
-                    rows_115 = conn.execute(before_116_statement, params).fetchall()
-                    found = [sq.SearchEntitiesTextRow(*cast(Any, r)) for r in rows_115]
-                    rows = with_repeats(reached, found, HYBRID_CANDIDATES) if step.repeats else found
-                    reached = reached if step.repeats else found
-                    if len(rows) >= HYBRID_CANDIDATES:
-                        break
+                    return [sq.SearchEntitiesTextRow(*cast(Any, r)) for r in conn.execute(before_116_statement, params)]
+
+                steps = list(
+                    term_steps(terms, tiers=list(BEFORE_116_TIERS), repeat=lambda t, n: t + BEFORE_116_TIERS[n])
+                )
+                rows = ranked_by_steps(steps, HYBRID_CANDIDATES, run)
                 return [r.entity_id for r in rows]
 
             def labelled(statement: str) -> Callable[[str], list[int]]:
@@ -434,6 +450,7 @@ def main() -> None:
 
             contenders: dict[str, Callable[[str], list[int]]] = {
                 "product": product,
+                "before 117": product,
                 "before 116": before_116,
                 "before 115": before_115,
                 "before 114": labelled(BEFORE_114),
@@ -462,8 +479,8 @@ def main() -> None:
                 query_sets.append((label, [mixed() for _ in range(per_set)]))
             for label, queries in query_sets:
                 for q in queries[: args.warmup]:
-                    for fn in contenders.values():
-                        timed_transaction(partial(fn, q))
+                    for name, fn in contenders.items():
+                        timed_transaction(partial(fn, q), name)
                 times: dict[str, list[float]] = {name: [] for name in contenders}
                 matches: list[int] = []
                 held: list[int] = []
@@ -476,8 +493,10 @@ def main() -> None:
                     results = {}
                     names = list(contenders)
                     for name in names[n % len(names) :] + names[: n % len(names)]:  # each first in turn
-                        seconds, results[name] = timed_transaction(partial(contenders[name], q))
+                        seconds, results[name] = timed_transaction(partial(contenders[name], q), name)
                         times[name].append(seconds)
+                    if results["before 117"] != results["product"]:
+                        raise SystemExit(f"the visibility index changed the answer on {q!r}")
                     if results["before 116"] != results["product"]:
                         raise SystemExit(
                             f"the marked repeats changed the answer on {q!r}: {results['product'][:5]} against "
@@ -514,6 +533,7 @@ def main() -> None:
                     f"{name} p50 {ms_at(values, 50):.1f} p95 {p95[name]:.1f} ms" for name, values in times.items()
                 )
                 ratios = (
+                    f"product ÷ before 117 p95 {p95['product'] / p95['before 117']:.3f}, "
                     f"product ÷ before 116 p95 {p95['product'] / p95['before 116']:.3f}, "
                     f"product ÷ before 115 p95 {p95['product'] / p95['before 115']:.3f}, "
                     f"product ÷ before 114 p95 {p95['product'] / p95['before 114']:.3f}"

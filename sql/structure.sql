@@ -1967,6 +1967,10 @@ COMMENT ON INDEX public.entity_chunks_embedding_hnsw_idx IS 'Cosine HNSW over ch
 
 CREATE INDEX entity_chunks_model_idx ON public.entity_chunks USING btree (embedding_model);
 
+CREATE INDEX entity_chunks_visibility_idx ON public.entity_chunks USING btree (id) INCLUDE (entity_id, source_id, acl_principals, entity_status, entity_deleted);
+
+COMMENT ON INDEX public.entity_chunks_visibility_idx IS 'What search checks of each matching chunk (entity, source, ACL, status, deletion), read by id without the heap (decision 117).';
+
 CREATE INDEX entity_edges_target_idx ON public.entity_edges USING btree (source_id, target_type, target_source_entity_id);
 
 CREATE INDEX entity_refs_target_idx ON public.entity_refs USING btree (target_kind, target_ref);

@@ -51,12 +51,13 @@ def test_text_benchmark_checks_the_steps_and_the_baselines_in_every_frequency_ba
         timeout=300,
     )  # fmt: skip
     # The bench stops on the first query where the product's steps (decisions 114-116) answer otherwise than
-    # ranking every match, than the steps with decision 115's repeats or without any, or where the copies of
-    # the queries before decisions 113 and 114 disagree; so five band lines mean every query passed every check.
+    # ranking every match, than without the visibility index (decision 117), than the steps with decision
+    # 115's repeats or without any, or where the copies of the queries before decisions 113 and 114 disagree;
+    # so five band lines mean every query passed every check.
     line = (
         r"^band\s+(\d+)-(\d+)\s+matching chunks median [0-9,]+ \([0-9.]+%\); terms held by the 50th median "
-        r"[0-9.]+ of 3; product p50 .* product ÷ before 116 p95 [0-9.]+, product ÷ before 115 p95 [0-9.]+, "
-        r"product ÷ before 114 p95 [0-9.]+, "
+        r"[0-9.]+ of 3; product p50 .* product ÷ before 117 p95 [0-9.]+, product ÷ before 116 p95 [0-9.]+, "
+        r"product ÷ before 115 p95 [0-9.]+, product ÷ before 114 p95 [0-9.]+, "
         r"before 114 ÷ parsed p95 [0-9.]+; "
         r"first ten shared with before 114 median [0-9.]+$"
     )
@@ -64,8 +65,12 @@ def test_text_benchmark_checks_the_steps_and_the_baselines_in_every_frequency_ba
     assert bands == [("5", "50"), ("50", "200"), ("200", "1000"), ("1000", "5000"), ("5000", "20000")], out
     mixed = r"^mixed one word of rank 50-200, the others 5000-20000: matching chunks median [0-9,]+ .* product ÷ before"
     assert re.search(mixed, out, re.MULTILINE), out
-    assert re.search(r"^write\s+500 chunks .* stored ÷ parsed [0-9.]+$", out, re.MULTILINE), out
-    sizes = r"^sizes\s+entity_chunks heap \d+ MiB.* entity_chunk_repeats total \d+ MiB \(decision 115's: \d+ MiB\)"
+    write = r"^write\s+500 chunks .* stored ÷ before 117 [0-9.]+, stored ÷ parsed [0-9.]+$"
+    assert re.search(write, out, re.MULTILINE), out
+    sizes = (
+        r"^sizes\s+entity_chunks heap \d+ MiB.* entity_chunk_repeats total \d+ MiB \(decision 115's: \d+ MiB\); "
+        r"visibility index \d+ MiB"
+    )
     assert re.search(sizes, out, re.MULTILINE), out
 
 

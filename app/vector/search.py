@@ -28,7 +28,7 @@ not find the entity.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import combinations
@@ -226,7 +226,8 @@ def text_search(
     holding two terms (decisions 115, 116; the three highest sized first, and skipped when too small): a
     single word ranked every chunk holding it, at a million chunks p50 / p95 0.9 / 1.7 s for rank 50-200 and
     2.3 / 2.8 s for rank 5-50, now 11 / 36 and 100 / 646 ms. The last step (any term) is the whole set, so
-    fewer than k results means fewer exist.
+    fewer than k results means fewer exist. Each match's visibility is read from entity_chunks_visibility_idx,
+    not the chunk's row (decision 117): 0.62-0.75 of the p95 at a million chunks.
 
     ``score`` is ``rank / (1 + rank)``: ts_rank_cd is unbounded above, this keeps it in [0, 1). :func:`search`
     runs it after :func:`vector_search` in one transaction, so under ConfigureVectorScan's settings (custom
@@ -234,16 +235,10 @@ def text_search(
     the whole hybrid search (bench/search_million.py, stop 37).
     """
     terms = sq.text_query_terms(conn, query_text=query)
-    rows: list[sq.SearchEntitiesTextRow] = []
-    reached: list[sq.SearchEntitiesTextRow] = []  # by the last step that matched the lexemes
-    tier_chunks: dict[str, int] | None = None  # the highest repeats' tiers' sizes, asked at the first of them
-    for step in term_steps(terms):
-        if step.repeats:
-            if tier_chunks is None:
-                tier_chunks = _highest_tier_chunks(conn, terms)
-            if len(reached) + tier_chunks.get(step.query, k) < k:
-                continue  # it cannot hold the entities the two-term step lacks: the same answer, one step less
-        found = sq.search_entities_text(
+    steps = list(term_steps(terms))
+
+    def run(step: TextStep) -> list[sq.SearchEntitiesTextRow]:
+        return sq.search_entities_text(
             conn,
             terms=terms,
             match_query=None if step.repeats else step.query,
@@ -252,6 +247,33 @@ def text_search(
             k=k,
             **_filter_args(filters),
         )
+
+    rows = ranked_by_steps(steps, k, run, tier_sizes=lambda: _highest_tier_chunks(conn, steps))
+    return [_result(r, score=r.rank / (1.0 + r.rank), text_rank=r.rank, matched_by=("text",)) for r in rows]
+
+
+def ranked_by_steps(
+    steps: Sequence[TextStep],
+    k: int,
+    run: Callable[[TextStep], list[sq.SearchEntitiesTextRow]],
+    tier_sizes: Callable[[], dict[str, int]] | None = None,
+) -> list[sq.SearchEntitiesTextRow]:
+    """The k best rows of :func:`text_search`: ``run`` (SearchEntitiesText) asked for each of ``steps`` in
+    turn (:func:`term_steps`) until one yields k entities, each repeats' step's rows merged with the two-term
+    step's (:func:`with_repeats`). ``tier_sizes`` gives the chunks some repeats' steps match, by step query,
+    and is asked once, at the first of them; a step too small to add the entities the two-term step lacks
+    is skipped. That never changes the answer: each step is exact when it stops, and the last is the whole
+    set. bench/search_text.py runs its older contenders through this loop too."""
+    rows: list[sq.SearchEntitiesTextRow] = []
+    reached: list[sq.SearchEntitiesTextRow] = []  # by the last step that matched the lexemes
+    sizes: dict[str, int] | None = None
+    for step in steps:
+        if step.repeats and tier_sizes is not None:
+            if sizes is None:
+                sizes = tier_sizes()
+            if len(reached) + sizes.get(step.query, k) < k:
+                continue  # it cannot hold the entities the two-term step lacks: the same answer, one step less
+        found = run(step)
         if step.repeats:
             # The two-term step held fewer than k entities, so all it reached: with the repeats' step, every
             # chunk ranking above a single term held fewer times than that step asks for.
@@ -260,12 +282,12 @@ def text_search(
             rows = reached = found
         if len(rows) >= k:
             break
-    return [_result(r, score=r.rank / (1.0 + r.rank), text_rank=r.rank, matched_by=("text",)) for r in rows]
+    return rows
 
 
-def _highest_tier_chunks(conn: psycopg.Connection[Any], terms: Sequence[str]) -> dict[str, int]:
-    """The chunks matched by each of the PROBED_TIERS highest repeats' steps, by step query."""
-    queries = [step.query for step in term_steps(terms) if step.repeats][:PROBED_TIERS]
+def _highest_tier_chunks(conn: psycopg.Connection[Any], steps: Sequence[TextStep]) -> dict[str, int]:
+    """The chunks matched by each of the PROBED_TIERS highest repeats' ``steps``, by step query."""
+    queries = [step.query for step in steps if step.repeats][:PROBED_TIERS]
     return dict(zip(queries, sq.repeat_tier_chunks(conn, queries=queries), strict=True))
 
 
@@ -299,7 +321,12 @@ def repeated(term: str, at_least: int) -> str:
     return " | ".join(f"{term[:-1]}{mark}'" for count, mark in REPEAT_MARKS if count >= at_least)
 
 
-def term_steps(terms: Sequence[str], max_groups: int = MAX_TERM_GROUPS) -> Iterator[TextStep]:
+def term_steps(
+    terms: Sequence[str],
+    max_groups: int = MAX_TERM_GROUPS,
+    tiers: Sequence[int] = REPEAT_TIERS,
+    repeat: Callable[[str, int], str] = repeated,
+) -> Iterator[TextStep]:
     """The steps of :func:`text_search`, each reaching a superset of the one before, the last every chunk
     holding any of ``terms``:
 
@@ -311,7 +338,8 @@ def term_steps(terms: Sequence[str], max_groups: int = MAX_TERM_GROUPS) -> Itera
 
     ``terms`` are tsquery operands as PostgreSQL prints them (TextQueryTerms), so joining them is safe.
     A step whose query would OR more than ``max_groups`` AND-ed groups is left out, and with the two-term
-    step the repeats' steps (they add to it); the last never.
+    step the repeats' steps (they add to it); the last never. ``tiers`` and ``repeat`` (a term and a tier
+    to its tsquery) are the product's unless a bench compares another form of the repeats.
     """
     if not terms:
         return
@@ -320,8 +348,8 @@ def term_steps(terms: Sequence[str], max_groups: int = MAX_TERM_GROUPS) -> Itera
         if comb(len(terms), m) <= max_groups:
             yield TextStep(" | ".join("(" + " & ".join(group) + ")" for group in combinations(terms, m)))
     if comb(len(terms), 2) <= max_groups:  # 0 for one term: nothing to add to
-        for at_least in REPEAT_TIERS:
-            yield TextStep(" | ".join(repeated(term, at_least) for term in terms), repeats=True)
+        for at_least in tiers:
+            yield TextStep(" | ".join(repeat(term, at_least) for term in terms), repeats=True)
     yield TextStep(any_term)
 
 

@@ -170,8 +170,10 @@ order by 1;
 -- matching chunk only when an entity-level filter is given (`exists`), and the k results are picked before
 -- the join to entities and sources, so that join is k index look-ups, not a hash join over the whole
 -- table for every match (decision 112). Matching and ranking read the chunk's stored lexemes
--- (entity_chunk_lexemes, index entity_chunk_lexemes_lexemes_idx), joined to the chunk by its primary key;
--- a chunk's text is read for the k winners only (decision 113).
+-- (entity_chunk_lexemes, index entity_chunk_lexemes_lexemes_idx), joined to the chunk by id; a chunk's text
+-- is read for the k winners only (decision 113). Every column `best` reads of a chunk is in
+-- entity_chunks_visibility_idx, so each match is checked by an index-only probe, not a read of its 1.6 KB
+-- heap row (decision 117; tests/vector/test_text_ranking.py asserts the plan): add none that is not.
 with terms as materialized (
     select array_agg(t.term::tsquery) as each_term,
            array_to_string(array_agg(t.term), ' | ')::tsquery as any_term

@@ -147,6 +147,14 @@ def test_term_steps_fall_from_every_term_to_any_within_the_group_bound() -> None
     assert steps[-1] == TextStep(" | ".join(eight))
     six = [f"'t{i}'" for i in range(6)]  # C(6, 2) = 15 groups: the repeats' step is tried
     assert [step.repeats for step in term_steps(six)] == [False] * 5 + [True] * 5 + [False]
+    # Another form of the repeats (the bench's decision 115 contender): its tiers, in the same place.
+    other = list(term_steps(["'a'", "'b'"], tiers=[3, 2], repeat=lambda term, n: term + (":ABC" if n == 3 else "")))
+    assert other == [
+        TextStep("('a' & 'b')"),
+        TextStep("'a':ABC | 'b':ABC", repeats=True),
+        TextStep("'a' | 'b'", repeats=True),
+        TextStep("'a' | 'b'"),
+    ]
 
 
 def test_a_repeats_tier_is_an_or_of_the_marked_lexeme() -> None:
@@ -253,3 +261,32 @@ def test_the_highest_tiers_too_small_for_k_are_skipped_without_a_step(
     for query, k in (("alpha", 1), ("alpha", 3), ("bravo", 3)):
         expected = _every_match_ranked(conn, query, k)
         assert [r.entity_id for r in text_search(conn, query, ALL.tokens(), k, SearchFilters())] == expected
+
+
+@pytest.mark.parametrize("repeats", [False, True], ids=["lexemes step", "repeats step"])
+def test_the_visibility_checks_of_every_match_read_the_visibility_index_alone(
+    conn: psycopg.Connection[Any], keyring: Keyring, repeats: bool
+) -> None:
+    """Each chunk a step matches is checked (entity, source, ACL, status, deletion) from
+    entity_chunks_visibility_idx without a heap page (decision 117): a column the statement reads of a matching
+    chunk that the index lacks would send every match back to the heap, 1.6 KB rows at a million chunks.
+    The tables are tiny, so sequential scans are taken away; the visibility map is set as autovacuum would."""
+    _corpus(conn, keyring)
+    conn.execute("vacuum (analyze) entity_chunks, entity_chunk_lexemes, entity_chunk_repeats")
+    terms = sq.text_query_terms(conn, query_text="alpha bravo")
+    params: dict[str, Any] = {
+        "terms": terms, "match_query": None if repeats else " | ".join(terms),
+        "repeat_query": " | ".join(repeated(t, 2) for t in terms) if repeats else None,
+        "principals": ALL.tokens(), "statuses": None, "source_ids": None, "source_types": None,
+        "updated_from": None, "updated_to": None, "k": 10,
+    }  # fmt: skip
+    with conn.transaction():
+        sq.configure_vector_scan(conn, ef_search=100, max_scan_tuples=20_000)
+        conn.execute("set local enable_seqscan = off")
+        plan = "\n".join(
+            str(r[0]) for r in conn.execute("explain (analyze, costs off) " + sq.SEARCH_ENTITIES_TEXT, params)
+        )
+        assert "Index Only Scan using entity_chunks_visibility_idx" in plan, plan
+        assert "Heap Fetches: 0" in plan, plan
+        found = sq.search_entities_text(conn, **params)
+    assert len(found) == 10

@@ -51,7 +51,7 @@ select set_eq(
         ('entity_chunks_pkey', 'p'),
         ('entity_chunks_entity_ordinal_key', 'u')$$,
     'Table entity_chunks has exactly the expected named constraints.');
-select indexes_are('public', 'entity_chunks', array['entity_chunks_acl_principals_idx', 'entity_chunks_embedding_hnsw_idx', 'entity_chunks_entity_ordinal_key', 'entity_chunks_model_idx', 'entity_chunks_pkey'], 'Table entity_chunks has exactly the expected indexes.');
+select indexes_are('public', 'entity_chunks', array['entity_chunks_acl_principals_idx', 'entity_chunks_embedding_hnsw_idx', 'entity_chunks_entity_ordinal_key', 'entity_chunks_model_idx', 'entity_chunks_pkey', 'entity_chunks_visibility_idx'], 'Table entity_chunks has exactly the expected indexes.');
 select triggers_are('public', 'entity_chunks', array['_100_timestamps', '_300_inherit_acl', '_310_lexemes_insert', '_310_lexemes_update'], 'Table entity_chunks has exactly the expected triggers.');
 select trigger_is('public', 'entity_chunks', '_100_timestamps', 'public', 'tg__set_updated_at', 'Trigger _100_timestamps on entity_chunks runs tg__set_updated_at().');
 select trigger_is('public', 'entity_chunks', '_300_inherit_acl', 'public', 'tg_entity_chunks__inherit_acl', 'Trigger _300_inherit_acl on entity_chunks runs tg_entity_chunks__inherit_acl().');
