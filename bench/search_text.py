@@ -402,29 +402,10 @@ def main() -> None:
                 found = text_search(conn, query, ["group:all"], HYBRID_CANDIDATES, SearchFilters())
                 return [r.entity_id for r in found]
 
-            def run_product_statement(terms: list[str]) -> Callable[[TextStep], list[sq.SearchEntitiesTextRow]]:
-                def run(step: TextStep) -> list[sq.SearchEntitiesTextRow]:
-                    return sq.search_entities_text(
-                        conn, terms=terms, match_query=None if step.repeats else step.query,
-                        repeat_query=step.query if step.repeats else None, principals=["group:all"],
-                        statuses=None, source_ids=None, source_types=None, updated_from=None, updated_to=None,
-                        k=HYBRID_CANDIDATES,
-                    )  # fmt: skip
-
-                return run
-
-            def before_115(query: str) -> list[int]:
-                """The product's steps without the repeats' steps."""
-                terms = sq.text_query_terms(conn, query_text=query)
-                steps = [step for step in term_steps(terms) if not step.repeats]
-                rows = ranked_by_steps(steps, HYBRID_CANDIDATES, run_product_statement(terms))
-                return [r.entity_id for r in rows]
-
-            before_116_statement = sq.SEARCH_ENTITIES_TEXT.replace("entity_chunk_repeats", BENCH_115_TABLE)
-
-            def before_116(query: str) -> list[int]:
-                """The product's steps, with decision 115's repeats' steps over its weighted table, unsized."""
-                terms = sq.text_query_terms(conn, query_text=query)
+            def step_runner(
+                terms: list[str], statement: str = sq.SEARCH_ENTITIES_TEXT
+            ) -> Callable[[TextStep], list[sq.SearchEntitiesTextRow]]:
+                """SearchEntitiesText's text (or a labelled variant of it) asked for one step, as text_search asks."""
 
                 def run(step: TextStep) -> list[sq.SearchEntitiesTextRow]:
                     params = {
@@ -433,13 +414,26 @@ def main() -> None:
                         "statuses": None, "source_ids": None, "source_types": None, "updated_from": None,
                         "updated_to": None, "k": HYBRID_CANDIDATES,
                     }  # fmt: skip
-                    return [sq.SearchEntitiesTextRow(*cast(Any, r)) for r in conn.execute(before_116_statement, params)]
+                    return [sq.SearchEntitiesTextRow(*cast(Any, r)) for r in conn.execute(statement, params)]
 
+                return run
+
+            def before_115(query: str) -> list[int]:
+                """The product's steps without the repeats' steps."""
+                terms = sq.text_query_terms(conn, query_text=query)
+                steps = [step for step in term_steps(terms) if not step.repeats]
+                return [r.entity_id for r in ranked_by_steps(steps, HYBRID_CANDIDATES, step_runner(terms))]
+
+            before_116_statement = sq.SEARCH_ENTITIES_TEXT.replace("entity_chunk_repeats", BENCH_115_TABLE)
+
+            def before_116(query: str) -> list[int]:
+                """The product's steps, with decision 115's repeats' steps over its weighted table, unsized."""
+                terms = sq.text_query_terms(conn, query_text=query)
                 steps = list(
                     term_steps(terms, tiers=list(BEFORE_116_TIERS), repeat=lambda t, n: t + BEFORE_116_TIERS[n])
                 )
-                rows = ranked_by_steps(steps, HYBRID_CANDIDATES, run)
-                return [r.entity_id for r in rows]
+                run = step_runner(terms, before_116_statement)
+                return [r.entity_id for r in ranked_by_steps(steps, HYBRID_CANDIDATES, run)]
 
             def labelled(statement: str) -> Callable[[str], list[int]]:
                 def run(query: str) -> list[int]:
