@@ -37,6 +37,7 @@ _TS_RE = re.compile(r"^\d{9,11}\.\d{1,6}$")
 # Slack's mrkdwn escapes: <@U123>, <@U123|name>, <#C123|name>, <!here>, <url|label>, <url>
 _SLACK_ARCHIVE_RE = re.compile(r"https?://[\w.-]+\.slack\.com/archives/([CGD][A-Z0-9]+)/p(\d{10})(\d{6})")
 _TITLE_WORDS = 8
+_OWN_HINTS = frozenset({"slack"})
 
 
 def message_id(channel: str, ts: str) -> str:
@@ -69,38 +70,47 @@ def _map(
     ts: str,
     text: str,
 ) -> Entity:
+    # A chat message is small and a sync maps thousands a second on the run's thread, under the interpreter
+    # lock that also fetches the next pages: what a message lacks (blocks, files, reactions, mentions) costs
+    # no call and no comprehension here, and each metadata value is added only when it is kept (decision 118).
+    get = m.get
     users: Mapping[str, Mapping[str, Any]] = ctx.users or {}
     channels: Mapping[str, str] = ctx.channels or {}
     rendered = render_mrkdwn(text, users, channels)
     clean = rendered.text
-    # Blocks are rendered only when they say something ``text`` does not (a blocks-only message, or a
-    # fallback text like "This content can't be displayed.").
-    shared = Rendered(users=rendered.users, channels=rendered.channels, links=rendered.links)
-    blocks = render_blocks(m.get("blocks"), users, channels, shared)
-    if blocks.text and not same_content(clean, blocks.text):
-        clean = f"{clean}\n\n{blocks.text}" if clean and not _is_fallback(clean) else blocks.text
     mentioned, links = rendered.users, rendered.links
+    # Blocks are rendered only when they say something ``text`` does not (a blocks-only message, or a
+    # fallback text like "This content can't be displayed."). Their mentions join the text's.
+    raw_blocks = get("blocks")
+    if raw_blocks:
+        shared = Rendered(users=mentioned, channels=rendered.channels, links=links)
+        blocks = render_blocks(raw_blocks, users, channels, shared).text
+        if blocks and blocks != clean and not same_content(clean, blocks):
+            clean = f"{clean}\n\n{blocks}" if clean and not _is_fallback(clean) else blocks
     sections = [clean] if clean else []
-    for att in m.get("attachments") or []:
-        if isinstance(att, JSON_OBJECT):
-            part = "\n".join(
-                s for s in (_str(att.get("title")), _str(att.get("text")) or _str(att.get("fallback"))) if s
-            )
-            if part:
-                sections.append(part)
-            if _str(att.get("title_link")):
-                links.append(str(att["title_link"]))
+    attachments = get("attachments")
+    if attachments:
+        for att in attachments:
+            if isinstance(att, JSON_OBJECT):
+                part = "\n".join(
+                    s for s in (_str(att.get("title")), _str(att.get("text")) or _str(att.get("fallback"))) if s
+                )
+                if part:
+                    sections.append(part)
+                if _str(att.get("title_link")):
+                    links.append(str(att["title_link"]))
     file_texts: Mapping[str, str] = ctx.file_texts or {}
-    file_reasons: Mapping[str, str] = ctx.file_reasons or {}
-    for f in m.get("files") or []:
-        fid = _str(f.get("id")) if isinstance(f, JSON_OBJECT) else None
-        if fid and (file_texts.get(fid) or "").strip():
-            sections.append(f"Attachment {_str(f.get('name')) or fid}:\n{file_texts[fid].strip()}")
+    raw_files = get("files")
+    if raw_files:
+        for f in raw_files:
+            fid = _str(f.get("id")) if isinstance(f, JSON_OBJECT) else None
+            if fid and (file_texts.get(fid) or "").strip():
+                sections.append(f"Attachment {_str(f.get('name')) or fid}:\n{file_texts[fid].strip()}")
     body = "\n\n".join(sections)
 
-    user_id = _str(m.get("user"))
-    author = _author(user_id, users) or _str(m.get("username")) or _str(m.get("bot_id"))
-    thread_ts = _str(m.get("thread_ts"))
+    user_id = _str(get("user"))
+    author = _author(user_id, users) or _str(get("username")) or _str(get("bot_id"))
+    thread_ts = _str(get("thread_ts"))
     is_reply = bool(thread_ts and thread_ts != ts)
     edges: list[Edge] = []
     if is_reply and thread_ts:
@@ -111,67 +121,70 @@ def _map(
             target = f"{hit.group(2)}.{hit.group(3)}"
             edges.append(Edge("links_to", "message", message_id(hit.group(1), target), f"{hit.group(1)}/{target}"))
 
-    refs = [r for r in extract_refs(body + "\n" + "\n".join(links), exclude_hints={"slack"}) if r.target_kind != "user"]
-    refs += [Ref("mentions", "user", _author(u, users) or u, "slack") for u in mentioned]
-    refs += [Ref("mentions", "channel", f"#{channels.get(c) or c}", "slack") for c in rendered.channels]
+    # Slack's own links are the edges above, its people the mentions below: neither is scanned for.
+    refs = list(extract_refs(body + "\n" + "\n".join(links), exclude_hints=_OWN_HINTS, mentions=False))
+    if mentioned:
+        refs += [Ref("mentions", "user", _author(u, users) or u, "slack") for u in mentioned]
+    if rendered.channels:
+        refs += [Ref("mentions", "channel", f"#{channels.get(c) or c}", "slack") for c in rendered.channels]
 
     name = _str(channel.get("name")) or channel_id
     prefix = f"#{name}" if not channel.get("is_im") else f"DM {name}"
-    words = " ".join(clean.split()[:_TITLE_WORDS]) if clean else (_str(m.get("subtype")) or "message")
-    if clean and len(clean.split()) > _TITLE_WORDS:
-        words += " …"
-    edited = _get(m, "edited", "ts")
-    files = [
-        {
-            "id": _str(f.get("id")),
-            "name": _str(f.get("name")),
-            "title": _str(f.get("title")),
-            "mimetype": _str(f.get("mimetype")),
-            "size": f.get("size"),
-            "url": _str(f.get("permalink")) or _str(f.get("url_private")),
-            "inline": True if (file_texts.get(_str(f.get("id")) or "") or "").strip() else None,
-            "text_skipped": _str(file_reasons.get(_str(f.get("id")) or "")),
-        }
-        for f in m.get("files") or []
-        if isinstance(f, JSON_OBJECT)
-    ]
-    metadata: dict[str, Any] = {
-        "channel_id": channel_id,
-        "channel_name": _str(channel.get("name")),
-        "channel_type": _channel_type(channel) if channel else _str(m.get("channel_type")),
-        "channel_shared": True if channel.get("is_ext_shared") else None,
-        "subtype": _str(m.get("subtype")),
-        "thread_ts": thread_ts,
-        "reply_count": m.get("reply_count"),
-        "reply_users": m.get("reply_users"),
-        "latest_reply": _str(m.get("latest_reply")),
-        "user_id": user_id,
-        "bot_id": _str(m.get("bot_id")),
-        "team": _str(m.get("team")) or _str(ctx.team_id),
-        "client_msg_id": _str(m.get("client_msg_id")),
-        "edited_by": _str(_get(m, "edited", "user")),
-        "edited_ts": _str(edited),
-        "parent_user_id": _str(m.get("parent_user_id")),
-        "reactions": [
-            {"name": r.get("name"), "count": r.get("count")}
-            for r in m.get("reactions") or []
-            if isinstance(r, JSON_OBJECT)
-        ],
-        "reaction_count": sum(
-            r["count"]
-            for r in m.get("reactions") or []
-            if isinstance(r, JSON_OBJECT) and isinstance(r.get("count"), int)
-        ),
-        # A thread parent deleted while replies remain is kept by Slack as a tombstone.
-        "deleted": True if m.get("subtype") in ("tombstone", "message_deleted") else None,
-        "edited": True if edited else None,
-        "files": [{k: v for k, v in f.items() if v is not None} for f in files],
-        "pinned_to": m.get("pinned_to"),
-        # Every identity of the people the message names (issue 13, item 2): e-mail (lower-case) and Slack id.
-        "author_identities": identities(user_id, users),
-        "mentions": sorted({t for u in mentioned for t in identities(u, users)}),
-        "channel_mentions": [{"id": c, "name": channels.get(c)} for c in rendered.channels],
-    }
+    if clean:
+        split = clean.split()
+        words = " ".join(split[:_TITLE_WORDS]) + (" …" if len(split) > _TITLE_WORDS else "")
+    else:
+        words = _str(get("subtype")) or "message"
+    edited_obj = get("edited")
+    edited = _get(edited_obj, "ts") if edited_obj is not None else None
+    # Only what is kept (not None, [] or ""), in the order the keys have always had (the content hash sorts
+    # them; a reader of the stored JSON should not see them move).
+    metadata: dict[str, Any] = {"channel_id": channel_id}
+    _put(metadata, "channel_name", _str(channel.get("name")))
+    _put(metadata, "channel_type", _channel_type(channel) if channel else _str(get("channel_type")))
+    if channel.get("is_ext_shared"):
+        metadata["channel_shared"] = True
+    _put(metadata, "subtype", _str(get("subtype")))
+    _put(metadata, "thread_ts", thread_ts)
+    _keep(metadata, "reply_count", get("reply_count"))
+    _keep(metadata, "reply_users", get("reply_users"))
+    _put(metadata, "latest_reply", _str(get("latest_reply")))
+    _put(metadata, "user_id", user_id)
+    _put(metadata, "bot_id", _str(get("bot_id")))
+    _put(metadata, "team", _str(get("team")) or _str(ctx.team_id))
+    _put(metadata, "client_msg_id", _str(get("client_msg_id")))
+    if edited_obj is not None:
+        _put(metadata, "edited_by", _str(_get(edited_obj, "user")))
+        _put(metadata, "edited_ts", _str(edited))
+    _put(metadata, "parent_user_id", _str(get("parent_user_id")))
+    reactions = get("reactions")
+    if reactions:
+        listed = [{"name": r.get("name"), "count": r.get("count")} for r in reactions if isinstance(r, JSON_OBJECT)]
+        if listed:
+            metadata["reactions"] = listed
+    metadata["reaction_count"] = (
+        sum(r["count"] for r in reactions if isinstance(r, JSON_OBJECT) and isinstance(r.get("count"), int))
+        if reactions
+        else 0
+    )
+    # A thread parent deleted while replies remain is kept by Slack as a tombstone.
+    if get("subtype") in ("tombstone", "message_deleted"):
+        metadata["deleted"] = True
+    if edited:
+        metadata["edited"] = True
+    if raw_files:
+        file_reasons: Mapping[str, str] = ctx.file_reasons or {}
+        files = [_file(f, file_texts, file_reasons) for f in raw_files if isinstance(f, JSON_OBJECT)]
+        if files:
+            metadata["files"] = files
+    _keep(metadata, "pinned_to", get("pinned_to"))
+    # Every identity of the people the message names (issue 13, item 2): e-mail (lower-case) and Slack id.
+    if user_id:
+        metadata["author_identities"] = identities(user_id, users)
+    if mentioned:
+        metadata["mentions"] = sorted({t for u in mentioned for t in identities(u, users)})
+    if rendered.channels:
+        metadata["channel_mentions"] = [{"id": c, "name": channels.get(c)} for c in rendered.channels]
     created = ts_to_datetime(ts)  # also the updated time of a message never edited: one datetime, not two
     return Entity(
         source_type="message",
@@ -184,14 +197,40 @@ def _map(
         created_at=created,
         updated_at=ts_to_datetime(edited) if isinstance(edited, str) and _TS_RE.match(edited) else created,
         acl=channel_acl(channel, ctx),
-        # A truthy value is kept without the three comparisons (most are); of the rest, None, [] and "" go.
-        metadata={k: v for k, v in metadata.items() if v or (v is not None and v != [] and v != "")},
+        metadata=metadata,
         natural_key=f"{channel_id}/{ts}",
         container=channel_id,
-        edges=tuple(dict.fromkeys(edges)),
+        edges=tuple(dict.fromkeys(edges)) if len(edges) > 1 else tuple(edges),
         refs=dedup(refs),
         sections=tuple(sections),
     )
+
+
+def _put(metadata: dict[str, Any], key: str, value: str | None) -> None:
+    if value is not None:
+        metadata[key] = value
+
+
+def _keep(metadata: dict[str, Any], key: str, value: Any) -> None:
+    """A value as the source sent it, kept unless it is None, [] or "" (0, False and {} say something)."""
+    if value or (value is not None and value != [] and value != ""):
+        metadata[key] = value
+
+
+def _file(f: Mapping[str, Any], file_texts: Mapping[str, str], file_reasons: Mapping[str, str]) -> dict[str, Any]:
+    """A file's metadata: what the source says of it, and whether its text is in the entity's."""
+    fid = _str(f.get("id"))
+    found = {
+        "id": fid,
+        "name": _str(f.get("name")),
+        "title": _str(f.get("title")),
+        "mimetype": _str(f.get("mimetype")),
+        "size": f.get("size"),
+        "url": _str(f.get("permalink")) or _str(f.get("url_private")),
+        "inline": True if (file_texts.get(fid or "") or "").strip() else None,
+        "text_skipped": _str(file_reasons.get(fid or "")),
+    }
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def render_text(text: str, users: Mapping[str, Mapping[str, Any]]) -> tuple[str, list[str], list[str]]:

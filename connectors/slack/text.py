@@ -35,6 +35,7 @@ _STYLES = tuple(
     for m in "*_~"
 )
 _QUOTE_RE = re.compile(r"^>\s?", re.MULTILINE)
+_NON_WORD_RE = re.compile(r"\W+")
 _SPECIAL = {"here": "@here", "channel": "@channel", "everyone": "@everyone"}
 
 
@@ -273,6 +274,6 @@ def _str(v: Any) -> str | None:
 
 def same_content(text: str, blocks_text: str) -> bool:
     """True when the blocks say what ``text`` already says (Slack sends both for ordinary messages)."""
-    a = re.sub(r"\W+", "", text).lower()
-    b = re.sub(r"\W+", "", blocks_text).lower()
+    a = _NON_WORD_RE.sub("", text).lower()
+    b = _NON_WORD_RE.sub("", blocks_text).lower()
     return not b or b in a

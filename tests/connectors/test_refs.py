@@ -108,3 +108,101 @@ def test_the_rewritten_patterns_on_the_cases_that_matter() -> None:
     assert jira_keys("PROJ-1 a/PROJ-2 .PROJ-3 -PROJ-4 xPROJ-5 (PROJ-6) é PROJ-7") == ("PROJ-1", "PROJ-6", "PROJ-7")
     assert [r.target_ref for r in extract_refs("@ann a@bob .@cy +@dee (@eve)")] == ["@ann", "@eve"]
     assert jira_text.wiki_to_text("*bold* a*no* _it_ -gone- x-y-z +u+ ??c??") == "bold a*no* it gone x-y-z u c"
+
+
+# Pieces of every family's links and mentions, and the characters around them, joined in any order: the
+# scans each family skips (no "/browse/", no "/pages/"..., a family the caller leaves out, decision 118)
+# must never change what is found.
+_LINK_PIECES = (
+    "https://acme.atlassian.net/browse/",
+    "https://acme.atlassian.net/wiki/spaces/ENG/pages/",
+    "http://wiki.local/pages/viewpage.action?pageId=",
+    "https://acme.slack.com/archives/C01ABC/p1700000000123456",
+    "https://gitlab.acme.io/group/proj/-/merge_requests/",
+    "https://gitlab.acme.io/g/p/-/issues/",
+    "https://gitlab.acme.io/group/proj/-/commit/",
+    "ABCDEF12",
+    "PROJ-12",
+    "OPS-7",
+    "42",
+    "@ann",
+    "[~bob]",
+    "/",
+    " ",
+    "\n",
+    "(",
+    ")",
+    "-",
+)
+_LINK_TEXT = st.lists(st.sampled_from(_LINK_PIECES), max_size=12).map("".join)
+_FAMILIES = (
+    (refs._JIRA_BROWSE_RE, "jira"),
+    (refs.JIRA_KEY_RE, "jira"),
+    (refs._CONFLUENCE_PAGE_RE, "confluence"),
+    (refs._CONFLUENCE_VIEWPAGE_RE, "confluence"),
+    (refs._SLACK_RE, "slack"),
+    (refs._GITLAB_RE, "gitlab"),
+)
+
+
+def _every_scan(text: str, skip: set[str], mention_hint: str | None, mentions: bool) -> tuple[Ref, ...]:
+    """Every pattern run over the whole text, whatever it holds, and the results dropped afterwards: what
+    extract_refs found before it learnt to skip scans."""
+    spans = [m.span() for m in refs._URL_RE.finditer(text)]
+    found: list[tuple[int, Ref]] = []
+    for pattern, hint in _FAMILIES:
+        for m in pattern.finditer(text):
+            if pattern is refs.JIRA_KEY_RE:
+                if refs._inside(m.start(), spans) or not refs._key_ok(m.group(1), None):
+                    continue
+                found.append((m.start(), Ref("mentions", "issue", m.group(1), hint)))
+            elif pattern is refs._JIRA_BROWSE_RE:
+                if refs._key_ok(m.group(1), None):
+                    found.append((m.start(), Ref("mentions", "issue", m.group(1), hint)))
+            elif hint == "confluence":
+                found.append((m.start(), Ref("mentions", "page", m.group(1), hint)))
+            elif hint == "slack":
+                found.append((m.start(), Ref("mentions", "message", f"{m.group(1)}/{m.group(2)}.{m.group(3)}", hint)))
+            else:
+                project, what, ident = m.groups()
+                if what == "merge_requests" and ident.isdigit():
+                    found.append((m.start(), Ref("mentions", "mr", f"{project}!{ident}", hint)))
+                elif what == "issues" and ident.isdigit():
+                    found.append((m.start(), Ref("mentions", "issue", f"{project}#{ident}", hint)))
+                elif what == "commit":
+                    found.append((m.start(), Ref("mentions", "commit", ident.lower(), hint)))
+    for m in refs._MENTION_RE.finditer(text):
+        if not refs._inside(m.start(), spans):
+            found.append((m.start(), Ref("mentions", "user", f"@{m.group(1)}", mention_hint)))
+    for m in refs._WIKI_MENTION_RE.finditer(text):
+        found.append((m.start(), Ref("mentions", "user", f"@{m.group(1)}", mention_hint)))
+    kept = [
+        (pos, r)
+        for pos, r in found
+        if (r.source_hint is None or r.source_hint not in skip) and (mentions or r.target_kind != "user")
+    ]
+    kept.sort(key=lambda pair: pair[0])
+    return dedup(r for _, r in kept)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=_LINK_TEXT,
+    skip=st.sets(st.sampled_from(("jira", "confluence", "slack", "gitlab"))),
+    mention_hint=st.sampled_from((None, "jira", "slack")),
+    mentions=st.booleans(),
+)
+def test_the_scans_skipped_change_nothing_found(
+    text: str, skip: set[str], mention_hint: str | None, mentions: bool
+) -> None:
+    got = extract_refs(text, exclude_hints=skip, mention_hint=mention_hint, mentions=mentions)
+    assert got == _every_scan(text, skip, mention_hint, mentions)
+
+
+def test_mentions_false_leaves_people_out_and_keeps_the_rest() -> None:
+    text = "@ann see PROJ-1 and [~bob] https://a.slack.com/archives/C1/p1700000000000001"
+    assert extract_refs(text, mentions=False) == (
+        Ref("mentions", "issue", "PROJ-1", "jira"),
+        Ref("mentions", "message", "C1/1700000000.000001", "slack"),
+    )
+    assert [r.target_ref for r in extract_refs(text) if r.target_kind == "user"] == ["@ann", "@bob"]

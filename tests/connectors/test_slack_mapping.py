@@ -156,3 +156,28 @@ def test_metadata_drops_absent_values_and_keeps_false_and_zero() -> None:
     for absent in ("subtype", "reactions", "files", "pinned_to", "thread_ts", "edited", "deleted", "channel_shared"):
         assert absent not in meta
     assert map_item(raw(msg)).updated_at == map_item(raw(msg)).created_at
+
+
+def test_metadata_keeps_its_key_order_and_drops_lists_of_non_objects() -> None:
+    # Each value is added only when kept (decision 118): the keys keep the order readers of the stored JSON
+    # have always seen, and a list whose entries are all malformed is absent, as an empty one is.
+    msg = {"type": "message", "ts": "1512085950.000216", "user": "U01NK1K9L68", "text": "hi <@U012AB3CDE> <#C9|ops>",
+           "subtype": "thread_broadcast", "thread_ts": "1512085950.000100", "reply_count": 2, "reply_users": ["U1"],
+           "latest_reply": "1512085950.000300", "bot_id": "B1", "team": "T01ND2P8N91", "client_msg_id": "c-1",
+           "edited": {"user": "U01NK1K9L68", "ts": "1512085960.000000"}, "parent_user_id": "U012AB3CDE",
+           "reactions": [{"name": "+1", "count": 2}, "junk"], "files": [{"id": "F1", "name": "a.txt"}, 7],
+           "pinned_to": ["C01N9PM1D53"]}  # fmt: skip
+    meta = map_item(raw(msg, channel={**PUBLIC, "is_ext_shared": True})).metadata
+    assert list(meta) == [
+        "channel_id", "channel_name", "channel_type", "channel_shared", "subtype", "thread_ts", "reply_count",
+        "reply_users", "latest_reply", "user_id", "bot_id", "team", "client_msg_id", "edited_by", "edited_ts",
+        "parent_user_id", "reactions", "reaction_count", "edited", "files", "pinned_to", "author_identities",
+        "mentions", "channel_mentions",
+    ]  # fmt: skip
+    assert meta["reactions"] == [{"name": "+1", "count": 2}] and meta["reaction_count"] == 2
+    assert meta["files"] == [{"id": "F1", "name": "a.txt"}]
+    junk = {**msg, "reactions": ["junk"], "files": [7], "edited": "yes"}
+    meta = map_item(raw(junk)).metadata
+    for absent in ("reactions", "files", "edited", "edited_by", "edited_ts"):
+        assert absent not in meta
+    assert meta["reaction_count"] == 0
