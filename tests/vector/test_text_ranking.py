@@ -18,6 +18,8 @@ from app.queries import search as sq
 from app.secrets import Keyring
 from app.vector.search import (
     MAX_TERM_GROUPS,
+    PROBED_TIERS,
+    REPEAT_TIERS,
     Principal,
     SearchFilters,
     TextStep,
@@ -290,3 +292,30 @@ def test_the_visibility_checks_of_every_match_read_the_visibility_index_alone(
         assert "Heap Fetches: 0" in plan, plan
         found = sq.search_entities_text(conn, **params)
     assert len(found) == 10
+
+
+def test_the_repeat_tiers_are_counted_through_the_repeats_index(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """RepeatTierChunks counts each of the highest tiers through entity_chunk_repeats_lexemes_idx (decision
+    116): a marked-lexeme query the GIN index cannot answer would read the whole table once per tier, on
+    every search. The tables are tiny, so sequential scans are taken away; a form the index cannot serve is
+    then still a sequential scan, and the counts are checked against the table read directly."""
+    _corpus(conn, keyring)
+    conn.execute("analyze entity_chunk_repeats")
+    terms = sq.text_query_terms(conn, query_text="alpha")
+    queries = [repeated(terms[0], tier) for tier in REPEAT_TIERS[:PROBED_TIERS]]
+    with conn.transaction():
+        conn.execute("set local enable_seqscan = off")
+        plan = "\n".join(
+            str(r[0]) for r in conn.execute("explain (costs off) " + sq.REPEAT_TIER_CHUNKS, {"queries": queries})
+        )
+        assert plan.count("Bitmap Index Scan on entity_chunk_repeats_lexemes_idx") == 1, plan
+        assert "Seq Scan on entity_chunk_repeats" not in plan, plan
+        counted = sq.repeat_tier_chunks(conn, queries=queries)
+    direct = [
+        row[0]
+        for q in queries
+        for row in conn.execute("select count(*) from entity_chunk_repeats where lexemes @@ %s::tsquery", (q,))
+    ]
+    assert counted == direct and counted[-1] > 0, (queries, counted)
