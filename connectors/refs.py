@@ -75,61 +75,66 @@ def extract_refs(
     ``mention_hint``: source hint for ``@user`` mentions (the user lives in the caller's source).
     ``mentions``: False leaves ``@user`` mentions out (a caller that knows its users from the markup).
     """
-    found: list[tuple[int, Ref]] = []
-    skip = set(exclude_hints)
+    # Each match is kept as (position, kind, target, hint): a tuple is built, hashed and compared in C,
+    # where a Ref (a frozen dataclass) costs a Python-level __init__ and __hash__. Refs are made once, for
+    # the claims left after sorting and de-duplication (49 -> 43 µs over the Jira texts, decision 120).
+    found: list[tuple[int, str, str, str | None]] = []
+    append = found.append
+    skip = exclude_hints if isinstance(exclude_hints, frozenset | set) else set(exclude_hints)
     # Each family below needs one literal ("://" for every URL pattern, "-" in an issue key, "@" or "[~" in a
     # mention): a text without it skips that family's scans, with the same result and a fraction of the
     # time (most texts hold no URL at all). A family the caller leaves out is not scanned either: its
-    # every match would be dropped (a scan costs ~2 µs a chat message, decision 118).
+    # every match would be dropped (a scan costs ~2 µs a chat message, decision 118). So no match found
+    # below needs its hint checked against ``skip`` again.
     urls = "://" in text
     jira = "jira" not in skip
     mentions = mentions and mention_hint not in skip
     # Where the URLs are: a key or an @name inside one is part of the URL, not a mention of its own.
     url_spans = [m.span() for m in _URL_RE.finditer(text)] if urls and (jira or mentions) else []
 
-    def add(pos: int, kind: str, ref: str, hint: str | None) -> None:
-        if hint is not None and hint in skip:
-            return
-        found.append((pos, Ref(MENTIONS, kind, ref, hint)))
-
     # Past "://", each URL family needs its own path literal as well ("/browse/", "/pages/", "/archives/",
     # "/-/"): a text that mentions one kind of link is not scanned for the other four.
     if urls and jira and "/browse/" in text:
         for m in _JIRA_BROWSE_RE.finditer(text):
-            if _key_ok(m.group(1), jira_projects):
-                add(m.start(), "issue", m.group(1), "jira")
+            key = m.group(1)
+            if _key_ok(key, jira_projects):
+                append((m.start(), "issue", key, "jira"))
     if jira and "-" in text:
         for m in JIRA_KEY_RE.finditer(text):
-            if _inside(m.start(), url_spans) or not _key_ok(m.group(1), jira_projects):
-                continue
-            add(m.start(), "issue", m.group(1), "jira")
+            key = m.group(1)
+            if _key_ok(key, jira_projects) and not _inside(m.start(), url_spans):
+                append((m.start(), "issue", key, "jira"))
     if urls:
         if "confluence" not in skip and "/pages/" in text:
             for m in _CONFLUENCE_PAGE_RE.finditer(text):
-                add(m.start(), "page", m.group(1), "confluence")
+                append((m.start(), "page", m.group(1), "confluence"))
             for m in _CONFLUENCE_VIEWPAGE_RE.finditer(text):
-                add(m.start(), "page", m.group(1), "confluence")
+                append((m.start(), "page", m.group(1), "confluence"))
         if "slack" not in skip and "/archives/" in text:
             for m in _SLACK_RE.finditer(text):
-                add(m.start(), "message", f"{m.group(1)}/{m.group(2)}.{m.group(3)}", "slack")
+                channel, seconds, micros = m.groups()
+                append((m.start(), "message", f"{channel}/{seconds}.{micros}", "slack"))
         if "gitlab" not in skip and "/-/" in text:
             for m in _GITLAB_RE.finditer(text):
-                project, what, ident = m.group(1), m.group(2), m.group(3)
+                project, what, ident = m.groups()
                 if what == "merge_requests" and ident.isdigit():
-                    add(m.start(), "mr", f"{project}!{ident}", "gitlab")
+                    append((m.start(), "mr", f"{project}!{ident}", "gitlab"))
                 elif what == "issues" and ident.isdigit():
-                    add(m.start(), "issue", f"{project}#{ident}", "gitlab")
+                    append((m.start(), "issue", f"{project}#{ident}", "gitlab"))
                 elif what == "commit":
-                    add(m.start(), "commit", ident.lower(), "gitlab")
+                    append((m.start(), "commit", ident.lower(), "gitlab"))
     if mentions and "@" in text:
         for m in _MENTION_RE.finditer(text):
             if not _inside(m.start(), url_spans):
-                add(m.start(), "user", f"@{m.group(1)}", mention_hint)
+                append((m.start(), "user", f"@{m.group(1)}", mention_hint))
     if mentions and "[~" in text:
         for m in _WIKI_MENTION_RE.finditer(text):
-            add(m.start(), "user", f"@{m.group(1)}", mention_hint)
-    found.sort(key=lambda pair: pair[0])
-    return dedup(ref for _, ref in found)
+            append((m.start(), "user", f"@{m.group(1)}", mention_hint))
+    if not found:
+        return ()
+    found.sort(key=itemgetter(0))  # stable: two claims at one position keep the order they were found in
+    claims = dict.fromkeys(claim[1:] for claim in found)  # first occurrence kept, in order
+    return tuple([Ref(MENTIONS, kind, ref, hint) for kind, ref, hint in claims])
 
 
 def jira_keys(text: str, jira_projects: Collection[str] | None = None) -> tuple[str, ...]:

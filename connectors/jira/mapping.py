@@ -121,10 +121,15 @@ def map_item(raw: RawItem) -> Entity:
     updated = parse_time(fields.get("updated"))
     security = _obj(fields.get("security"))
 
-    people = _directory(fields)
+    # Each person's identities once: the metadata lists them, and the directory that resolves mentions
+    # starts from them.
+    identities = {role: user_tokens(fields.get(role)) for role in _ROLES}
     mentioned = [fields.get("description"), fields.get("environment")]
     mentioned += [c.get("body") for c in _comment_items(fields.get("comment"))]
-    mentions = sorted({t for value in mentioned for target in mention_targets(value) for t in _person(target, people)})
+    targets = [target for value in mentioned for target in mention_targets(value)]
+    # The directory of the payload's people only when someone is mentioned (decision 120).
+    people = _directory(fields, identities) if targets else {}
+    mentions = sorted({t for target in targets for t in _person(target, people)})
 
     metadata: dict[str, Any] = {
         "key": key,
@@ -148,9 +153,9 @@ def map_item(raw: RawItem) -> Entity:
         "creator_name": creator["name"],
         # Every identity the source gives for each person (issue 13, item 2), as ACL tokens: e-mail
         # (lower-case), Cloud account id, Server user name; mentions resolved to the same tokens.
-        "reporter_identities": user_tokens(fields.get("reporter")),
-        "assignee_identities": user_tokens(fields.get("assignee")),
-        "creator_identities": user_tokens(fields.get("creator")),
+        "reporter_identities": identities["reporter"],
+        "assignee_identities": identities["assignee"],
+        "creator_identities": identities["creator"],
         "mentions": mentions,
         "due_date": _date(fields.get("duedate")),
         "planned_start": _date(fields.get(fmap["planned_start"])) if fmap.get("planned_start") else None,
@@ -352,10 +357,9 @@ def _edges(
 
 def _refs(text: str, own_key: str, edge_keys: set[str]) -> tuple[Ref, ...]:
     refs = extract_refs(text, mention_hint="jira")
+    known = edge_keys | {own_key}
     return tuple(
-        r
-        for r in refs
-        if not (r.source_hint == "jira" and r.target_kind == "issue" and r.target_ref in (edge_keys | {own_key}))
+        r for r in refs if not (r.source_hint == "jira" and r.target_kind == "issue" and r.target_ref in known)
     )
 
 
@@ -365,14 +369,18 @@ def _comment_items(value: Any) -> list[Mapping[str, Any]]:
     return [c for c in items if isinstance(c, JSON_OBJECT)] if isinstance(items, list) else []
 
 
-def _directory(fields: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Account id / user name -> every token of that person, from the users the payload shows."""
-    users: list[Any] = [fields.get(k) for k in ("reporter", "assignee", "creator")]
+_ROLES = ("reporter", "assignee", "creator")
+
+
+def _directory(fields: Mapping[str, Any], identities: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """Account id / user name -> every token of that person, from the users the payload shows
+    (``identities``: the tokens of the issue's own people, by role, already made)."""
+    users: list[tuple[Any, list[str]]] = [(fields.get(role), identities[role]) for role in _ROLES]
     for c in _comment_items(fields.get("comment")):
-        users += [c.get("author"), c.get("updateAuthor")]
+        author, editor = c.get("author"), c.get("updateAuthor")
+        users += [(author, user_tokens(author)), (editor, user_tokens(editor))]
     people: dict[str, list[str]] = {}
-    for user in users:
-        tokens = user_tokens(user)
+    for user, tokens in users:
         if not tokens or not isinstance(user, JSON_OBJECT):
             continue
         for ident in (user.get("accountId"), user.get("name")):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import httpx
 
 from connectors.emulators.jira import JiraEmulator
@@ -65,3 +67,28 @@ def test_every_attachment_downloads_past_ten_thousand_issues() -> None:
             got = httpx.get(texts[0]["content"])
             assert got.status_code == 200, (i, texts[0]["content"])
             assert got.text.startswith(f"Repro notes for {rendered['key']}"), got.text
+
+
+def _paragraphs(node: object) -> list[list[dict[str, object]]]:
+    if isinstance(node, list):
+        return [p for child in node for p in _paragraphs(child)]
+    if not isinstance(node, dict):
+        return []
+    own = [node["content"]] if node.get("type") == "paragraph" and isinstance(node.get("content"), list) else []
+    return own + [p for value in node.values() for p in _paragraphs(value)]
+
+
+def test_adf_paragraphs_hold_runs_of_text_as_jiras_editor_writes_them() -> None:
+    # Jira's editor merges adjacent text with the same marks into one node (tests/fixtures/go-atlassian
+    # holds whole sentences in one); a node per word made every benchmark's JSON and ADF walk costlier
+    # than a real source's (decision 121). The text a node run renders stays word for word the same.
+    emu = JiraEmulator(40, seed=1)
+    paragraphs = [p for i in range(40) for p in _paragraphs(emu.render(i, 3, "http://x")["fields"])]
+    assert paragraphs
+    for content in paragraphs:
+        plain = [n.get("type") == "text" and not n.get("marks") for n in content]
+        assert not any(a and b for a, b in pairwise(plain)), content
+    texts = [n["text"] for content in paragraphs for n in content if n.get("type") == "text" and not n.get("marks")]
+    assert any(" " in str(t).strip() for t in texts)  # sentences, not words
+    marked = [n for content in paragraphs for n in content if n.get("marks") or n.get("type") == "mention"]
+    assert marked  # links and mentions keep nodes of their own
