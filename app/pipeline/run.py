@@ -17,6 +17,9 @@ module declares its units of work as ``with conn.transaction():`` blocks (the cl
 resolution with the run's end); a single statement outside a block (a heartbeat, a read) is its own
 unit. Nothing here calls ``commit()`` or ``rollback()``: leaving a block commits it, an exception
 rolls it back, and :class:`LeaseLost` raised by the lease check drops a unit whose run is no longer ours.
+With read-ahead, a page's transaction runs on a writer thread while the run's thread maps the next page
+(app/pipeline/write_behind.py, decision 122): one at a time and in order, and the run's thread uses the
+connection again only once that write has ended.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
 from app.pipeline.prefetch import Prefetch
 from app.pipeline.watermark import Watermark
+from app.pipeline.write_behind import WriteBehind
 from app.queries import chunks as cq
 from app.queries import dead_letters as dq
 from app.queries import entities as eq
@@ -115,6 +119,20 @@ def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lea
         return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
 
     return open_connection
+
+
+@dataclass(frozen=True, slots=True)
+class PageWrite:
+    """One mapped page, ready to commit: its rows and, as of this page, the checkpoint and counters."""
+
+    batch: Batch
+    ready: Ready | None
+    checkpoint: dict[str, Any]  # RunCheckpoint.to_json()
+    done: int
+    total: int | None
+    errors: int
+    api_calls: int
+    rate_limited: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,8 +344,22 @@ class _Run:
                     stages.enter_context(self.embed_ahead)
                 if ahead is not None:
                     stages.enter_context(ahead)
+                # With read-ahead, each page is written on a writer thread while the next is mapped
+                # (decision 122); entered last, so it is closed first: the write in flight ends before the
+                # producer stops and before any failure handling uses the connection.
+                writer = (
+                    stages.enter_context(WriteBehind(self._write_page, self._rewind, name=f"run-{self.claim.id}-write"))
+                    if self.prefetch
+                    else None
+                )
                 for page in self._timed(ahead if ahead is not None else pages):
-                    self._commit_page(page, spec.map_item)
+                    work = self._map_page(page, spec.map_item)
+                    if writer is not None:
+                        writer.submit(work)
+                    else:
+                        self._write_page(work)
+                if writer is not None:
+                    writer.drain()
             if self.record_seen and self.complete and self.claim.mode == "reconciliation":
                 self.audit_counts = completeness.source_counts(self.conn, connector, self.claim.source_id)
             return self._resolve(source)
@@ -516,9 +548,9 @@ class _Run:
         if self.beats.lost.is_set():
             raise LeaseLost(f"run {self.claim.id} was taken over or cancelled")
 
-    def _commit_page(self, page: Page, map_item: Callable[[RawItem], Entity]) -> None:
-        """Load one page with the checkpoint and counters in one transaction that first holds the lease.
-        Raises :class:`LeaseLost` when the run is no longer ours; nothing of the page is kept then."""
+    def _map_page(self, page: Page, map_item: Callable[[RawItem], Entity]) -> PageWrite:
+        """Map one page and advance the run's counters, watermark and position past it: what
+        :meth:`_write_page` commits, with the checkpoint and counters as of this page."""
         self._check_lease()
         prepared = self._prepared(page)
         ready = prepared[1] if prepared is not None else None
@@ -551,36 +583,57 @@ class _Run:
         self.errors += len(batch.errors)
         if position is not None:
             self.position = position
+        return PageWrite(
+            batch=batch,
+            ready=ready,
+            checkpoint=self._checkpoint().to_json(),
+            done=self.done,
+            total=self.total,
+            errors=self.errors,
+            api_calls=page.api_calls,
+            rate_limited=page.rate_limited,
+        )
+
+    def _write_page(self, work: PageWrite) -> None:
+        """Load one mapped page with its checkpoint and counters in one transaction that first holds the
+        lease. Raises :class:`LeaseLost` when the run is no longer ours; nothing of the page is kept then.
+        Runs on the writer thread when pages are read ahead (decision 122): it reads nothing the run's
+        thread changes while it maps the next page, only ``work`` and what only writes change."""
         with self.conn.transaction():
             self.lease.hold(self.conn)
             load_batch(
                 self.conn,
                 source_id=self.claim.source_id,
                 run_id=self.claim.id,
-                batch=batch,
+                batch=work.batch,
                 record_seen=self.record_seen,
                 clear_dead_letters=self.dlq_nonempty,
                 chunks=self.chunks,
-                ready=ready,
+                ready=work.ready,
             )
             saved = rq.save_progress(
                 self.conn,
                 id=self.claim.id,
                 generation=self.lease.generation,
                 worker_id=self.worker_id,
-                checkpoint=self._checkpoint().to_json(),
-                entities_done=self.done,
-                entities_total=max(self.total, self.done) if self.total is not None else None,
-                error_count=self.errors,
-                api_calls=page.api_calls,
-                rate_limited=page.rate_limited,
+                checkpoint=work.checkpoint,
+                entities_done=work.done,
+                entities_total=max(work.total, work.done) if work.total is not None else None,
+                error_count=work.errors,
+                api_calls=work.api_calls,
+                rate_limited=work.rate_limited,
             )
             if saved == 0:  # cannot happen under the row lock; kept as the statement's own fence
                 raise LeaseLost(f"run {self.claim.id}: progress matched no row")
-        self.dlq_nonempty = self.dlq_nonempty or bool(batch.errors)
+        self.dlq_nonempty = self.dlq_nonempty or bool(work.batch.errors)
         if self.on_progress:
-            self.progress.done, self.progress.total, self.progress.errors = self.done, self.total, self.errors
+            self.progress.done, self.progress.total, self.progress.errors = work.done, work.total, work.errors
             self.on_progress(self.progress)
+
+    def _rewind(self, work: PageWrite) -> None:
+        """The write of ``work`` failed: the run's counters go back to that page's, as if the run had
+        stopped there (the sequential loop would not have mapped the next page)."""
+        self.done, self.total, self.errors = work.done, work.total, work.errors
 
     def _checkpoint(self) -> RunCheckpoint:
         # Scope units the connector found unreadable (CallStats.unread) are kept like unread containers.

@@ -4,7 +4,9 @@ fails after later pages were fetched, an embedder that stalls.
 Each test checks the three promises: pages commit in the source's order (entity ids are a bigserial,
 so ``order by id`` is the commit order and must equal the order a bare ``enumerate()`` sees), no item is
 lost or loaded twice (``entities_done`` equals the source's count, one row each), and the read-ahead is
-bounded (after the k-th commit the emulator has served at most k + prefetch + 1 search pages).
+bounded: after the k-th commit the emulator has served at most k + prefetch + 2 search pages (the page
+mapped on the run's thread while page k was written behind it, decision 122; the ``prefetch`` queued; the
+one the producer is building).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from connectors.base import CallStats, RawItem, SourceConfig
 from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, scalar
 
 ISSUES = 600  # six search pages of 100
+# Pages the source may have served beyond those committed: one mapped on the run's thread while the last
+# committed one was written (decision 122), DEFAULT_PREFETCH in the queue, one the producer is building.
+IN_FLIGHT = 1 + DEFAULT_PREFETCH + 1
 
 
 def source_order(jira: Jira) -> list[str]:
@@ -69,7 +74,7 @@ class ReadAhead:
     def assert_bounded(self) -> None:
         assert self.seen, "no page was committed"
         for committed, served in self.seen:
-            assert served <= committed + DEFAULT_PREFETCH + 1, (committed, served)
+            assert served <= committed + IN_FLIGHT, (committed, served)
 
 
 def run_once(
@@ -158,6 +163,60 @@ def test_a_page_that_fails_after_later_pages_were_fetched_resumes_exactly(
     assert run is not None and (run.entities_done, run.deliveries) == (ISSUES, 2)
 
 
+def test_a_page_whose_write_fails_ends_the_run_as_the_sequential_loop_does(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    # The second page's write fails inside its transaction (a row the database refuses) while the run's
+    # thread has already mapped the third (decision 122: pages are written behind the mapping). Written
+    # behind or not, the run must end the same: the first page in, nothing of the failed page or of the one
+    # mapped after it, the same reason and counters as the sequential loop (prefetch 0) reports.
+    jira = jira_factory(ISSUES)
+    expected = source_order(jira)
+    refused = expected[100]
+    probe.execute(
+        """
+        create function overlap_refuse() returns trigger language plpgsql as $$
+        begin
+          if new.source_entity_id = tg_argv[0] then
+            perform pg_sleep(0.5);  -- the run's thread maps the next page meanwhile
+            raise exception 'refused % for the test', new.source_entity_id;
+          end if;
+          return new;
+        end $$
+        """
+    )
+    probe.execute(
+        "create trigger overlap_refuse before insert on entities for each row "
+        f"execute function overlap_refuse('{refused}')"
+    )
+    ended: dict[int, tuple[Any, ...]] = {}
+    try:
+        for prefetch in (0, DEFAULT_PREFETCH):
+            source_id = add_source(conn, keyring, jira, name=f"jira-{prefetch}")
+            run_id = start_run(conn, source_id, mode="full", trigger="manual")
+            outcome = run_once(conn, run_id, keyring, prefetch=prefetch)
+            run = rq.get_run(probe, id=run_id)
+            assert run is not None
+            ended[prefetch] = (
+                outcome.state,
+                outcome.done,
+                outcome.errors,
+                run.state,
+                run.entities_done,
+                run.error_detail,
+                committed_order(probe, source_id),
+            )
+    finally:
+        probe.execute("drop trigger if exists overlap_refuse on entities")
+        probe.execute("drop function if exists overlap_refuse()")
+
+    state, _, _, run_state, _, detail, committed = ended[0]
+    assert (state, run_state) == ("failed", "failed")
+    assert detail is not None and f"refused {refused} for the test" in detail
+    assert committed == expected[:100]
+    assert ended[DEFAULT_PREFETCH] == ended[0]
+
+
 # ---------------------------------------------------------------- an embedder that stalls
 
 
@@ -240,7 +299,7 @@ def test_an_embedder_that_stalls_holds_the_read_ahead_and_loses_nothing(
     assert outcome.vector_wait >= 1.5
     # While the first page's embedding stalled, the producer filled the queue and stopped.
     assert stalling.pages_during_stall is not None
-    assert 1 < stalling.pages_during_stall - before <= 1 + DEFAULT_PREFETCH + 1
+    assert 1 < stalling.pages_during_stall - before <= 1 + IN_FLIGHT
     ahead.assert_bounded()
     assert committed_order(probe, source_id) == expected
     without_chunks = scalar(
