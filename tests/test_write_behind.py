@@ -49,27 +49,23 @@ def test_pages_are_written_one_at_a_time_in_order_on_the_writer_thread() -> None
     assert len(writes.threads) == 1 and threading.current_thread().name not in writes.threads
 
 
-def test_a_failed_write_is_raised_at_the_next_hand_over_and_nothing_after_it_is_written() -> None:
-    writes = Writes(fail_on=3)
+@pytest.mark.parametrize(
+    ("fail_on", "pages"),
+    [
+        (3, 10),  # raised when the next page is handed over; nothing after it is written
+        (4, 5),  # the last page's write: raised by the context's normal exit
+    ],
+)
+def test_a_failed_write_is_raised_and_nothing_after_it_is_written(fail_on: int, pages: int) -> None:
+    writes = Writes(fail_on=fail_on)
     with (
-        pytest.raises(RuntimeError, match="page 3 refused"),
+        pytest.raises(RuntimeError, match=f"page {fail_on} refused"),
         WriteBehind(writes.write, writes.on_failure, name="test-write") as writer,
     ):
-        for page in range(10):
+        for page in range(pages):
             writer.submit(page)
-    assert writes.done == [0, 1, 2]
-    assert writes.failed == [3]
-
-
-def test_the_last_page_s_failed_write_fails_the_context_on_a_normal_exit() -> None:
-    writes = Writes(fail_on=4)
-    with (
-        pytest.raises(RuntimeError, match="page 4 refused"),
-        WriteBehind(writes.write, writes.on_failure, name="test-write") as writer,
-    ):
-        for page in range(5):
-            writer.submit(page)
-    assert writes.done == [0, 1, 2, 3] and writes.failed == [4]
+    assert writes.done == list(range(fail_on))
+    assert writes.failed == [fail_on]
 
 
 def test_a_stop_for_another_reason_waits_for_the_write_in_flight() -> None:
