@@ -3,6 +3,8 @@ fast the machine lets it be at best. Shared by bench/two_workers.py and bench/ov
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import psutil
@@ -54,3 +56,27 @@ def postgres_cpu(data_dir: Path) -> float:
 def emulators() -> list[psutil.Process]:
     """This process's children that are source emulators (``python -m connectors.emulators.<name>``)."""
     return [c for c in psutil.Process().children() if "connectors.emulators" in " ".join(c.cmdline())]
+
+
+# A fixed amount of pure-Python work (no I/O, no allocation churn), timed by the process doing it.
+_SPIN = "import time\nt = time.perf_counter()\nx = 0\nfor i in range({n}): x += i\nprint(time.perf_counter() - t)"
+
+
+def _spin(count: int, n: int) -> list[float]:
+    """Wall seconds each of ``count`` processes, started together, took for the same fixed work."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _SPIN.format(n=n)], stdout=subprocess.PIPE, text=True)
+        for _ in range(count)
+    ]
+    return [float(p.communicate()[0]) for p in procs]
+
+
+def parallel_speed(n: int = 4_000_000, rounds: int = 3) -> float:
+    """How fast each of two CPU-bound processes runs while the other runs too, as a share of one running
+    alone (1.0: two real cores; ~0.6: two hyperthreads of one core, or a host that is busy elsewhere). On a
+    virtual machine two vCPUs need not be two free cores: two runs, workers or stages at once then cost each
+    other speed whatever the product does, and two processes can do at most ``2 x`` this as much work as
+    one. Best of ``rounds`` alternated rounds on each side, to see past a host that drifts."""
+    alone = min(_spin(1, n)[0] for _ in range(rounds))
+    together = min(max(_spin(2, n)) for _ in range(rounds))
+    return alone / together

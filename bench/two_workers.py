@@ -24,7 +24,9 @@ how many cores the worker, emulator and PostgreSQL processes kept busy (and the 
 prints the bound this machine puts on the ratio: two runs at once can be at most
 ``min(2, cores / cores one run keeps busy)`` times as fast as one after the other; and, since two runs at
 once cost each other CPU, the tighter bound the fastest two-worker round's own CPU per entity allows:
-``cores / cores it kept busy x its rate / one worker's rate``. ``uptime`` is printed.
+``cores / cores it kept busy x its rate / one worker's rate``. ``uptime`` is printed, and how fast two
+CPU-bound processes run side by side against one alone (``bench._cpu.parallel_speed``): on a virtual
+machine two vCPUs need not be two free cores.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from app.db.migrate import migrate  # noqa: E402
 from app.secrets import Keyring  # noqa: E402
 from app.services.jobs import start_and_defer  # noqa: E402
 from app.services.sources import NewSource, create_source  # noqa: E402
-from bench._cpu import busy, cpu, emulators, postgres_cpu  # noqa: E402
+from bench._cpu import busy, cpu, emulators, parallel_speed, postgres_cpu  # noqa: E402
 from bench._emulator import jira_emulator  # noqa: E402
 
 TOKEN = "bench-token"
@@ -215,6 +217,11 @@ def main() -> None:
     print(
         f"two at once kept {two:.2f} of {cpus} cores busy at {best[2]:.0f}/s: at that CPU per entity the cores "
         f"allow at most {min(2.0, cpus / two * best[2] / best[1]):.2f} x one worker's rate"
+    )
+    speed = parallel_speed()
+    print(
+        f"this machine's cores: two CPU-bound processes at once each run at {speed:.2f} x the speed of one alone, "
+        f"so two processes do at most {2 * speed:.2f} x one's work"
     )
     shutil.rmtree(logs, ignore_errors=True)
 

@@ -175,6 +175,9 @@ class RunOutcome:
     # prefetch is off) and waiting for a page's vectors from the embedding thread: what bound the run.
     page_wait: float = 0.0
     vector_wait: float = 0.0
+    # Seconds it waited for the writer thread to end the page before (read-ahead on, decision 122); with
+    # read-ahead off the run's thread writes each page itself and this stays 0.
+    write_wait: float = 0.0
 
 
 def try_lane(conn: psycopg.Connection[Any], source_id: int) -> bool:
@@ -292,6 +295,7 @@ class _Run:
         self.started = time.monotonic()
         self.page_wait = 0.0  # RunOutcome.page_wait
         self.vector_wait = 0.0  # RunOutcome.vector_wait
+        self.writer: WriteBehind[PageWrite] | None = None  # RunOutcome.write_wait: its ``waited``
         scope = claim.scope or {}
         self.scope_kind: str | None = scope.get("kind") if isinstance(scope, dict) else None
         self.scope = scope
@@ -347,7 +351,7 @@ class _Run:
                 # With read-ahead, each page is written on a writer thread while the next is mapped
                 # (decision 122); entered last, so it is closed first: the write in flight ends before the
                 # producer stops and before any failure handling uses the connection.
-                writer = (
+                writer = self.writer = (
                     stages.enter_context(WriteBehind(self._write_page, self._rewind, name=f"run-{self.claim.id}-write"))
                     if self.prefetch
                     else None
@@ -753,12 +757,13 @@ class _Run:
 
     def _ended(self, state: str, detail: str | None) -> None:
         """Log the committed end of the run, with what its thread waited for (the source's pages, the
-        embedder's vectors: the rest of ``duration_s`` is its own mapping, load and commits); a failure also
-        raises its alert (seed 000)."""
+        embedder's vectors, the writer thread: the rest of ``duration_s`` is its own mapping, and, with
+        read-ahead off, its load and commits); a failure also raises its alert (seed 000)."""
         extra = {
             **self._fields(),
             "page_wait_s": round(self.page_wait, 3),
             "vector_wait_s": round(self.vector_wait, 3),
+            "write_wait_s": round(self._write_wait(), 3),
             "state": state,
         }
         if state == "failed":
@@ -770,8 +775,19 @@ class _Run:
     def _outcome(self, state: str, detail: str | None, deleted: int = 0) -> RunOutcome:
         """The outcome of a run that ended here, with what its thread waited for."""
         return RunOutcome(
-            self.claim.id, state, self.done, self.errors, detail, deleted, self.page_wait, self.vector_wait
+            self.claim.id,
+            state,
+            self.done,
+            self.errors,
+            detail,
+            deleted,
+            self.page_wait,
+            self.vector_wait,
+            self._write_wait(),
         )
+
+    def _write_wait(self) -> float:
+        return self.writer.waited if self.writer is not None else 0.0
 
     def _fields(self) -> dict[str, Any]:
         """What every run log line carries (issue 10 §3)."""

@@ -19,6 +19,7 @@ Memory: one page mapped and one being written, besides the read-ahead's queue.
 from __future__ import annotations
 
 import contextvars
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
@@ -39,6 +40,9 @@ class WriteBehind(Generic[W]):
         self._on_failure = on_failure
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._pending: tuple[Future[None], W] | None = None
+        # Seconds the caller spent waiting for writes to end (in submit, drain and the exit): how much of
+        # the run the database bound rather than the mapping (the run's end log line reports it).
+        self.waited = 0.0
 
     def submit(self, work: W) -> None:
         """Wait for the previous write (raising what it raised), then start writing ``work``."""
@@ -53,7 +57,11 @@ class WriteBehind(Generic[W]):
             return
         future, work = self._pending
         self._pending = None
-        error = future.exception()  # waits: the write is one page's transaction
+        asked = time.monotonic()
+        try:
+            error = future.exception()  # waits: the write is one page's transaction
+        finally:
+            self.waited += time.monotonic() - asked
         if error is not None:
             self._on_failure(work)
             raise error

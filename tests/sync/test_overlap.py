@@ -331,3 +331,43 @@ def test_a_run_reports_how_long_its_thread_waited_for_the_source_s_pages(
     assert len(ended) == 1
     fields = vars(ended[0])  # the record's extra fields, as the JSON log handler writes them
     assert fields["page_wait_s"] == round(outcome.page_wait, 3) and fields["vector_wait_s"] == 0.0
+
+
+def test_a_run_reports_how_long_its_thread_waited_for_the_writer(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Each page's upsert takes 0.4 s longer in the database (a statement trigger that sleeps), far more than
+    # mapping a page: with read-ahead the run's thread hands each page to the writer and then waits for it,
+    # so it waits most of the 6 x 0.4 s and says so, in the outcome and in the run's end log line. With
+    # read-ahead off it writes each page itself and waits for no writer.
+    jira = jira_factory(ISSUES)
+    probe.execute(
+        "create function overlap_slow() returns trigger language plpgsql as $$"
+        " begin perform pg_sleep(0.4); return null; end $$"
+    )
+    probe.execute(
+        "create trigger overlap_slow after insert on entities for each statement execute function overlap_slow()"
+    )
+    waits: dict[int, tuple[float, Any]] = {}
+    try:
+        for prefetch in (0, DEFAULT_PREFETCH):
+            source_id = add_source(conn, keyring, jira, name=f"jira-{prefetch}")
+            run_id = start_run(conn, source_id, mode="full", trigger="manual")
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="app.pipeline.run"):
+                outcome = run_once(conn, run_id, keyring, prefetch=prefetch)
+            assert (outcome.state, outcome.done) == ("succeeded", ISSUES)
+            ended = [r for r in caplog.records if r.getMessage() == f"run {run_id} ended succeeded"]
+            assert len(ended) == 1
+            waits[prefetch] = (outcome.write_wait, vars(ended[0])["write_wait_s"])
+    finally:
+        probe.execute("drop trigger if exists overlap_slow on entities")
+        probe.execute("drop function if exists overlap_slow()")
+
+    assert waits[0] == (0.0, 0.0)
+    behind, logged = waits[DEFAULT_PREFETCH]
+    assert behind >= 6 * 0.4 * 0.75 and logged == round(behind, 3)
