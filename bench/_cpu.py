@@ -73,10 +73,13 @@ def _spin(count: int, n: int) -> list[float]:
 
 def parallel_speed(n: int = 4_000_000, rounds: int = 3) -> float:
     """How fast each of two CPU-bound processes runs while the other runs too, as a share of one running
-    alone (1.0: two real cores; ~0.6: two hyperthreads of one core, or a host that is busy elsewhere). On a
-    virtual machine two vCPUs need not be two free cores: two runs, workers or stages at once then cost each
-    other speed whatever the product does, and two processes can do at most ``2 x`` this as much work as
-    one. Best of ``rounds`` alternated rounds on each side, to see past a host that drifts."""
-    alone = min(_spin(1, n)[0] for _ in range(rounds))
-    together = min(max(_spin(2, n)) for _ in range(rounds))
+    alone (1.0: two cores that do not slow each other; less: the two share a physical core, or the host is
+    busy elsewhere). On a virtual machine two vCPUs need not be two free cores: two runs, workers or stages
+    at once then cost each other speed whatever the product does, and two processes can do at most
+    ``2 x`` this as much work as one. ``rounds`` rounds, each one alone then two at once, to see past a
+    host that drifts; the best of each side is kept."""
+    alone, together = float("inf"), float("inf")
+    for _ in range(rounds):
+        alone = min(alone, _spin(1, n)[0])
+        together = min(together, max(_spin(2, n)))
     return alone / together
