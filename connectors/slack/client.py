@@ -18,7 +18,8 @@ A channel that cannot be read is reported as one :class:`ItemError` with id ``<c
 ends with ``ItemGone("message", "<channel>:*")`` so the pipeline drops the channel's dead letter.
 ``<channel>:*`` never becomes a RawItem: it names a fetch, not a record (see the manifest).
 
-Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page.
+Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page but a channel's last, which
+``{"channel": i + 1, "cursor": None}`` closes (decision 124; ``"cursor": ""`` from older runs means the same).
 """
 
 from __future__ import annotations
@@ -159,13 +160,16 @@ class SlackConnector:
         for ci in range(first, len(channels)):
             cursor = cp.get("cursor") if ci == first else None
             if ci == first and cursor == "":
-                continue  # the checkpoint was taken after this channel's last page
+                continue  # taken after this channel's last page by a run before decision 124
             channel = channels[ci]
             counted = 0
             try:
                 for emitted in self._channel_messages(channel, since, cursor):
                     if isinstance(emitted, str):
-                        yield Checkpoint({"channel": ci, "cursor": emitted})
+                        # The channel's last page ("" after it) is closed by the checkpoint past the channel
+                        # just below: a second checkpoint here would cost the run a transaction of its own.
+                        if emitted:
+                            yield Checkpoint({"channel": ci, "cursor": emitted})
                     else:
                         counted += isinstance(emitted, RawItem)
                         yield emitted

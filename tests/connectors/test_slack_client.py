@@ -153,6 +153,32 @@ def test_checkpoint_resume(emu: RunningEmulator) -> None:
     assert not set(raws(first)) & set(rest)
 
 
+def test_no_two_checkpoints_come_in_a_row(emu: RunningEmulator) -> None:
+    """A channel's last page is closed by the checkpoint past the channel alone: a second one with nothing
+    between them would cost the run a transaction of its own (decision 124)."""
+    conn = connector(emu)
+    items = list(conn.enumerate(None, None))
+    kinds = ["cp" if isinstance(i, Checkpoint) else "item" for i in items]
+    assert kinds.count("cp") > 7
+    assert not [n for n in range(1, len(kinds)) if kinds[n] == kinds[n - 1] == "cp"]
+    # Every channel is still closed by the checkpoint past it: a resume from there reads the next channel.
+    ends = [i.position for i in items if isinstance(i, Checkpoint) and i.position["cursor"] is None]
+    assert [p["channel"] for p in ends] == list(range(1, len(ends) + 1))
+    conn.close()
+
+
+def test_a_checkpoint_taken_after_a_channel_s_last_page_resumes_with_the_next_channel(emu: RunningEmulator) -> None:
+    """Runs checkpointed before decision 124 hold ``{"channel": n, "cursor": ""}``: channel n is done."""
+    conn = connector(emu)
+    every = list(conn.enumerate(None, None))
+    after_first = raws(list(conn.enumerate(None, {"channel": 0, "cursor": ""})))
+    from_second = raws(list(conn.enumerate(None, {"channel": 1, "cursor": None})))
+    conn.close()
+    first_channel = next(i.container for i in every if isinstance(i, RawItem))
+    assert after_first and set(after_first) == set(from_second)
+    assert first_channel not in {r.container for r in after_first.values()}
+
+
 def test_slack_ok_false_errors_are_classified(emu: RunningEmulator) -> None:
     bad = connector(emu, token="xoxb-wrong")
     assert bad.probe() == "auth_failed"
