@@ -144,3 +144,13 @@ def test_api_throughput_compares_ours_with_a_bare_handler_answering_the_same_byt
     for name in ("bare GET", "GET runs", "bare same bytes"):
         assert re.search(rf"^{name}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+", out, re.MULTILINE), out
     assert re.search(rf"GET runs vs bare same bytes: throughput x{_NUM}, p95 x{_NUM}", out), out
+
+
+def test_slack_workspace_prints_what_a_message_costs_in_a_small_and_a_large_workspace() -> None:
+    args = ("--small", "5", "--large", "500", "--messages", "200", "--repeats", "1")
+    out = run_bench("slack_workspace.py", *args, timeout=120)
+    costs = re.findall(rf"^\s+(\d+) people:\s+{_NUM} us a message$", out, re.MULTILINE)
+    assert [int(n) for n, _ in costs] == [5, 500], out
+    assert all(float(us) > 0 for _, us in costs), out
+    ratio = re.search(rf"^ratio 500 / 5 people: {_NUM} \(goal: near 1\)$", out, re.MULTILINE)
+    assert ratio is not None and float(ratio.group(1)) > 0, out

@@ -135,6 +135,7 @@ class SlackConnector:
         self.filters = filters
         self._team: dict[str, Any] | None = None
         self._users: dict[str, dict[str, Any]] | None = None
+        self._has_guests = False  # any guest in users.list: known with the user map, asked of every message
         self._outsiders: dict[str, list[str] | None] = {}
         self._channels: dict[str, dict[str, Any]] = {}
         self._members: dict[str, list[str] | None] = {}
@@ -374,9 +375,12 @@ class SlackConnector:
         team = self._team_info()
         users = self._user_map()
         ts = str(msg.get("ts", ""))
-        wanted = {str(msg.get("user") or "")} | set(_MENTION_RE.findall(str(msg.get("text") or "")))
-        wanted |= set(_ids_in(msg.get("blocks"), "user_id"))
-        named = set(_CHANNEL_RE.findall(str(msg.get("text") or ""))) | set(_ids_in(msg.get("blocks"), "channel_id"))
+        text = str(msg.get("text") or "")
+        wanted = {str(msg.get("user") or "")} | set(_MENTION_RE.findall(text))
+        named = set(_CHANNEL_RE.findall(text))
+        blocks = msg.get("blocks")
+        if blocks:
+            _ids_in(blocks, wanted, named)
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
         edited = obj(msg.get("edited")).get("ts")  # absent on most messages
         if files is None:  # a message read on its own (webhook, fetch by id)
@@ -445,6 +449,7 @@ class SlackConnector:
                     if u.get("is_restricted") or u.get("is_ultra_restricted"):
                         entry["guest"] = True  # sees only the channels they are a member of
                     users[str(u["id"])] = entry
+            self._has_guests = any(u.get("guest") for u in users.values())
             self._users = users
         return self._users
 
@@ -459,7 +464,7 @@ class SlackConnector:
         if (
             not channel.get("is_ext_shared")
             and not channel.get("is_shared")
-            and not any(u.get("guest") for u in users.values())
+            and not self._has_guests
         ):
             return []  # no guests in the workspace and no other organisation: the workspace group says it all
         cid = str(channel["id"])
@@ -605,18 +610,20 @@ def create(config: SourceConfig, stats: CallStats) -> SlackConnector:
 _CHANNEL_RE = re.compile(r"<#([CG][A-Z0-9]+)(?:\|[^>]*)?>")
 
 
-def _ids_in(value: Any, key: str) -> list[str]:
-    """Every string under ``key`` inside Block Kit blocks (users and channels a blocks-only message names)."""
-    found: list[str] = []
+def _ids_in(value: Any, users: set[str], channels: set[str]) -> None:
+    """Every ``user_id`` and ``channel_id`` string inside Block Kit blocks (the users and channels a
+    blocks-only message names), added to ``users`` and ``channels``: one walk for both."""
     # Lists and scalars first: each is answered in C, where a scalar checked against Mapping would go
     # through the ABC's Python-level check (a message's blocks are mostly strings).
     if isinstance(value, list):
         for v in value:
-            found.extend(_ids_in(v, key))
+            _ids_in(v, users, channels)
     elif value is not None and not isinstance(value, str | int | float) and isinstance(value, JSON_OBJECT):
         for k, v in value.items():
-            if k == key and isinstance(v, str):
-                found.append(v)
+            if isinstance(v, str):
+                if k == "user_id":
+                    users.add(v)
+                elif k == "channel_id":
+                    channels.add(v)
             else:
-                found.extend(_ids_in(v, key))
-    return found
+                _ids_in(v, users, channels)
