@@ -154,3 +154,16 @@ def test_slack_workspace_prints_what_a_message_costs_in_a_small_and_a_large_work
     assert all(float(us) > 0 for _, us in costs), out
     ratio = re.search(rf"^ratio 500 / 5 people: {_NUM} \(goal: near 1\)$", out, re.MULTILINE)
     assert ratio is not None and float(ratio.group(1)) > 0, out
+
+
+def test_acl_growth_prints_what_mapping_an_item_costs_with_few_and_many_people() -> None:
+    out = run_bench("acl_growth.py", "--items", "60", "--small", "5", "--large", "300", "--repeats", "1", timeout=300)
+    for name in ("jira", "slack"):
+        row = re.search(
+            rf"^{name}\s+(\d+) items:\s+{_NUM} us /\s+{_NUM} us an item, "
+            rf"ratio 300 / 5 people: {_NUM} \(goal: near 1\)$",
+            out,
+            re.MULTILINE,
+        )
+        assert row is not None, out
+        assert int(row.group(1)) > 0 and all(float(row.group(i)) > 0 for i in (2, 3, 4)), row.group(0)

@@ -43,13 +43,14 @@ comment, each inlined attachment); ``text == "\\n\\n".join(sections)``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
 from connectors.jira.context import JiraItemContext
 from connectors.jira.permissions import Grants, for_issue, mention_token, narrow, user_tokens
 from connectors.jira.text import mention_targets, to_text
+from connectors.memo import PerContainer
 from connectors.payload import JSON_OBJECT
 from connectors.payload import obj as _obj
 from connectors.refs import dedup, extract_refs
@@ -235,8 +236,17 @@ def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
     project = ctx.project_principals
     if not isinstance(project, Sequence) or isinstance(project, str):
         return Acl(None)
-    principals = for_issue(Grants(tuple(str(p) for p in project), tuple(ctx.project_fields)), fields)
+    holders = tuple(ctx.project_fields)
     security = fields.get("security")
+    if not holders:
+        # The project's grant alone, the same for every issue of the project: built once per grant (a role
+        # can list thousands of people), not sorted again for each issue.
+        granted = _grant_acl(project)
+        if security is None:
+            return Acl(granted)  # most issues
+        principals: Sequence[str] = granted
+    else:
+        principals = for_issue(Grants(tuple(str(p) for p in project), holders), fields)
     if security is not None:
         level = ctx.security_principals
         if not isinstance(security, JSON_OBJECT) or not security.get("id"):
@@ -246,6 +256,14 @@ def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
         members = for_issue(Grants(tuple(str(p) for p in level), tuple(ctx.security_fields)), fields)
         principals = narrow(principals, members)
     return Acl(tuple(sorted(set(principals))))
+
+
+def _grant_tokens(project: Iterable[Any]) -> tuple[str, ...]:
+    """A project's grant as an ACL: each token once, sorted."""
+    return tuple(sorted({str(p) for p in project}))
+
+
+_grant_acl = PerContainer(_grant_tokens)  # the client shares one grant tuple per project
 
 
 def _field_map(fields: Mapping[str, Any], ctx: JiraItemContext) -> dict[str, str]:

@@ -136,9 +136,10 @@ class SlackConnector:
         self._team: dict[str, Any] | None = None
         self._users: dict[str, dict[str, Any]] | None = None
         self._has_guests = False  # any guest in users.list: known with the user map, asked of every message
-        self._outsiders: dict[str, list[str] | None] = {}
+        self._outsiders: dict[str, tuple[str, ...] | None] = {}
         self._channels: dict[str, dict[str, Any]] = {}
-        self._members: dict[str, list[str] | None] = {}
+        # Per channel, one tuple every message of it shares: the mapping builds its ACL once (decision 124).
+        self._members: dict[str, tuple[str, ...] | None] = {}
         # Completeness audit: messages enumerated per channel by this process, for channels read from
         # their first page (a channel resumed mid-way after a crash has no whole count here).
         self._enumerated: dict[str, int] = {}
@@ -369,7 +370,7 @@ class SlackConnector:
         self,
         channel: Mapping[str, Any],
         msg: Mapping[str, Any],
-        members: list[str] | None,
+        members: tuple[str, ...] | None,
         files: _FileTexts | None = None,
     ) -> RawItem:
         team = self._team_info()
@@ -453,20 +454,20 @@ class SlackConnector:
             self._users = users
         return self._users
 
-    def _channel_outsiders(self, channel: Mapping[str, Any]) -> list[str] | None:
+    def _channel_outsiders(self, channel: Mapping[str, Any]) -> tuple[str, ...] | None:
         """Members of a public channel who are not full members of the workspace (issue 13 §1): guests
         (``is_restricted`` / ``is_ultra_restricted``: they see only channels they belong to) and people of
         another organisation in a Slack Connect channel (``is_ext_shared``; not in ``users.list``).
         [] when there are none; None when the member list cannot be read (they then see nothing)."""
         if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
-            return []
+            return ()
         users = self._user_map()
         if (
             not channel.get("is_ext_shared")
             and not channel.get("is_shared")
             and not self._has_guests
         ):
-            return []  # no guests in the workspace and no other organisation: the workspace group says it all
+            return ()  # no guests in the workspace and no other organisation: the workspace group says it all
         cid = str(channel["id"])
         if cid not in self._outsiders:
             try:
@@ -477,19 +478,19 @@ class SlackConnector:
                 return None
             out = [users[m].get("email") or m for m in ids if m in users and users[m].get("guest")]
             out += [m for m in ids if m not in users]
-            self._outsiders[cid] = out
+            self._outsiders[cid] = tuple(out)
         return self._outsiders[cid]
 
-    def _channel_members(self, channel: Mapping[str, Any]) -> list[str] | None:
+    def _channel_members(self, channel: Mapping[str, Any]) -> tuple[str, ...] | None:
         """Member principals (e-mail, else user id) of a private channel / DM; None when unknown."""
         cid = channel["id"]
         if not (channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim")):
-            return []
+            return ()
         if cid not in self._members:
             users = self._user_map()
             try:
                 ids = [str(m) for m, _ in self.paged("conversations.members", "members", channel=cid)]
-                self._members[cid] = [users.get(m, {}).get("email") or m for m in ids]
+                self._members[cid] = tuple(users.get(m, {}).get("email") or m for m in ids)
             except (SlackError, HttpError):
                 self._members[cid] = None
         return self._members[cid]

@@ -22,11 +22,12 @@ other organisations); private channel, group DM and DM -> ``user:<email>`` of ea
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, MalformedPayload, RawItem, Ref
+from connectors.memo import PerContainer
 from connectors.payload import JSON_OBJECT
 from connectors.payload import dig as _get
 from connectors.refs import dedup, extract_refs
@@ -260,15 +261,24 @@ def channel_acl(channel: Mapping[str, Any], ctx: SlackItemContext) -> Acl:
         members = ctx.members
         if not isinstance(members, list | tuple) or not members:
             return Acl(None)
-        # A member's e-mail (lower-case: compared case-insensitively), else their Slack id as ``user:slack:<id>``.
-        return Acl(tuple(sorted({_member_token(m) for m in members if isinstance(m, str) and m})))
+        return Acl(_member_tokens(members))
     team = _str(ctx.team_id)
     if channel.get("is_private") is not False or not team:
         return Acl(None)  # privacy not stated, or no workspace to name: fail closed
     # The workspace group holds full members only; guests and people of another organisation (Slack
     # Connect) see a public channel only as its members, so they are named one by one (issue 13 §1).
-    outsiders = sorted({_member_token(m) for m in ctx.outsiders or () if isinstance(m, str) and m})
-    return Acl((f"group:slack:{team}:members", *outsiders))
+    return Acl((f"group:slack:{team}:members", *_member_tokens(ctx.outsiders or ())))
+
+
+def _tokens(members: Iterable[Any]) -> tuple[str, ...]:
+    """Members' tokens, each once, sorted: a member's e-mail (lower-case: compared case-insensitively),
+    else their Slack id as ``user:slack:<id>``."""
+    return tuple(sorted({_member_token(m) for m in members if isinstance(m, str) and m}))
+
+
+# The same for every message of a channel, which can have thousands of members: built once per channel
+# (the client shares one member tuple per channel).
+_member_tokens = PerContainer(_tokens)
 
 
 def permalink(team_url: str | None, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
