@@ -458,7 +458,7 @@ class SlackConnector:
         """Members of a public channel who are not full members of the workspace (issue 13 §1): guests
         (``is_restricted`` / ``is_ultra_restricted``: they see only channels they belong to) and people of
         another organisation in a Slack Connect channel (``is_ext_shared``; not in ``users.list``).
-        [] when there are none; None when the member list cannot be read (they then see nothing)."""
+        () when there are none; None when the member list cannot be read (they then see nothing)."""
         if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
             return ()
         users = self._user_map()
