@@ -158,7 +158,7 @@ def test_slack_workspace_prints_what_a_message_costs_in_a_small_and_a_large_work
 
 def test_acl_growth_prints_what_mapping_an_item_costs_with_few_and_many_people() -> None:
     out = run_bench("acl_growth.py", "--items", "60", "--small", "5", "--large", "300", "--repeats", "1", timeout=300)
-    for name in ("jira", "slack"):
+    for name in ("jira", "slack", "confluence", "confluence-restricted"):
         row = re.search(
             rf"^{name}\s+(\d+) items:\s+{_NUM} us /\s+{_NUM} us an item, "
             rf"ratio 300 / 5 people: {_NUM} \(goal: near 1\)$",

@@ -43,7 +43,7 @@ comment, each inlined attachment); ``text == "\\n\\n".join(sections)``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from connectors.base import Acl, Edge, Entity, EntityStatus, MalformedPayload, RawItem, Ref
@@ -241,10 +241,9 @@ def _acl(ctx: JiraItemContext, fields: Mapping[str, Any]) -> Acl:
     if not holders:
         # The project's grant alone, the same for every issue of the project: built once per grant (a role
         # can list thousands of people), not sorted again for each issue.
-        granted = _grant_acl(project)
         if security is None:
-            return Acl(granted)  # most issues
-        principals: Sequence[str] = granted
+            return Acl(_grant_acl(project))  # most issues
+        principals: Collection[str] = _grant_set(project)  # narrowed below at O(the level)
     else:
         principals = for_issue(Grants(tuple(str(p) for p in project), holders), fields)
     if security is not None:
@@ -263,7 +262,13 @@ def _grant_tokens(project: Iterable[Any]) -> tuple[str, ...]:
     return tuple(sorted({str(p) for p in project}))
 
 
+def _grant_members(project: Iterable[Any]) -> frozenset[str]:
+    """A project's grant as a set, for narrowing by a security level."""
+    return frozenset(str(p) for p in project)
+
+
 _grant_acl = PerContainer(_grant_tokens)  # the client shares one grant tuple per project
+_grant_set = PerContainer(_grant_members)
 
 
 def _field_map(fields: Mapping[str, Any], ctx: JiraItemContext) -> dict[str, str]:

@@ -27,7 +27,11 @@ def mock(name: str) -> Any:
 
 def raw(payload: dict[str, Any], **context: Any) -> RawItem:
     return RawItem(
-        "page", str(payload.get("id")), payload, datetime.now(UTC), container="DUMMY",
+        "page",
+        str(payload.get("id")),
+        payload,
+        datetime.now(UTC),
+        container="DUMMY",
         context=ConfluenceItemContext(**context),
     )
 
@@ -125,7 +129,7 @@ def test_page_status_maps_to_entity_status(status: str, expected: str) -> None:
 def test_real_restrictions_capture_yields_principals() -> None:
     data = mock("get-content-restrictions.json")["results"][0]["restrictions"]
     # the capture's user has no email/accountId: it cannot be named, the group can
-    assert restriction_principals(data) == {"users": [], "groups": ["<string>"]}
+    assert restriction_principals(data) == {"users": (), "groups": ("<string>",)}
 
 
 # ---------------------------------------------------------------- inherited ACL
@@ -155,6 +159,41 @@ def test_own_and_inherited_restrictions_intersect() -> None:
     ctx = {"space_read": {"users": ["a@x", "b@x", "c@x"], "groups": []},
            "inherited_restrictions": [{"id": "1", "users": ["b@x", "c@x"], "groups": []}]}  # fmt: skip
     assert map_item(raw(page, **ctx)).acl == Acl(("user:b@x",))
+
+
+def test_pages_sharing_a_space_s_tuples_each_get_their_own_path_s_acl() -> None:
+    """The ACL is remembered per space, restrictions and members (decision 125): a page restricted on its
+    own, a page under a restricted parent and an open page of the same space, mapped in turn and again,
+    each keep the ACL of their own path, and a member list that changes is read anew."""
+    space = {"users": ("a@x", "b@x"), "groups": ("staff",), "anonymous": False}
+    staff = ("c@x", "d@x")
+    parent = [{"id": "1", "users": (), "groups": ("staff",)}]
+    pages = [
+        ({"restrictions": restricted(["a@x"], [])}, [], {"staff": staff}, ("user:a@x",)),
+        (
+            {"restrictions": restricted([], [])},
+            parent,
+            {"staff": staff},
+            ("user:c@x", "user:d@x", "group:confluence:staff"),
+        ),
+        (
+            {"restrictions": restricted([], [])},
+            [],
+            {"staff": staff},
+            ("user:a@x", "user:b@x", "group:confluence:staff"),
+        ),
+        ({"restrictions": restricted([], [])}, parent, {"staff": ("c@x",)}, ("user:c@x", "group:confluence:staff")),
+    ]
+    for _ in range(2):
+        for extra, inherited, members, expected in pages:
+            ctx = {"space_read": space, "inherited_restrictions": inherited, "group_members": members}
+            assert map_item(raw({**full_page(), **extra}, **ctx)).acl == Acl(expected)
+
+
+def test_a_space_list_holding_something_unhashable_still_maps() -> None:
+    space = {"users": ["a@x", {"odd": "entry"}], "groups": [], "anonymous": False}
+    ctx = {"space_read": space, "inherited_restrictions": []}
+    assert map_item(raw(full_page(), **ctx)).acl == Acl(("user:a@x",))
 
 
 @pytest.mark.parametrize(

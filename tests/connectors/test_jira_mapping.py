@@ -119,6 +119,24 @@ def test_acl_is_fail_closed_and_security_level_narrows(fixtures_dir: object) -> 
     assert map_item(_raw(issue)).acl == Acl(("group:jira:dev", "user:a@example.com"))
 
 
+def test_issues_sharing_one_grant_keep_each_their_own_level(fixtures_dir: object) -> None:
+    """One grant tuple shared by a project's issues, as the client shares it, is turned into an ACL and a
+    set once (decision 125); an issue with a level, one with another level and one without, mapped in turn
+    and again, each keep their own narrowing."""
+    issue = load_fixture("go-atlassian", "jira", "v3", "mocks", "get-issue.json")
+    grant = ("group:jira:dev", "user:a@example.com", "user:b@example.com")
+    secured = copy.deepcopy(issue)
+    secured["fields"]["security"] = {"id": "10100", "name": "Internal"}
+    cases = [
+        (_raw(secured, project_principals=grant, security_principals=["user:b@example.com"]), ("user:b@example.com",)),
+        (_raw(issue, project_principals=grant), tuple(sorted(grant))),
+        (_raw(secured, project_principals=grant, security_principals=["group:jira:dev"]), ("group:jira:dev",)),
+    ]
+    for _ in range(2):
+        for item, expected in cases:
+            assert map_item(item).acl == Acl(expected)
+
+
 def test_neighbour_archive_aliases_and_inline_text_attachments(fixtures_dir: object) -> None:
     kp2 = next(i for i in _search(3) if i["key"] == "KP-2")
     att = kp2["fields"]["attachment"][0]

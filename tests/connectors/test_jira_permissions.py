@@ -105,6 +105,10 @@ def test_security_level_narrows_and_everyone_leaves_the_other_side_whole() -> No
     assert narrow(["group:jira:a", "user:x@e.com"], ["user:x@e.com", "group:jira:b"]) == ["user:x@e.com"]
     assert narrow([LICENSED, "group:jira:a"], ["group:jira:leads"]) == ["group:jira:leads"]
     assert narrow(["group:jira:a"], [PUBLIC]) == ["group:jira:a"]
+    # a set is taken as it is (the mapping passes a project's grant as one frozenset): the same answers
+    assert narrow(frozenset({"group:jira:a", "user:x@e.com"}), ["user:x@e.com"]) == ["user:x@e.com"]
+    assert narrow(frozenset({LICENSED, "group:jira:a"}), {"group:jira:leads"}) == ["group:jira:leads"]
+    assert narrow(frozenset({"group:jira:a", "user:x@e.com"}), [PUBLIC]) == ["group:jira:a", "user:x@e.com"]
 
 
 def test_identities_keep_email_account_id_and_server_name() -> None:
