@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.pipeline.checkpoint import RunCheckpoint
+from app.pipeline.checkpoint import BOUNDARY_IDS_KEPT, RunCheckpoint
 
 
 def test_round_trip() -> None:
@@ -51,3 +51,15 @@ def test_a_partial_old_envelope_keeps_what_it_has() -> None:
     assert cp.connector == {"cursor": "abc"}
     assert cp.max_updated == datetime(2024, 1, 2, tzinfo=UTC)
     assert (cp.enumerated, cp.complete, cp.unread_containers) == (0, False, frozenset())
+
+
+def test_a_checkpoint_keeps_at_most_its_share_of_the_boundary_ids() -> None:
+    """A bulk import's boundary can hold tens of thousands of ids; a page's checkpoint stores at most
+    BOUNDARY_IDS_KEPT of them (decision 125), each one of the boundary's, and reads them back."""
+    ids = {f"ITEM-{i}" for i in range(BOUNDARY_IDS_KEPT + 500)}
+    stored = RunCheckpoint(max_updated=datetime(2024, 5, 1, tzinfo=UTC), boundary_ids=ids).to_json()
+    kept = stored["boundary_ids"]
+    assert len(kept) == BOUNDARY_IDS_KEPT and set(kept) <= ids and kept == sorted(kept)
+    assert RunCheckpoint.from_json(stored).boundary_ids == frozenset(kept)
+    few = RunCheckpoint(boundary_ids={"b", "a"}).to_json()["boundary_ids"]
+    assert few == ["a", "b"]

@@ -46,7 +46,7 @@ from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
 from app.pipeline.prefetch import Prefetch
-from app.pipeline.watermark import Watermark
+from app.pipeline.watermark import MovingWatermark, Watermark
 from app.pipeline.write_behind import WriteBehind
 from app.queries import chunks as cq
 from app.queries import dead_letters as dq
@@ -283,7 +283,7 @@ class _Run:
         self.on_progress = on_progress
         saved = RunCheckpoint.from_json(claim.checkpoint)
         self.position: Mapping[str, Any] | None = saved.connector
-        self.watermark = Watermark(saved.max_updated, saved.boundary_ids)
+        self.watermark = MovingWatermark(Watermark(saved.max_updated, frozenset(saved.boundary_ids)))
         self.complete: bool = saved.complete
         self.unread_containers: set[str] = set(saved.unread_containers)
         self.enumerated: int = saved.enumerated
@@ -565,12 +565,13 @@ class _Run:
         self.complete = page.complete
         batch = Batch()
         items: list[RawItem | ItemError | ItemGone] = []
+        seen: list[tuple[str, datetime | None]] = []  # the page's watermark, advanced once (decision 125)
         for item in page.items:
             if isinstance(item, RawItem):
                 mapped = next(ahead) if ahead is not None else None  # one per raw item, in order
                 if self.previous.already_seen(item.source_entity_id, item.source_updated_at):
                     continue  # taken by the previous run at exactly its boundary and unchanged since (watermark)
-                self.watermark = self.watermark.advance(item.source_entity_id, item.source_updated_at)
+                seen.append((item.source_entity_id, item.source_updated_at))
                 try:
                     batch.entities.append(map_item(item) if mapped is None else _entity(mapped))
                 except MalformedPayload as exc:
@@ -582,6 +583,7 @@ class _Run:
             else:
                 batch.gone.append((item.source_type, item.source_entity_id))
             items.append(item)
+        self.watermark.advance_all(seen)
         self.done += len(items)
         self.enumerated += len(items)
         self.errors += len(batch.errors)

@@ -48,10 +48,10 @@ class Watermark:
         return Watermark(updated, self.ids | {item_id})
 
     def advance_all(self, seen: Iterable[tuple[str, datetime | None]]) -> Watermark:
-        mark = self
-        for item_id, updated in seen:
-            mark = mark.advance(item_id, updated)
-        return mark
+        """The watermark after seeing every ``(item_id, updated)``: ``advance`` for each in turn."""
+        moving = MovingWatermark(self)
+        moving.advance_all(seen)
+        return moving.frozen()
 
     def already_seen(self, item_id: str, updated: datetime | None) -> bool:
         """True only for an item taken at exactly the boundary and unchanged since."""
@@ -65,3 +65,32 @@ def _timestamp(value: object) -> datetime | None:
         return datetime.fromisoformat(value)
     except ValueError:
         return None
+
+
+class MovingWatermark:
+    """A run's watermark while it pages, advanced in place: O(the page) a page.
+
+    A bulk import or a migration can give thousands of items one update time. Advanced as an immutable
+    :class:`Watermark` one item at a time, each item copied the boundary's ids: O(ids) an item, quadratic over
+    the run; once a page, still O(ids) a page (``bench/watermark_boundary.py``, decision 125). The run's
+    thread alone changes it; a page's checkpoint reads it there, before the next page is mapped.
+    """
+
+    __slots__ = ("ids", "updated")
+
+    def __init__(self, start: Watermark) -> None:
+        self.updated: datetime | None = start.updated
+        self.ids: set[str] = set(start.ids)
+
+    def advance_all(self, seen: Iterable[tuple[str, datetime | None]]) -> None:
+        for item_id, at in seen:
+            if at is None or (self.updated is not None and at < self.updated):
+                continue
+            if self.updated is None or at > self.updated:
+                self.updated = at
+                self.ids = {item_id}
+            else:
+                self.ids.add(item_id)
+
+    def frozen(self) -> Watermark:
+        return Watermark(self.updated, frozenset(self.ids))

@@ -48,7 +48,8 @@ Control API (no auth), besides the kit's ``/_emulator/faults`` and ``/_emulator/
 - ``PATCH /_emulator/issues/{key}`` with fields to change (``summary``, ``description`` (plain
   text), ``status``, ``labels``, ``priority``, ``project`` (moves it: new key, same id; the issue then
   carries a ``changelog`` with the ``Key`` changes, as Jira returns with ``expand=changelog``)) -> bumps
-  ``updated``;
+  ``updated``; ``updated`` (an ISO time with its offset) sets it instead, as a bulk import or a migration
+  gives many issues one time;
 - ``DELETE /_emulator/issues/{key}``; ``POST /_emulator/issues`` ``{"project", "summary", ...}``
   -> ``{"id", "key"}``; a deleted base issue can be restored with ``POST /_emulator/issues/{key}/restore``;
 - ``POST /_emulator/permissions`` ``{"project": "ALPHA", "principals": ["group:jira:x", "user:a@b"]}``
@@ -960,8 +961,16 @@ class JiraEmulator(EmulatorApp):
                 if i is None:
                     return error_response(404, "no such issue")
                 edit = self.edits.setdefault(i, {})
+                at: datetime | None = None
                 for name, value in body.items():
-                    if name == "description":
+                    if name == "updated":
+                        try:
+                            at = datetime.fromisoformat(str(value))
+                        except ValueError:
+                            return error_response(400, f"updated {value!r} is not an ISO time")
+                        if at.tzinfo is None:
+                            return error_response(400, "updated needs its offset")
+                    elif name == "description":
                         edit["paras"] = [str(value)]
                     elif name == "status":
                         match = next((s for s in STATUSES if s[0].lower() == str(value).lower()), None)
@@ -979,7 +988,7 @@ class JiraEmulator(EmulatorApp):
                         edit[name] = value
                     else:
                         return error_response(400, f"field {name} cannot be patched")
-                edit["updated"] = self._now()
+                edit["updated"] = at.astimezone(UTC) if at is not None else self._now()
             return Response(200, {"key": self.key_of(i), "id": str(10000 + i)})
 
         @route("DELETE", r"/_emulator/issues/(?P<key>[^/]+)")

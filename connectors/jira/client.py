@@ -163,7 +163,7 @@ class JiraConnector:
         self._scope: str | None = None
         self._scope_checked = False
         self._hidden: frozenset[str] = frozenset()
-        self._scope_projects_known: tuple[frozenset[str] | None] | None = None  # see _scope_projects
+        self._scope_project_set: frozenset[str] | None = None  # see _scope_projects
         self._api: int | None = None
         self._tz: ZoneInfo | None = None
         self._tz_known = False
@@ -188,23 +188,21 @@ class JiraConnector:
         if not self._scope_checked:
             self._hidden = self._invisible_projects()
             self._scope = scope_clause(self.config, self._hidden)
+            items = self.config.scope_list
+            if self._scope is not None and all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
+                self._scope_project_set = frozenset(str(i).strip() for i in items) - self._hidden
             self._scope_checked = True
         return self._scope
 
     @property
     def _scope_projects(self) -> frozenset[str] | None:
         """Scope projects when the scope is made of projects only (then links are classified locally).
-        Asked for every linked key: worked out once per connector (245 µs a call with 300 projects in
-        scope, decision 124), after the scope's visibility check that it depends on."""
+        Asked for every linked key: worked out once per connector, with the scope's visibility check that
+        it depends on (``scope``; 245 µs a call with 300 projects in scope when worked out per call,
+        decision 124)."""
         if self.scope is None:
             return None
-        if self._scope_projects_known is None:
-            items = self.config.scope_list
-            projects = None
-            if all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
-                projects = frozenset(str(i).strip() for i in items) - self._hidden
-            self._scope_projects_known = (projects,)
-        return self._scope_projects_known[0]
+        return self._scope_project_set
 
     def _invisible_projects(self) -> frozenset[str]:
         """Projects named in ``scope_list`` that ``/project/{key}`` does not show to the credential (issue
