@@ -8,6 +8,7 @@ from typing import Any
 import psycopg
 
 from app.queries import settings as q
+from connectors.directories import DEFAULT_DIRECTORY_TTL
 from connectors.fanout import DEFAULT_FANOUT
 
 
@@ -30,6 +31,7 @@ class PlatformSettings:
     completeness_tolerance: float
     rate_limit_patience: int
     fetch_fanout: int  # requests of one listing page a connector sends at once (connectors.fanout)
+    directory_ttl: int  # seconds a directory read whole serves later by-id runs (connectors.directories); 0 = off
     version: int
 
 
@@ -54,5 +56,6 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         completeness_tolerance=float(values.get("completeness_tolerance", 0.01)),
         rate_limit_patience=int(values.get("rate_limit_patience", 600)),
         fetch_fanout=int(values.get("fetch_fanout", DEFAULT_FANOUT)),
+        directory_ttl=int(values.get("directory_ttl", DEFAULT_DIRECTORY_TTL)),
         version=version,
     )

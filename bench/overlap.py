@@ -86,11 +86,11 @@ CASES = (
 
 
 @contextmanager
-def emulator(case: Case, items: int) -> Iterator[str]:
+def emulator(case: Case, items: int, extra: tuple[str, ...] = ()) -> Iterator[str]:
     flag, share = case.count_args
     proc = subprocess.Popen(
         [sys.executable, "-m", f"connectors.emulators.{case.module}", "--port", "0", "--seed", "1",
-         "--token", TOKEN, flag, str(int(items * share))],
+         "--token", TOKEN, flag, str(int(items * share)), *extra],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from connectors.directories import DEFAULT_DIRECTORY_TTL
 from connectors.fanout import DEFAULT_FANOUT
 
 SourceType = Literal["ticket", "page", "message"]
@@ -277,6 +278,10 @@ class SourceConfig:
     timeout: float | None = None
     # Requests of one listing page a connector may send at once (connectors.fanout); 1 = one by one.
     fanout: int = DEFAULT_FANOUT
+    # Seconds a directory a connector reads whole (Slack's users and channels, ...) read by one run may be
+    # used by a later run of the same source in this process that fetches items by id (webhook deliveries,
+    # dead-letter retries); 0: every run reads its own (connectors.directories, decision 125).
+    directory_ttl: float = DEFAULT_DIRECTORY_TTL
 
 
 ANY_CONTAINER = "*"  # CallStats.unread: a unit the connector cannot name by container; deletes nothing

@@ -21,6 +21,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from app.db import embedded
 from app.db.migrate import migrate
+from connectors import directories
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -107,3 +108,12 @@ def _create(server_url: str, name: str, template: str | None = None) -> None:
 def _drop(server_url: str, name: str) -> None:
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(autouse=True)
+def _no_directories_from_an_earlier_test() -> Iterator[None]:
+    """Directories a connector keeps for the next runs of a source (connectors.directories) are per process:
+    a later test's emulator on a port an earlier one used, under the same source id, must not take them."""
+    directories.SHARED.clear()
+    yield
+    directories.SHARED.clear()

@@ -167,3 +167,18 @@ def test_acl_growth_prints_what_mapping_an_item_costs_with_few_and_many_people()
         )
         assert row is not None, out
         assert int(row.group(1)) > 0 and all(float(row.group(i)) > 0 for i in (2, 3, 4)), row.group(0)
+
+
+def test_fetch_by_id_prints_what_one_item_s_run_asks_of_each_source() -> None:
+    out = run_bench("fetch_by_id.py", "--items", "40", "--people", "600", "--repeats", "1", timeout=300)
+    rows = {}
+    for name in ("jira", "confluence", "slack"):
+        row = re.search(
+            rf"^{name}\s+requests\s+(\d+) /\s+(\d+), ratio {_NUM}; wall\s+{_NUM} /\s+{_NUM} ms, ratio {_NUM}$",
+            out,
+            re.MULTILINE,
+        )
+        assert row is not None, out
+        rows[name] = (int(row.group(1)), int(row.group(2)))
+    # 600 people are four users.list pages of 200: the kept directories spare the run at least those
+    assert rows["slack"][1] + 4 <= rows["slack"][0], out

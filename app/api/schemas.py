@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_FANOUT, MAX_SECONDS
+from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_DIRECTORY_TTL, MAX_FANOUT, MAX_SECONDS
 
 Seconds = Annotated[int, Meta(ge=1, le=MAX_SECONDS, description="seconds")]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
@@ -384,6 +384,7 @@ class SettingsValues(msgspec.Struct):
     completeness_tolerance: float
     rate_limit_patience: int
     fetch_fanout: int
+    directory_ttl: int
     alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
     alert_dlq_threshold: int = 100
 
@@ -416,6 +417,7 @@ class SettingsUpdate(Input):
     completeness_tolerance: Annotated[float, Meta(ge=0, le=1)] | UnsetType = UNSET
     rate_limit_patience: Seconds | UnsetType = UNSET
     fetch_fanout: Annotated[int, Meta(ge=1, le=MAX_FANOUT)] | UnsetType = UNSET
+    directory_ttl: Annotated[int, Meta(ge=0, le=MAX_DIRECTORY_TTL)] | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health

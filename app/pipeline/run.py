@@ -330,6 +330,7 @@ class _Run:
                 source.connector_type,
                 self.settings.rate_limit_patience,
                 self.settings.fetch_fanout,
+                self.settings.directory_ttl,
             )
             connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:

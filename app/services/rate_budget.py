@@ -49,12 +49,20 @@ def credential_key(connector_type: str, base_url: str, credential: str | None) -
 
 
 def with_rate_budget(
-    conn: psycopg.Connection[Any], config: SourceConfig, connector_type: str, patience: float, fanout: int
+    conn: psycopg.Connection[Any],
+    config: SourceConfig,
+    connector_type: str,
+    patience: float,
+    fanout: int,
+    directory_ttl: float,
 ) -> SourceConfig:
-    """``config`` with the shared budget of its credential, the platform's rate-limit patience and the
-    platform's fan-out width (the budget caps the rate whatever the width)."""
+    """``config`` with the shared budget of its credential, the platform's rate-limit patience, the
+    platform's fan-out width (the budget caps the rate whatever the width) and how long a directory read
+    whole by an earlier run may serve this one (connectors.directories; fewer requests to the budget)."""
     gate = PgRateGate(conn, credential_key(connector_type, config.base_url, config.credential))
-    return replace(config, rate_gate=gate, rate_limit_patience=float(patience), fanout=fanout)
+    return replace(
+        config, rate_gate=gate, rate_limit_patience=float(patience), fanout=fanout, directory_ttl=float(directory_ttl)
+    )
 
 
 class PgRateGate:

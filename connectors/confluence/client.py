@@ -17,12 +17,18 @@ The pipeline adds its own overlap look-back on top.
 
 Checkpoints: ``{"mode": "full", "space": i, "cursor"|"start": ...}`` or ``{"mode": "since", "start": n}``;
 each is emitted after the page of items it covers.
+
+Directories (decision 125, ``connectors.directories``): every run leaves the space list, each space's read
+permission, each group's members and each Cloud group's name it read for the next runs of the source; a run
+that fetches pages by id takes them while younger than ``directory_ttl``. A page whose space the kept list
+lacks makes it read the list anew before the page is taken for gone. Ancestors' restrictions are page
+content: always read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,6 +56,7 @@ from connectors.base import (
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import group_subjects, restriction_principals
+from connectors.directories import SHARED, directory_key
 from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import JSON_OBJECT
@@ -140,6 +147,10 @@ class ConfluenceConnector:
         self._names_known: dict[str, str] = {}
         self._titles: dict[str, str | None] = {}
         self._tz: ZoneInfo | bool | None = False  # False: not asked yet
+        # A run that fetches by id takes the directories an earlier run of the source read (the space list,
+        # spaces' read permissions, groups' members, Cloud group names) while they are young enough
+        # (connectors.directories, decision 125); every other run reads its own.
+        self._taking = False
 
     # ------------------------------------------------------------ Connector protocol
 
@@ -160,11 +171,27 @@ class ConfluenceConnector:
             yield from self._since(since, cp)
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
-        scoped = {s["key"] for s in self._spaces()}
+        self._taking = True
+        try:
+            yield from self._fetch(ids)
+        finally:
+            self._taking = False
+
+    def _fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        # The space list an earlier run left (with what its read noted), else this run's own.
+        taken = SHARED.get(self._directory_key("spaces"), self.config.directory_ttl)
+        scoped = {s["key"] for s in (self._spaces() if taken is None else taken[0])}
         # Each page is one read with its attachments, as in a listing: a few at a time (connectors.fanout),
         # handed back in the order asked. An items-scoped run asks for at most a page's worth of ids.
         pages = [page_id for source_type, page_id in ids if source_type == "page" and not page_id.endswith(":*")]
         fetched = list(self.fanout.ordered(self._read, pages))
+        if taken is not None:
+            if any(key not in scoped for key in _live_spaces(fetched)):
+                # A space the kept list does not have may be new since (created, or made visible to the
+                # credential): the list is read anew before any of its pages is taken for gone.
+                scoped = {s["key"] for s in self._spaces()}
+            else:
+                self._note_unseen(taken[1])  # what the read that left the list noted, now that it stands
         # Ancestors' read restrictions read ahead for these pages: ``_inherited`` takes each at the point
         # it would have requested it, so what it learns and notes, and in which order, is what one-by-one
         # reading gave. What this fetch did not use goes with it.
@@ -525,14 +552,28 @@ class ConfluenceConnector:
 
     def _space_permissions(self, key: str) -> dict[str, Any] | None:
         if key not in self._space_read:
+            taken = self._taken("space_read", key)
+            if taken is not None:
+                read: dict[str, Any] | None = taken[0]
+                # The Cloud group names the read learns along (taken too, or asked again when older).
+                self._learn_group_names([{"id": gid} for gid in taken[1]])
+                self._space_read[key] = read
+                return read
             try:
                 data = self.http.get_json(f"/rest/api/space/{key}", {"expand": "permissions"})
             except HttpError:
                 data = None
             perms = _get(data, "permissions")
+            ids: list[str] = []
             for p in perms if isinstance(perms, list) else []:
-                self._learn_group_names(_results(_get(p, "subjects", "group")))
-            self._space_read[key] = _space_read(data, self._group_names_known())
+                subjects = _results(_get(p, "subjects", "group"))
+                self._learn_group_names(subjects)
+                ids += _unnamed_group_ids(subjects)
+            read = _space_read(data, self._group_names_known())
+            self._space_read[key] = read
+            # Kept only whole: not when unreadable, nor with a group whose name could not be learned.
+            if read is not None and all(self._group_names.get(gid) for gid in ids):
+                self._keep("space_read", key, (read, tuple(ids)))
         return self._space_read[key]
 
     def _inherited(self, payload: Mapping[str, Any], parked: dict[str, Any] | None) -> list[dict[str, Any]] | None:
@@ -577,9 +618,13 @@ class ConfluenceConnector:
     def _learn_group_names(self, subjects: list[Any]) -> None:
         """Names of Cloud groups named by id only (issue 13 §1), through ``/rest/api/group/by-id``, once
         per run each; an id that cannot be looked up stays an id (it grants ``group:confluence:id:<id>``)."""
-        for x in subjects:
-            gid = x.get("id") if isinstance(x, Mapping) else None
-            if not isinstance(gid, str) or not gid or x.get("name") or gid in self._group_names:
+        for gid in _unnamed_group_ids(subjects):
+            if gid in self._group_names:
+                continue
+            taken = self._taken("group_names", gid)
+            if taken is not None:
+                self._group_names[gid] = taken
+                self._names_known = {**self._names_known, gid: taken}
                 continue
             try:
                 name = _get(self.http.get_json("/rest/api/group/by-id", {"id": gid}), "name")
@@ -591,6 +636,7 @@ class ConfluenceConnector:
             self._group_names[gid] = name if isinstance(name, str) and name else None
             if isinstance(name, str) and name:
                 self._names_known = {**self._names_known, gid: name}
+                self._keep("group_names", gid, name)
 
     def _group_names_known(self) -> dict[str, str]:
         return self._names_known
@@ -599,6 +645,11 @@ class ConfluenceConnector:
         if group.startswith("id:"):
             return None  # a group known by id only: its members cannot be listed by name
         if group not in self._groups:
+            taken = self._taken("group_members", group)
+            if taken is not None:
+                members_taken: tuple[str, ...] = taken
+                self._groups[group] = members_taken
+                return members_taken
             members: list[str] | None = []
             start = 0
             try:
@@ -612,6 +663,8 @@ class ConfluenceConnector:
             except HttpError:
                 members = None
             self._groups[group] = tuple(members) if members is not None else None
+            if members is not None:
+                self._keep("group_members", group, self._groups[group])
         return self._groups[group]
 
     def _link_targets(self, payload: Mapping[str, Any], space_key: str | None) -> dict[str, str]:
@@ -667,16 +720,44 @@ class ConfluenceConnector:
             start += len(batch)
             if not batch or (not _get(data, "_links", "next") and len(batch) < 100):
                 break
-        if self.config.scope_mode == "selected":
-            # A space the allow-list names but the credential cannot see (issue 12, bad input): named in
-            # the run's notes and kept from deletion; the other spaces run as usual.
-            for key in sorted(listed - {s["key"] for s in out}):
-                self.stats.unreadable(
-                    key,
-                    f"confluence space {key} named in scope_list is not visible to the credential; "
-                    "its pages were not read and nothing of it was changed",
-                )
+        unseen = tuple(sorted(listed - {s["key"] for s in out})) if self.config.scope_mode == "selected" else ()
+        # Left for the next runs that fetch by id, with what it notes; nobody changes either afterwards.
+        SHARED.put(self._directory_key("spaces"), (tuple(out), unseen))
+        self._note_unseen(unseen)
         return out
+
+    def _note_unseen(self, keys: Sequence[str]) -> None:
+        """Spaces the allow-list names but the credential cannot see (issue 12, bad input): named in the run's
+        notes and kept from deletion; the other spaces run as usual."""
+        for key in keys:
+            self.stats.unreadable(
+                key,
+                f"confluence space {key} named in scope_list is not visible to the credential; "
+                "its pages were not read and nothing of it was changed",
+            )
+
+    # ------------------------------------------------------------ directories kept between runs (decision 125)
+
+    def _directory_key(self, what: str) -> tuple[Hashable, ...]:
+        config = self.config
+        if what != "spaces":
+            return directory_key("confluence", config, what)
+        # Which spaces are in scope depends on the scope and on the personal-spaces filter as well.
+        scope = tuple(sorted(str(s) for s in config.scope_list))
+        personal = bool(self.filters["personal_spaces"])
+        return directory_key("confluence", config, what, config.scope_mode, scope, personal)
+
+    def _taken(self, what: str, item: str) -> Any:
+        """In a run that fetches by id, ``item`` of directory ``what`` (a space's read permission, a group's
+        members, a Cloud group's name) as an earlier run of the source read it, while it is younger than
+        ``directory_ttl``; None otherwise (the run reads it itself)."""
+        if not self._taking:
+            return None
+        return SHARED.get_item(self._directory_key(what), item, self.config.directory_ttl)
+
+    def _keep(self, what: str, item: str, value: Any) -> None:
+        """Leave ``item`` of directory ``what``, just read from the source, for the next runs that fetch by id."""
+        SHARED.put_item(self._directory_key(what), item, value, self.config.directory_ttl)
 
     def _cql(self, since: datetime, order: bool = True) -> str:
         keys = [s["key"] for s in self._spaces()]
@@ -728,6 +809,26 @@ def _space_read(data: Any, names: Mapping[str, str] | None = None) -> dict[str, 
         users += [u for u in (_user_id(x) for x in _results(_get(p, "subjects", "user"))) if u]
         groups += group_subjects(_results(_get(p, "subjects", "group")), names)
     return {"users": tuple(users), "groups": tuple(groups), "anonymous": anonymous}
+
+
+def _unnamed_group_ids(subjects: Sequence[Any]) -> list[str]:
+    """Ids of the Cloud group subjects named by id only (their names are looked up)."""
+    out: list[str] = []
+    for x in subjects:
+        gid = x.get("id") if isinstance(x, Mapping) else None
+        if isinstance(gid, str) and gid and not x.get("name"):
+            out.append(gid)
+    return out
+
+
+def _live_spaces(reads: Sequence[_Read]) -> set[str]:
+    """Spaces of the pages read that are not trashed or deleted: what ``_fetched`` checks against the scope."""
+    out: set[str] = set()
+    for r in reads:
+        key = _space_key(r.payload) if isinstance(r.payload, Mapping) and r.payload.get("status") not in _GONE else None
+        if key is not None:
+            out.add(key)
+    return out
 
 
 def _user_id(user: Any) -> str | None:

@@ -136,12 +136,16 @@ class SlackEmulator(EmulatorApp):
         jira_issues: int = 40,
         confluence_pages: int = 50,
         connect: bool = False,
+        more_people: int = 0,
     ) -> None:
         super().__init__(seed=seed, token=None)
         # Slack Connect and guests (issue 13 §1), off by default: a multi-channel guest (is_restricted)
         # in #incidents, a single-channel guest (is_ultra_restricted) in #random, and an externally
         # shared public channel #partner-acme (is_ext_shared) with a member of another organisation.
         self.connect = connect
+        # Workspace members who post nothing, listed by users.list after the twenty who do: a workspace of
+        # realistic size for what a run reads of its directory (bench/fetch_by_id.py).
+        self.more_people = max(0, more_people)
         self.api_token = token
         self.n = messages
         self.step = step_for(messages)
@@ -185,6 +189,11 @@ class SlackEmulator(EmulatorApp):
 
     def user_id(self, k: int) -> str:
         return f"U{k % 20:08d}"
+
+    def quiet_member_json(self, k: int) -> dict[str, Any]:
+        profile = {"real_name": f"Member {k}", "email": f"member{k}@{self.domain}"}
+        return {"id": f"U9{k:07d}", "team_id": self.team_id, "name": f"member{k}", "deleted": False,
+                "is_bot": False, "updated": T0, "profile": profile}  # fmt: skip
 
     def user_json(self, k: int) -> dict[str, Any]:
         first, last, email = person(k, self.domain)
@@ -584,6 +593,7 @@ class SlackEmulator(EmulatorApp):
 
     def m_users_list(self, args: dict[str, str]) -> dict[str, Any]:
         users = [self.user_json(k) for k in range(20)] + [self.bot_json()]
+        users += [self.quiet_member_json(k) for k in range(self.more_people)]
         if self.connect:
             # Guests are users of this workspace; people of the other organisation are not listed.
             users += [self.guest_json(GUEST, False), self.guest_json(SINGLE_GUEST, True)]
@@ -848,6 +858,7 @@ def _add_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jira-project", default="DEMO")
     parser.add_argument("--jira-issues", type=int, default=40)
     parser.add_argument("--confluence-pages", type=int, default=50)
+    parser.add_argument("--more-people", type=int, default=0, help="members who post nothing, listed by users.list")
 
 
 def _build(ns: argparse.Namespace) -> EmulatorApp:
@@ -859,6 +870,7 @@ def _build(ns: argparse.Namespace) -> EmulatorApp:
         jira_project=ns.jira_project,
         jira_issues=ns.jira_issues,
         confluence_pages=ns.confluence_pages,
+        more_people=ns.more_people,
     )
 
 

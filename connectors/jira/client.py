@@ -34,7 +34,7 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -58,6 +58,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
+from connectors.directories import SHARED, directory_key
 from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
@@ -164,6 +165,9 @@ class JiraConnector:
         self._scope_checked = False
         self._hidden: frozenset[str] = frozenset()
         self._scope_project_set: frozenset[str] | None = None  # see _scope_projects
+        # A run fetching by id takes the instance's facts an earlier run of this source read, while they are
+        # young enough (connectors.directories, decision 125); every run leaves what it read for the next.
+        self._taking = False
         self._api: int | None = None
         self._tz: ZoneInfo | None = None
         self._tz_known = False
@@ -186,7 +190,17 @@ class JiraConnector:
     def scope(self) -> str | None:
         """The scope's JQL, once the projects it names were checked for visibility (one call each)."""
         if not self._scope_checked:
-            self._hidden = self._invisible_projects()
+            # Taken only when every project the scope names was visible: a project hidden then may be
+            # visible now, and a webhook for one of its issues says it is; that is checked anew.
+            hidden: frozenset[str] = frozenset()
+            marks: tuple[tuple[str, str], ...] = ()
+            if not self._taken("all_visible", repr(self.config.scope_list)):
+                hidden, marks = self._invisible_projects()
+                if not hidden:
+                    SHARED.put(self._directory_key("all_visible", repr(self.config.scope_list)), True)
+            for key, why in marks:
+                self.stats.unreadable(key, why)
+            self._hidden = hidden
             self._scope = scope_clause(self.config, self._hidden)
             items = self.config.scope_list
             if self._scope is not None and all(isinstance(i, str) and PROJECT_KEY_RE.match(i.strip()) for i in items):
@@ -204,24 +218,26 @@ class JiraConnector:
             return None
         return self._scope_project_set
 
-    def _invisible_projects(self) -> frozenset[str]:
+    def _invisible_projects(self) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
         """Projects named in ``scope_list`` that ``/project/{key}`` does not show to the credential (issue
-        12, bad input): each is named in the run's notes and kept from deletion; the rest of the scope runs."""
+        12, bad input), each with the line that names it in the run's notes and keeps it from deletion; the
+        rest of the scope runs."""
         projects, _ = _scope_items(self.config)
-        hidden: set[str] = set()
+        marks: list[tuple[str, str]] = []
         for key in dict.fromkeys(p.upper() for p in projects):
             try:
                 self.http.get_json(f"/rest/api/{self.api()}/project/{key}")
             except HttpError as exc:
                 if exc.transient:
                     raise
-                hidden.add(key)
-                self.stats.unreadable(
-                    key,
-                    f"jira project {key} named in scope_list is not visible to the credential "
-                    f"({exc.status}); its issues were not read and nothing of it was changed",
+                marks.append(
+                    (
+                        key,
+                        f"jira project {key} named in scope_list is not visible to the credential "
+                        f"({exc.status}); its issues were not read and nothing of it was changed",
+                    )
                 )
-        return frozenset(hidden)
+        return frozenset(k for k, _ in marks), tuple(marks)
 
     def _filter(self, name: str) -> bool:
         return self._filters.get(name, False)
@@ -278,7 +294,10 @@ class JiraConnector:
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
         """The issues ``ids`` names (a webhook's, a dead letter's), read a few at a time, then their rights
         and attachments as a listing page's are (``_emitted``); yielded in the order asked."""
+        self._taking = True
         api = self.api()
+        if self._field_map is None:
+            self._field_map = self._taken("fields")
         wanted = [sid for stype, sid in ids if stype == "ticket"]
         # The scope's own look-ups change the connector's state, so they run here first (once per
         # connector); the scope check itself and the field list (first use) then go out beside the issue
@@ -493,9 +512,9 @@ class JiraConnector:
             if found is None:
                 continue
             project, level = found
-            if project not in self._project_acl:
+            if project not in self._project_acl and not self._took(self._project_acl, "project", project):
                 projects[project] = None
-            if level and level not in self._level_acl:
+            if level and level not in self._level_acl and not self._took(self._level_acl, "level", level):
                 levels.setdefault(level, project)
         return projects, levels
 
@@ -548,6 +567,34 @@ class JiraConnector:
         for note in notes:
             self.stats.note(note)
         cache[key] = grants
+        if grants is not None:  # rights that could not be read are read again by the next run
+            what = "project" if cache is self._project_acl else "level"
+            SHARED.put_item(self._directory_key(what), key, (grants, tuple(notes)), self.config.directory_ttl)
+
+    def _took(self, cache: dict[str, Grants | None], what: str, key: str) -> bool:
+        """Whether the rights of project or level ``key`` were taken from an earlier run (with its notes)."""
+        if not self._taking:
+            return False
+        taken = SHARED.get_item(self._directory_key(what), key, self.config.directory_ttl)
+        if taken is None:
+            return False
+        grants, notes = taken
+        for note in notes:
+            self.stats.note(note)
+        cache[key] = grants
+        return True
+
+    # ------------------------------------------------------------ directories kept between runs (decision 125)
+
+    def _directory_key(self, what: str, *parts: str) -> tuple[Hashable, ...]:
+        return directory_key("jira", self.config, what, *parts)
+
+    def _taken(self, what: str, *parts: str) -> Any:
+        """What an earlier run of this source left under ``what`` while young enough, in a run that fetches by
+        id; None otherwise (the run reads its own)."""
+        if not self._taking:
+            return None
+        return SHARED.get(self._directory_key(what, *parts), self.config.directory_ttl)
 
     def _issue_attachments(self, issue: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
         """Requests only (runs on the fan-out): the issue's attachment texts, nothing for a malformed one."""
@@ -727,9 +774,12 @@ class JiraConnector:
         if self._api is None:
             if self._filter("force_api_v2"):
                 self._api = 2
+            elif (taken := self._taken("api")) is not None:
+                self._api = int(taken)
             else:
                 info = _obj(self.http.get_json("/rest/api/2/serverInfo"))
                 self._api = 3 if info.get("deploymentType") == "Cloud" else 2
+                SHARED.put(self._directory_key("api"), self._api)
         return self._api
 
     def _jql(self, since: datetime | None) -> str:
@@ -785,10 +835,11 @@ class JiraConnector:
             if role and role not in fmap and f.get("id"):
                 fmap[role] = str(f["id"])
         self._field_map = fmap
+        SHARED.put(self._directory_key("fields"), fmap)  # never changed afterwards: a new dict each read
 
     def _project_grants(self, project: str) -> Grants | None:
         """Who may browse ``project`` (resolved once per run); None when the scheme cannot be read."""
-        if project not in self._project_acl:
+        if project not in self._project_acl and not self._took(self._project_acl, "project", project):
             self._keep(self._project_acl, project, self._scheme_grants(project, self._read_scheme(project)))
         return self._project_acl[project]
 
@@ -796,7 +847,7 @@ class JiraConnector:
         """Members of issue security level ``level``; None when unknown (the issue fails closed)."""
         if not level:
             return None
-        if level not in self._level_acl:
+        if level not in self._level_acl and not self._took(self._level_acl, "level", level):
             self._keep(self._level_acl, level, self._member_grants(level, project, self._read_members(level)))
         return self._level_acl[level]
 

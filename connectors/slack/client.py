@@ -25,7 +25,7 @@ Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page b
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -49,6 +49,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
+from connectors.directories import SHARED, directory_key
 from connectors.fanout import FanOut
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import JSON_OBJECT, obj
@@ -136,6 +137,11 @@ class SlackConnector:
         self._team: dict[str, Any] | None = None
         self._users: dict[str, dict[str, Any]] | None = None
         self._has_guests = False  # any guest in users.list: known with the user map, asked of every message
+        # The user map / the channels were taken from an earlier run (fetch by id, connectors.directories):
+        # someone or a channel not in them is new since, and makes the run read them anew.
+        self._users_taken = False
+        self._channels_taken = False
+        self._invisible_taken: frozenset[str] = frozenset()  # noted once the taken channel list stands
         self._outsiders: dict[str, tuple[str, ...] | None] = {}
         self._channels: dict[str, dict[str, Any]] = {}
         # Per channel, one tuple every message of it shares: the mapping builds its ACL once (decision 124).
@@ -184,7 +190,15 @@ class SlackConnector:
             yield Checkpoint({"channel": ci + 1, "cursor": None})
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
+        self._take_directories()
         scoped = {c["id"] for c in self._scoped_channels()}
+        if self._channels_taken and not {sid.partition(":")[0] for _, sid in ids} <= scoped:
+            # A channel the kept list does not have may be new since: the list is read anew before any
+            # of its messages is taken for gone.
+            self._channels, self._channels_taken = {}, False
+            scoped = {c["id"] for c in self._scoped_channels()}
+        elif self._channels_taken:
+            self._note_invisible(set(self._invisible_taken))  # what the read that left the list noted
         # Each single message (with its thread, if it has one) is read a few at a time (connectors.fanout)
         # and taken below in the order asked; an items-scoped run asks for at most a page's worth of ids.
         # A message that an earlier id's thread already brought is still read (its answer goes unused).
@@ -374,7 +388,6 @@ class SlackConnector:
         files: _FileTexts | None = None,
     ) -> RawItem:
         team = self._team_info()
-        users = self._user_map()
         ts = str(msg.get("ts", ""))
         text = str(msg.get("text") or "")
         wanted = {str(msg.get("user") or "")} | set(_MENTION_RE.findall(text))
@@ -382,6 +395,7 @@ class SlackConnector:
         blocks = msg.get("blocks")
         if blocks:
             _ids_in(blocks, wanted, named)
+        users = self._users_knowing(wanted)
         channel_names = {c: str(self._channels[c].get("name")) for c in named if self._channels.get(c, {}).get("name")}
         edited = obj(msg.get("edited")).get("ts")  # absent on most messages
         if files is None:  # a message read on its own (webhook, fetch by id)
@@ -437,6 +451,7 @@ class SlackConnector:
     def _team_info(self) -> dict[str, Any]:
         if self._team is None:
             self._team = self.call("auth.test")
+            SHARED.put(self._directory_key("team"), self._team)
         return self._team
 
     def _user_map(self) -> dict[str, dict[str, Any]]:
@@ -452,7 +467,43 @@ class SlackConnector:
                     users[str(u["id"])] = entry
             self._has_guests = any(u.get("guest") for u in users.values())
             self._users = users
+            SHARED.put(self._directory_key("users"), (users, self._has_guests))
         return self._users
+
+    def _users_knowing(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The user map; read anew when it was taken from an earlier run and lacks one of ``ids`` (someone
+        who joined since). Someone it still lacks then is not in ``users.list`` (another organisation)."""
+        users = self._user_map()
+        if self._users_taken and any(u and u not in users for u in ids):
+            self._users, self._users_taken = None, False
+            users = self._user_map()
+        return users
+
+    # ------------------------------------------------------------ directories kept between runs (decision 125)
+
+    def _directory_key(self, what: str) -> tuple[Hashable, ...]:
+        config = self.config
+        if what != "channels":
+            return directory_key("slack", config, what)
+        # Which channels are kept depends on the scope and the filters as well.
+        scope = tuple(sorted(str(s) for s in config.scope_list))
+        return directory_key("slack", config, what, config.scope_mode, scope, tuple(sorted(self.filters.items())))
+
+    def _take_directories(self) -> None:
+        """A run that fetches by id takes the workspace's directories an earlier run of this source read, while
+        they are younger than ``directory_ttl`` (connectors.directories)."""
+        ttl = self.config.directory_ttl
+        team = SHARED.get(self._directory_key("team"), ttl)
+        if team is not None and self._team is None:
+            self._team = team
+        users = SHARED.get(self._directory_key("users"), ttl)
+        if users is not None and self._users is None:
+            self._users, self._has_guests = users
+            self._users_taken = True
+        channels = SHARED.get(self._directory_key("channels"), ttl)
+        if channels is not None and not self._channels:
+            self._channels, self._invisible_taken = channels
+            self._channels_taken = True
 
     def _channel_outsiders(self, channel: Mapping[str, Any]) -> tuple[str, ...] | None:
         """Members of a public channel who are not full members of the workspace (issue 13 §1): guests
@@ -476,6 +527,7 @@ class SlackConnector:
                 self.stats.note(f"slack channel {cid}: members unreadable ({exc}); guests and external people omitted")
                 self._outsiders[cid] = None
                 return None
+            users = self._users_knowing(ids)
             out = [users[m].get("email") or m for m in ids if m in users and users[m].get("guest")]
             out += [m for m in ids if m not in users]
             self._outsiders[cid] = tuple(out)
@@ -487,9 +539,9 @@ class SlackConnector:
         if not (channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim")):
             return ()
         if cid not in self._members:
-            users = self._user_map()
             try:
                 ids = [str(m) for m, _ in self.paged("conversations.members", "members", channel=cid)]
+                users = self._users_knowing(ids)
                 self._members[cid] = tuple(users.get(m, {}).get("email") or m for m in ids)
             except (SlackError, HttpError):
                 self._members[cid] = None
@@ -527,6 +579,7 @@ class SlackConnector:
             except (SlackError, HttpError) as exc:
                 raise SourceError(f"slack conversations.list failed: {exc}") from exc
             seen: set[str] = set()
+            channels: dict[str, dict[str, Any]] = {}
             for c, _ in pages:
                 if not isinstance(c, Mapping) or not c.get("id"):
                     continue
@@ -534,9 +587,12 @@ class SlackConnector:
                 seen |= named
                 keep = bool(named) if self.config.scope_mode == "selected" else not named
                 if keep:
-                    self._channels[str(c["id"])] = dict(c)
-            if self.config.scope_mode == "selected":
-                self._note_invisible(listed - seen)
+                    channels[str(c["id"])] = dict(c)
+            invisible = frozenset(listed - seen) if self.config.scope_mode == "selected" else frozenset()
+            self._note_invisible(set(invisible))
+            # A new dict each time, never changed afterwards: another run may hold the one it replaces.
+            self._channels = channels
+            SHARED.put(self._directory_key("channels"), (channels, invisible))
         return list(self._channels.values())
 
 

@@ -123,6 +123,7 @@ BAD = [
     (("settings", "set", "sync_interval"), "VALUE"),
     (("settings", "set", "sync_interval", "{bad"), "VALUE"),
     (("settings", "set", "sync_interval", "0"), "sync_interval"),
+    (("settings", "set", "directory_ttl", "3601"), "directory_ttl"),
     (("settings", "set", "nope", "1"), "nope"),
     (("settings", "set", "sync_interval", "60", "--version", "x"), "--version"),
     (("sync",), "SOURCE"),

@@ -13,6 +13,7 @@ def test_get_shows_defaults_with_the_window_as_day_and_time(api: Server) -> None
     assert body["values"]["reconcile_window"] == {"day": "sunday", "time": "03:00"}
     assert body["values"]["sync_interval"] == 900 and body["values"]["timezone"] == "UTC"
     assert body["values"]["fetch_fanout"] == 4
+    assert body["values"]["directory_ttl"] == 300
     assert isinstance(body["version"], int)
 
 
@@ -54,6 +55,11 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
         ({"fetch_fanout": 0}, "fetch_fanout"),
         ({"fetch_fanout": 17}, "fetch_fanout"),
         ({"fetch_fanout": 2.5}, "fetch_fanout"),
+        ({"directory_ttl": -1}, "directory_ttl"),
+        ({"directory_ttl": 3601}, "directory_ttl"),
+        ({"directory_ttl": 2.5}, "directory_ttl"),
+        ({"directory_ttl": "five minutes"}, "directory_ttl"),
+        ({"directory_ttl": True}, "directory_ttl"),
         # One good value with one bad: all or nothing.
         ({"watchdog_silence": 7200, "timezone": "Nowhere/Town"}, "timezone"),
     ]
@@ -65,3 +71,13 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
             assert r.json()["field"] == field, (body, r.json())
         after = c.get("/api/v1/settings").json()
     assert after == before
+
+
+def test_directory_ttl_takes_zero_and_the_hour_cap(api: Server) -> None:
+    with api.client() as c:
+        off = c.put("/api/v1/settings", json={"directory_ttl": 0})
+        cap = c.put("/api/v1/settings", json={"directory_ttl": 3600})
+    assert off.status_code == 200, off.text
+    assert off.json()["values"]["directory_ttl"] == 0
+    assert cap.status_code == 200, cap.text
+    assert cap.json()["values"]["directory_ttl"] == 3600

@@ -135,6 +135,39 @@ def test_events_drive_an_incremental_run_that_adds_edits_and_deletes(
     assert "DEMO-7" in (entity(probe, source_id, posted["id"]) or {})["body"]
 
 
+def _directory_reads(slack: Emulator) -> dict[str, int]:
+    """Workspace directory requests since the emulator's stats were reset (it counts by route pattern)."""
+    routes = slack.call("GET", "/_emulator/stats")["by_route"]
+    names = {route.split(" ", 1)[-1].replace("\\", ""): n for route, n in routes.items()}
+    return {r: n for r, n in names.items() if r in ("/api/auth.test", "/api/users.list", "/api/conversations.list")}
+
+
+def test_a_webhook_run_after_a_sync_reads_no_workspace_directory_unless_the_setting_is_zero(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    slack: Emulator,
+    receiver: Receiver,
+) -> None:
+    """Decision 125: a delivery's run takes the users and channels the full sync read minutes before (the
+    platform setting ``directory_ttl``, 300 s by default); at 0 every run reads its own."""
+    source_id = add_source(conn, keyring, "slack", slack.base_url)
+    sync(conn, keyring, source_id, "full")
+    runs = []
+    for ttl in ("300", "0"):
+        probe.execute("update platform_settings set value = %s where key = 'directory_ttl'", (ttl,))
+        posted = slack.call("POST", "/_emulator/messages", json={"channel": "C0GENERAL", "text": f"news at {ttl}"})
+        _send(slack, receiver, type="message", channel="C0GENERAL", ts=posted["ts"])
+        scope = events_to_scope("slack", receiver.take_all())
+        slack.call("DELETE", "/_emulator/stats")
+        outcome, _ = sync(conn, keyring, source_id, "incremental", trigger="webhook", scope=scope)
+        assert outcome.state == "succeeded"
+        assert (entity(probe, source_id, posted["id"]) or {})["body"].startswith(f"news at {ttl}")
+        runs.append(_directory_reads(slack))
+    assert runs[0] == {}
+    assert runs[1] == {"/api/auth.test": 1, "/api/users.list": 1, "/api/conversations.list": 1}
+
+
 def test_reconciliation_soft_deletes_what_the_workspace_lost(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, slack: Emulator
 ) -> None:

@@ -1,0 +1,110 @@
+"""Directories a connector reads whole, kept for a few minutes for the next runs that fetch items by id.
+
+A webhook delivery or a dead-letter retry is a run of its own that fetches one item or a few by id. Such a
+run still needs the directories the item's mapping and rights are read from: Slack's ``users.list`` (who a
+mention is, who is a guest) and ``conversations.list`` (the channel's facts and whether it is in scope).
+Read whole for every delivery, they cost about 75 requests an event in a workspace of 10,000 people and
+5,000 channels, out of a per-method budget of about 20 a minute (decision 125).
+
+A run that reads a directory whole leaves it here; a later run of the same source that fetches by id takes
+it while it is younger than the platform setting ``directory_ttl`` (``SourceConfig.directory_ttl``; 0 turns
+this off). A run that enumerates (full, incremental, reconciliation) always reads its own and leaves it for
+the next. What the connector looks for and does not find in a directory taken from here (a channel or a
+person that is new since) makes it read the directory anew, so nothing new is mistaken for gone. What can
+be stale, for at most the setting's seconds, is what changed about someone already listed: a person who
+became a guest or changed their e-mail address. An entity loaded by id then carries rights as they were a
+few minutes before, as it would have had the run come a few minutes earlier.
+
+One store per process, keyed by the connector, the source, the base URL, a SHA-256 of the credential (the
+secret itself is never a key: a rotated credential reads its own), and what the directory depends on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
+
+DEFAULT_DIRECTORY_TTL = 300.0  # seconds; the platform setting ``directory_ttl`` seeds the same
+# Entries kept; past that the oldest go. A source keeps a handful (directories read item by item are one
+# entry each, ``put_item``), so this is a few hundred sources per process.
+MAX_DIRECTORIES = 2048
+
+
+class Directories:
+    """Values with an age, kept for as long as the asker accepts; thread-safe."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: dict[Hashable, tuple[float, Any]] = {}
+
+    def get(self, key: Hashable, ttl: float) -> Any | None:
+        """The value left under ``key`` at most ``ttl`` seconds ago, or None."""
+        if ttl <= 0:
+            return None
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is None or self._clock() - entry[0] > ttl:
+            return None
+        return entry[1]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Leave ``value`` (which nobody changes afterwards) under ``key``, as of now."""
+        with self._lock:
+            self._entries.pop(key, None)
+            self._make_room()
+            self._entries[key] = (self._clock(), value)
+
+    def get_item(self, key: Hashable, item: Hashable, ttl: float) -> Any | None:
+        """``item`` of the directory under ``key`` (left by ``put_item``) if read at most ``ttl`` seconds ago."""
+        kept = self.get(key, ttl)
+        entry = kept.get(item) if isinstance(kept, dict) else None
+        if entry is None or self._clock() - entry[0] > ttl:
+            return None
+        return entry[1]
+
+    def put_item(self, key: Hashable, item: Hashable, value: Any, ttl: float) -> None:
+        """Leave ``item`` of a directory read item by item (a project's rights, a space's permission, a
+        group's members) under ``key``, as of now. One entry per directory, not per item: a site's hundreds
+        of projects or groups would push every other source out of the store. Each item keeps the time it
+        was read, so reading one does not make the others live longer; those older than ``ttl`` go. A new
+        dict each time, never changed afterwards: another run may hold the one it replaces."""
+        with self._lock:
+            now = self._clock()
+            old = self._entries.pop(key, None)
+            kept = old[1] if old is not None and isinstance(old[1], dict) else {}
+            items = {k: e for k, e in kept.items() if now - e[0] <= ttl}
+            items[item] = (now, value)
+            self._make_room()
+            self._entries[key] = (now, items)
+
+    def _make_room(self) -> None:
+        if len(self._entries) >= MAX_DIRECTORIES:
+            del self._entries[next(iter(self._entries))]  # insertion order: the oldest left
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+SHARED = Directories()
+
+
+class _Source(Protocol):
+    """What of ``connectors.base.SourceConfig`` names a source here (that module imports this one)."""
+
+    @property
+    def source_id(self) -> int: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def credential(self) -> str | None: ...
+
+
+def directory_key(connector: str, config: _Source, *parts: Hashable) -> tuple[Hashable, ...]:
+    """Where a source's directory is kept: never the credential itself, only its SHA-256."""
+    credential = hashlib.sha256((config.credential or "").encode()).hexdigest()
+    return (connector, config.source_id, config.base_url.rstrip("/"), credential, *parts)
