@@ -2,18 +2,21 @@
 
 A webhook delivery or a dead-letter retry is a run of its own that fetches one item or a few by id. Such a
 run still needs the directories the item's mapping and rights are read from: Slack's ``users.list`` (who a
-mention is, who is a guest) and ``conversations.list`` (the channel's facts and whether it is in scope).
-Read whole for every delivery, they cost about 75 requests an event in a workspace of 10,000 people and
-5,000 channels, out of a per-method budget of about 20 a minute (decision 125).
+mention is, who is a guest) and ``conversations.list`` (the channel's facts and whether it is in scope),
+Jira's server info, field list, scope check and each project's and security level's rights, Confluence's
+space list, spaces' permissions and groups' members. Read for every delivery, Slack's alone cost about 75
+requests an event in a workspace of 10,000 people and 5,000 channels, out of a per-method budget of about
+20 a minute (``bench/fetch_by_id.py``, decision 125).
 
 A run that reads a directory whole leaves it here; a later run of the same source that fetches by id takes
 it while it is younger than the platform setting ``directory_ttl`` (``SourceConfig.directory_ttl``; 0 turns
 this off). A run that enumerates (full, incremental, reconciliation) always reads its own and leaves it for
 the next. What the connector looks for and does not find in a directory taken from here (a channel or a
 person that is new since) makes it read the directory anew, so nothing new is mistaken for gone. What can
-be stale, for at most the setting's seconds, is what changed about someone already listed: a person who
-became a guest or changed their e-mail address. An entity loaded by id then carries rights as they were a
-few minutes before, as it would have had the run come a few minutes earlier.
+be stale, for at most the setting's seconds, is what changed about someone or something already listed: a
+person who became a guest or changed their e-mail address, a permission scheme or a group edited. An entity
+loaded by id then carries rights as they were a few minutes before, as it would have had the run come a few
+minutes earlier.
 
 One store per process, keyed by the connector, the source, the base URL, a SHA-256 of the credential (the
 secret itself is never a key: a rotated credential reads its own), and what the directory depends on.
