@@ -141,6 +141,9 @@ class SlackConnector:
         # someone or a channel not in them is new since, and makes the run read them anew.
         self._users_taken = False
         self._channels_taken = False
+        # Ids a fresh user map was found to lack (people of another organisation in a Slack Connect channel):
+        # kept with the map, so a later run that takes it does not read it again for them.
+        self._absent: frozenset[str] = frozenset()
         self._invisible_taken: frozenset[str] = frozenset()  # noted once the taken channel list stands
         self._outsiders: dict[str, tuple[str, ...] | None] = {}
         self._channels: dict[str, dict[str, Any]] = {}
@@ -467,16 +470,21 @@ class SlackConnector:
                     users[str(u["id"])] = entry
             self._has_guests = any(u.get("guest") for u in users.values())
             self._users = users
-            SHARED.put(self._directory_key("users"), (users, self._has_guests))
+            self._absent = frozenset()
+            SHARED.put(self._directory_key("users"), (users, self._has_guests, self._absent))
         return self._users
 
     def _users_knowing(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The user map; read anew when it was taken from an earlier run and lacks one of ``ids`` (someone
         who joined since). Someone it still lacks then is not in ``users.list`` (another organisation)."""
         users = self._user_map()
-        if self._users_taken and any(u and u not in users for u in ids):
+        if self._users_taken and any(u and u not in users and u not in self._absent for u in ids):
             self._users, self._users_taken = None, False
             users = self._user_map()
+            absent = frozenset(u for u in ids if u and u not in users)
+            if absent:  # the map just read, with the ids it lacks, for the runs after this one
+                self._absent = absent
+                SHARED.put(self._directory_key("users"), (users, self._has_guests, absent))
         return users
 
     # ------------------------------------------------------------ directories kept between runs (decision 125)
@@ -498,7 +506,7 @@ class SlackConnector:
             self._team = team
         users = SHARED.get(self._directory_key("users"), ttl)
         if users is not None and self._users is None:
-            self._users, self._has_guests = users
+            self._users, self._has_guests, self._absent = users
             self._users_taken = True
         channels = SHARED.get(self._directory_key("channels"), ttl)
         if channels is not None and not self._channels:

@@ -131,7 +131,8 @@ def test_a_channel_new_since_the_kept_list_is_read_not_taken_for_gone(emu: Runni
 
 def test_someone_not_in_the_kept_user_map_makes_it_read_once_more(emu: RunningEmulator) -> None:
     """The Slack Connect channel has a member of another organisation, never in users.list: the kept map
-    lacks them, so the run reads the map anew, once, and maps the message as a run without it would."""
+    lacks them, so the run reads the map anew, once, and maps the message as a run without it would. The map it
+    read is kept with the ids it lacks, so the next run does not read it again for them."""
     full_run(emu)
     wanted = [str(control(emu, "POST", "messages", {"channel": "C0PARTNER", "text": "hi", "user": "W0EXTERN01"})["id"])]
     control(emu, "DELETE", "stats")
@@ -139,6 +140,9 @@ def test_someone_not_in_the_kept_user_map_makes_it_read_once_more(emu: RunningEm
     taken = fetch(emu, wanted)
 
     assert directory_reads(emu) == {"/api/users.list": 1}
+    control(emu, "DELETE", "stats")
+    again = fetch(emu, wanted)  # the map read just now, with the ids it lacks: not read a third time
+    assert directory_reads(emu) == {} and [i.context for i in again] == [i.context for i in taken]
     fresh = fetch(emu, wanted, ttl=0)
     assert [(i.payload, i.context) for i in taken] == [(i.payload, i.context) for i in fresh]
 
