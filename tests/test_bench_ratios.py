@@ -182,3 +182,15 @@ def test_fetch_by_id_prints_what_one_item_s_run_asks_of_each_source() -> None:
         rows[name] = (int(row.group(1)), int(row.group(2)))
     # 600 people are four users.list pages of 200: the kept directories spare the run at least those
     assert rows["slack"][1] + 4 <= rows["slack"][0], out
+
+
+def test_jira_null_fields_prints_what_a_site_s_null_custom_fields_cost_an_issue() -> None:
+    out = run_bench("jira_null_fields.py", "--items", "60", "--nulls", "50", "--repeats", "1", timeout=300)
+    row = re.search(
+        rf"^jira (\d+) issues: {_NUM} us / {_NUM} us an issue with 0 / 50 null custom fields,"
+        rf" ratio {_NUM} \(goal: near 1\)$",
+        out,
+        re.MULTILINE,
+    )
+    assert row is not None, out
+    assert int(row.group(1)) > 0 and all(float(row.group(i)) > 0 for i in (2, 3, 4)), row.group(0)

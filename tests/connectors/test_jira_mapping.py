@@ -137,6 +137,17 @@ def test_issues_sharing_one_grant_keep_each_their_own_level(fixtures_dir: object
             assert map_item(item).acl == Acl(expected)
 
 
+def test_a_site_s_null_custom_fields_change_nothing(fixtures_dir: object) -> None:
+    """``fields=*all`` sends every custom field of the site, most of them null (decision 125 passes over a
+    null first): 300 more of them leave the entity as it was; a set one among them is still kept."""
+    issue = load_fixture("go-atlassian", "jira", "v3", "mocks", "get-issue.json")
+    padded = copy.deepcopy(issue)
+    padded["fields"].update({f"customfield_{30000 + i}": None for i in range(300)})
+    assert map_item(_raw(padded)) == map_item(_raw(issue))
+    padded["fields"]["customfield_30007"] = {"value": "Gold"}
+    assert map_item(_raw(padded)).metadata["custom_fields"]["customfield_30007"] == "Gold"
+
+
 def test_neighbour_archive_aliases_and_inline_text_attachments(fixtures_dir: object) -> None:
     kp2 = next(i for i in _search(3) if i["key"] == "KP-2")
     att = kp2["fields"]["attachment"][0]
