@@ -193,7 +193,9 @@ class SlackConnector:
             yield Checkpoint({"channel": ci + 1, "cursor": None})
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
-        self._take_directories()
+        # A "<channel>:*" id comes from an event about the channel itself (renamed, archived, a member
+        # joined or left): its facts are read fresh, never taken from an earlier run.
+        self._take_directories(channels=not any(sid.endswith(":" + ALL) for _, sid in ids))
         scoped = {c["id"] for c in self._scoped_channels()}
         if self._channels_taken and not {sid.partition(":")[0] for _, sid in ids} <= scoped:
             # A channel the kept list does not have may be new since: the list is read anew before any
@@ -497,9 +499,10 @@ class SlackConnector:
         scope = tuple(sorted(str(s) for s in config.scope_list))
         return directory_key("slack", config, what, config.scope_mode, scope, tuple(sorted(self.filters.items())))
 
-    def _take_directories(self) -> None:
+    def _take_directories(self, *, channels: bool) -> None:
         """A run that fetches by id takes the workspace's directories an earlier run of this source read, while
-        they are younger than ``directory_ttl`` (connectors.directories)."""
+        they are younger than ``directory_ttl`` (connectors.directories); the channel list only if
+        ``channels``."""
         ttl = self.config.directory_ttl
         team = SHARED.get(self._directory_key("team"), ttl)
         if team is not None and self._team is None:
@@ -508,9 +511,9 @@ class SlackConnector:
         if users is not None and self._users is None:
             self._users, self._has_guests, self._absent = users
             self._users_taken = True
-        channels = SHARED.get(self._directory_key("channels"), ttl)
-        if channels is not None and not self._channels:
-            self._channels, self._invisible_taken = channels
+        kept = SHARED.get(self._directory_key("channels"), ttl) if channels else None
+        if kept is not None and not self._channels:
+            self._channels, self._invisible_taken = kept
             self._channels_taken = True
 
     def _channel_outsiders(self, channel: Mapping[str, Any]) -> tuple[str, ...] | None:

@@ -164,3 +164,20 @@ def test_channels_the_scope_names_but_cannot_see_are_noted_when_the_list_is_take
     by_id.close()
     assert directory_reads(emu) == {} and [i.source_entity_id for i in out][:1] == [wanted]
     assert by_id.stats.unread == {"C0NOWHERE1"} == first.stats.unread
+
+
+def test_an_event_about_a_channel_reads_its_facts_fresh(emu: RunningEmulator) -> None:
+    """``<channel>:*`` comes from an event about the channel itself (renamed, archived, a member joined or
+    left): the run reads the channel list, so what the event changed is what the messages carry."""
+    full_run(emu)
+    control(emu, "PATCH", "channels/C0INCIDENT", {"is_archived": True})
+    control(emu, "DELETE", "stats")
+
+    taken = fetch(emu, ["C0INCIDENT:*"])
+
+    assert directory_reads(emu).get("/api/conversations.list") == 1
+    fresh = fetch(emu, ["C0INCIDENT:*"], ttl=0)
+    assert [(type(i), i.source_entity_id, getattr(i, "context", None)) for i in taken] == [
+        (type(i), i.source_entity_id, getattr(i, "context", None)) for i in fresh
+    ]
+    assert any(isinstance(i, RawItem) and (getattr(i.context, "channel", None) or {}).get("is_archived") for i in taken)
