@@ -97,7 +97,7 @@ SHARED = Directories()
 
 
 class _Source(Protocol):
-    """What of ``connectors.base.SourceConfig`` names a source here (that module imports this one)."""
+    """What of ``connectors.base.SourceConfig`` is read here (that module imports this one)."""
 
     @property
     def source_id(self) -> int: ...
@@ -105,9 +105,46 @@ class _Source(Protocol):
     def base_url(self) -> str: ...
     @property
     def credential(self) -> str | None: ...
+    @property
+    def scope_mode(self) -> str: ...
+    @property
+    def scope_list(self) -> tuple[Any, ...]: ...
+    @property
+    def directory_ttl(self) -> float: ...
 
 
 def directory_key(connector: str, config: _Source, *parts: Hashable) -> tuple[Hashable, ...]:
     """Where a source's directory is kept: never the credential itself, only its SHA-256."""
     credential = hashlib.sha256((config.credential or "").encode()).hexdigest()
     return (connector, config.source_id, config.base_url.rstrip("/"), credential, *parts)
+
+
+class SourceDirectories:
+    """One source's part of the store, as its connector sees it: the keys made for it, the setting's age
+    passed along, and nothing taken unless the run fetches by id (``taking``, set by ``fetch``). Every run
+    leaves what it read fresh."""
+
+    def __init__(self, connector: str, config: _Source, store: Directories = SHARED) -> None:
+        self._store = store
+        self._prefix = directory_key(connector, config)
+        self._ttl = config.directory_ttl
+        # What a directory that holds only what the scope names depends on, besides the source.
+        self.scope: tuple[Hashable, ...] = (config.scope_mode, tuple(sorted(str(s) for s in config.scope_list)))
+        self.taking = False
+
+    def key(self, what: str, *parts: Hashable) -> tuple[Hashable, ...]:
+        return (*self._prefix, what, *parts)
+
+    def get(self, what: str, *parts: Hashable) -> Any | None:
+        """Directory ``what`` as an earlier run left it, while young enough; None when not taking."""
+        return self._store.get(self.key(what, *parts), self._ttl) if self.taking else None
+
+    def put(self, what: str, value: Any, *parts: Hashable) -> None:
+        self._store.put(self.key(what, *parts), value)
+
+    def get_item(self, what: str, item: Hashable) -> Any | None:
+        """``item`` of directory ``what`` as an earlier run read it, while young enough; None when not taking."""
+        return self._store.get_item(self.key(what), item, self._ttl) if self.taking else None
+
+    def put_item(self, what: str, item: Hashable, value: Any) -> None:
+        self._store.put_item(self.key(what), item, value, self._ttl)

@@ -56,7 +56,7 @@ from connectors.base import (
 from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import group_subjects, restriction_principals
-from connectors.directories import SHARED, directory_key
+from connectors.directories import SourceDirectories
 from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import JSON_OBJECT
@@ -150,7 +150,7 @@ class ConfluenceConnector:
         # A run that fetches by id takes the directories an earlier run of the source read (the space list,
         # spaces' read permissions, groups' members, Cloud group names) while they are young enough
         # (connectors.directories, decision 125); every other run reads its own.
-        self._taking = False
+        self._kept = SourceDirectories("confluence", config)
 
     # ------------------------------------------------------------ Connector protocol
 
@@ -171,15 +171,15 @@ class ConfluenceConnector:
             yield from self._since(since, cp)
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
-        self._taking = True
+        self._kept.taking = True
         try:
             yield from self._fetch(ids)
         finally:
-            self._taking = False
+            self._kept.taking = False
 
     def _fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
         # The space list an earlier run left (with what its read noted), else this run's own.
-        taken = SHARED.get(self._directory_key("spaces"), self.config.directory_ttl)
+        taken = self._kept.get("spaces", *self._space_list_depends_on())
         scoped = {s["key"] for s in (self._spaces() if taken is None else taken[0])}
         # Each page is one read with its attachments, as in a listing: a few at a time (connectors.fanout),
         # handed back in the order asked. An items-scoped run asks for at most a page's worth of ids.
@@ -552,7 +552,7 @@ class ConfluenceConnector:
 
     def _space_permissions(self, key: str) -> dict[str, Any] | None:
         if key not in self._space_read:
-            taken = self._taken("space_read", key)
+            taken = self._kept.get_item("space_read", key)
             if taken is not None:
                 read: dict[str, Any] | None = taken[0]
                 # The Cloud group names the read learns along (taken too, or asked again when older).
@@ -573,7 +573,7 @@ class ConfluenceConnector:
             self._space_read[key] = read
             # Kept only whole: not when unreadable, nor with a group whose name could not be learned.
             if read is not None and all(self._group_names.get(gid) for gid in ids):
-                self._keep("space_read", key, (read, tuple(ids)))
+                self._kept.put_item("space_read", key, (read, tuple(ids)))
         return self._space_read[key]
 
     def _inherited(self, payload: Mapping[str, Any], parked: dict[str, Any] | None) -> list[dict[str, Any]] | None:
@@ -621,7 +621,7 @@ class ConfluenceConnector:
         for gid in _unnamed_group_ids(subjects):
             if gid in self._group_names:
                 continue
-            taken = self._taken("group_names", gid)
+            taken = self._kept.get_item("group_names", gid)
             if taken is not None:
                 self._group_names[gid] = taken
                 self._names_known = {**self._names_known, gid: taken}
@@ -636,7 +636,7 @@ class ConfluenceConnector:
             self._group_names[gid] = name if isinstance(name, str) and name else None
             if isinstance(name, str) and name:
                 self._names_known = {**self._names_known, gid: name}
-                self._keep("group_names", gid, name)
+                self._kept.put_item("group_names", gid, name)
 
     def _group_names_known(self) -> dict[str, str]:
         return self._names_known
@@ -645,7 +645,7 @@ class ConfluenceConnector:
         if group.startswith("id:"):
             return None  # a group known by id only: its members cannot be listed by name
         if group not in self._groups:
-            taken = self._taken("group_members", group)
+            taken = self._kept.get_item("group_members", group)
             if taken is not None:
                 members_taken: tuple[str, ...] = taken
                 self._groups[group] = members_taken
@@ -664,7 +664,7 @@ class ConfluenceConnector:
                 members = None
             self._groups[group] = tuple(members) if members is not None else None
             if members is not None:
-                self._keep("group_members", group, self._groups[group])
+                self._kept.put_item("group_members", group, self._groups[group])
         return self._groups[group]
 
     def _link_targets(self, payload: Mapping[str, Any], space_key: str | None) -> dict[str, str]:
@@ -722,7 +722,7 @@ class ConfluenceConnector:
                 break
         unseen = tuple(sorted(listed - {s["key"] for s in out})) if self.config.scope_mode == "selected" else ()
         # Left for the next runs that fetch by id, with what it notes; nobody changes either afterwards.
-        SHARED.put(self._directory_key("spaces"), (tuple(out), unseen))
+        self._kept.put("spaces", (tuple(out), unseen), *self._space_list_depends_on())
         self._note_unseen(unseen)
         return out
 
@@ -738,26 +738,9 @@ class ConfluenceConnector:
 
     # ------------------------------------------------------------ directories kept between runs (decision 125)
 
-    def _directory_key(self, what: str) -> tuple[Hashable, ...]:
-        config = self.config
-        if what != "spaces":
-            return directory_key("confluence", config, what)
-        # Which spaces are in scope depends on the scope and on the personal-spaces filter as well.
-        scope = tuple(sorted(str(s) for s in config.scope_list))
-        personal = bool(self.filters["personal_spaces"])
-        return directory_key("confluence", config, what, config.scope_mode, scope, personal)
-
-    def _taken(self, what: str, item: str) -> Any:
-        """In a run that fetches by id, ``item`` of directory ``what`` (a space's read permission, a group's
-        members, a Cloud group's name) as an earlier run of the source read it, while it is younger than
-        ``directory_ttl``; None otherwise (the run reads it itself)."""
-        if not self._taking:
-            return None
-        return SHARED.get_item(self._directory_key(what), item, self.config.directory_ttl)
-
-    def _keep(self, what: str, item: str, value: Any) -> None:
-        """Leave ``item`` of directory ``what``, just read from the source, for the next runs that fetch by id."""
-        SHARED.put_item(self._directory_key(what), item, value, self.config.directory_ttl)
+    def _space_list_depends_on(self) -> tuple[Hashable, ...]:
+        """Which spaces are in scope depends on the scope and on the personal-spaces filter as well."""
+        return (*self._kept.scope, bool(self.filters["personal_spaces"]))
 
     def _cql(self, since: datetime, order: bool = True) -> str:
         keys = [s["key"] for s in self._spaces()]

@@ -34,7 +34,7 @@ Decisions (seed 001 "Окно", seed 003 "Соседняя задача"):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -58,7 +58,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.directories import SHARED, directory_key
+from connectors.directories import SourceDirectories
 from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
@@ -167,7 +167,7 @@ class JiraConnector:
         self._scope_project_set: frozenset[str] | None = None  # see _scope_projects
         # A run fetching by id takes the instance's facts an earlier run of this source read, while they are
         # young enough (connectors.directories, decision 125); every run leaves what it read for the next.
-        self._taking = False
+        self._kept = SourceDirectories("jira", config)
         self._api: int | None = None
         self._tz: ZoneInfo | None = None
         self._tz_known = False
@@ -194,10 +194,10 @@ class JiraConnector:
             # visible now, and a webhook for one of its issues says it is; that is checked anew.
             hidden: frozenset[str] = frozenset()
             marks: tuple[tuple[str, str], ...] = ()
-            if not self._taken("all_visible", repr(self.config.scope_list)):
+            if not self._kept.get("all_visible", self._kept.scope):
                 hidden, marks = self._invisible_projects()
                 if not hidden:
-                    SHARED.put(self._directory_key("all_visible", repr(self.config.scope_list)), True)
+                    self._kept.put("all_visible", True, self._kept.scope)
             for key, why in marks:
                 self.stats.unreadable(key, why)
             self._hidden = hidden
@@ -294,10 +294,10 @@ class JiraConnector:
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
         """The issues ``ids`` names (a webhook's, a dead letter's), read a few at a time, then their rights
         and attachments as a listing page's are (``_emitted``); yielded in the order asked."""
-        self._taking = True
+        self._kept.taking = True
         api = self.api()
         if self._field_map is None:
-            self._field_map = self._taken("fields")
+            self._field_map = self._kept.get("fields")
         wanted = [sid for stype, sid in ids if stype == "ticket"]
         # The scope's own look-ups change the connector's state, so they run here first (once per
         # connector); the scope check itself and the field list (first use) then go out beside the issue
@@ -568,14 +568,11 @@ class JiraConnector:
             self.stats.note(note)
         cache[key] = grants
         if grants is not None:  # rights that could not be read are read again by the next run
-            what = "project" if cache is self._project_acl else "level"
-            SHARED.put_item(self._directory_key(what), key, (grants, tuple(notes)), self.config.directory_ttl)
+            self._kept.put_item("project" if cache is self._project_acl else "level", key, (grants, tuple(notes)))
 
     def _took(self, cache: dict[str, Grants | None], what: str, key: str) -> bool:
         """Whether the rights of project or level ``key`` were taken from an earlier run (with its notes)."""
-        if not self._taking:
-            return False
-        taken = SHARED.get_item(self._directory_key(what), key, self.config.directory_ttl)
+        taken = self._kept.get_item(what, key)
         if taken is None:
             return False
         grants, notes = taken
@@ -583,18 +580,6 @@ class JiraConnector:
             self.stats.note(note)
         cache[key] = grants
         return True
-
-    # ------------------------------------------------------------ directories kept between runs (decision 125)
-
-    def _directory_key(self, what: str, *parts: str) -> tuple[Hashable, ...]:
-        return directory_key("jira", self.config, what, *parts)
-
-    def _taken(self, what: str, *parts: str) -> Any:
-        """What an earlier run of this source left under ``what`` while young enough, in a run that fetches by
-        id; None otherwise (the run reads its own)."""
-        if not self._taking:
-            return None
-        return SHARED.get(self._directory_key(what, *parts), self.config.directory_ttl)
 
     def _issue_attachments(self, issue: Any) -> tuple[dict[str, str] | None, dict[str, str] | None]:
         """Requests only (runs on the fan-out): the issue's attachment texts, nothing for a malformed one."""
@@ -774,12 +759,12 @@ class JiraConnector:
         if self._api is None:
             if self._filter("force_api_v2"):
                 self._api = 2
-            elif (taken := self._taken("api")) is not None:
+            elif (taken := self._kept.get("api")) is not None:
                 self._api = int(taken)
             else:
                 info = _obj(self.http.get_json("/rest/api/2/serverInfo"))
                 self._api = 3 if info.get("deploymentType") == "Cloud" else 2
-                SHARED.put(self._directory_key("api"), self._api)
+                self._kept.put("api", self._api)
         return self._api
 
     def _jql(self, since: datetime | None) -> str:
@@ -835,7 +820,7 @@ class JiraConnector:
             if role and role not in fmap and f.get("id"):
                 fmap[role] = str(f["id"])
         self._field_map = fmap
-        SHARED.put(self._directory_key("fields"), fmap)  # never changed afterwards: a new dict each read
+        self._kept.put("fields", fmap)  # never changed afterwards: a new dict each read
 
     def _project_grants(self, project: str) -> Grants | None:
         """Who may browse ``project`` (resolved once per run); None when the scheme cannot be read."""

@@ -49,7 +49,7 @@ from connectors.base import (
     SourceType,
     SourceUnreachable,
 )
-from connectors.directories import SHARED, directory_key
+from connectors.directories import SourceDirectories
 from connectors.fanout import FanOut
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import JSON_OBJECT, obj
@@ -139,6 +139,7 @@ class SlackConnector:
         self._has_guests = False  # any guest in users.list: known with the user map, asked of every message
         # The user map / the channels were taken from an earlier run (fetch by id, connectors.directories):
         # someone or a channel not in them is new since, and makes the run read them anew.
+        self._kept = SourceDirectories("slack", config)
         self._users_taken = False
         self._channels_taken = False
         # Ids a fresh user map was found to lack (people of another organisation in a Slack Connect channel):
@@ -456,7 +457,7 @@ class SlackConnector:
     def _team_info(self) -> dict[str, Any]:
         if self._team is None:
             self._team = self.call("auth.test")
-            SHARED.put(self._directory_key("team"), self._team)
+            self._kept.put("team", self._team)
         return self._team
 
     def _user_map(self) -> dict[str, dict[str, Any]]:
@@ -473,7 +474,7 @@ class SlackConnector:
             self._has_guests = any(u.get("guest") for u in users.values())
             self._users = users
             self._absent = frozenset()
-            SHARED.put(self._directory_key("users"), (users, self._has_guests, self._absent))
+            self._kept.put("users", (users, self._has_guests, self._absent))
         return self._users
 
     def _users_knowing(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -486,32 +487,28 @@ class SlackConnector:
             absent = frozenset(u for u in ids if u and u not in users)
             if absent:  # the map just read, with the ids it lacks, for the runs after this one
                 self._absent = absent
-                SHARED.put(self._directory_key("users"), (users, self._has_guests, absent))
+                self._kept.put("users", (users, self._has_guests, absent))
         return users
 
     # ------------------------------------------------------------ directories kept between runs (decision 125)
 
-    def _directory_key(self, what: str) -> tuple[Hashable, ...]:
-        config = self.config
-        if what != "channels":
-            return directory_key("slack", config, what)
-        # Which channels are kept depends on the scope and the filters as well.
-        scope = tuple(sorted(str(s) for s in config.scope_list))
-        return directory_key("slack", config, what, config.scope_mode, scope, tuple(sorted(self.filters.items())))
+    def _channels_depend_on(self) -> tuple[Hashable, ...]:
+        """Which channels are kept depends on the scope and the filters as well."""
+        return (*self._kept.scope, tuple(sorted(self.filters.items())))
 
     def _take_directories(self, *, channels: bool) -> None:
         """A run that fetches by id takes the workspace's directories an earlier run of this source read, while
         they are younger than ``directory_ttl`` (connectors.directories); the channel list only if
         ``channels``."""
-        ttl = self.config.directory_ttl
-        team = SHARED.get(self._directory_key("team"), ttl)
+        self._kept.taking = True
+        team = self._kept.get("team")
         if team is not None and self._team is None:
             self._team = team
-        users = SHARED.get(self._directory_key("users"), ttl)
+        users = self._kept.get("users")
         if users is not None and self._users is None:
             self._users, self._has_guests, self._absent = users
             self._users_taken = True
-        kept = SHARED.get(self._directory_key("channels"), ttl) if channels else None
+        kept = self._kept.get("channels", *self._channels_depend_on()) if channels else None
         if kept is not None and not self._channels:
             self._channels, self._invisible_taken = kept
             self._channels_taken = True
@@ -603,7 +600,7 @@ class SlackConnector:
             self._note_invisible(set(invisible))
             # A new dict each time, never changed afterwards: another run may hold the one it replaces.
             self._channels = channels
-            SHARED.put(self._directory_key("channels"), (channels, invisible))
+            self._kept.put("channels", (channels, invisible), *self._channels_depend_on())
         return list(self._channels.values())
 
 

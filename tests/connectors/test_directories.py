@@ -6,7 +6,7 @@ import pytest
 
 from connectors import directories
 from connectors.base import SourceConfig
-from connectors.directories import Directories, directory_key
+from connectors.directories import Directories, SourceDirectories, directory_key
 
 
 class Clock:
@@ -58,3 +58,18 @@ def test_a_key_names_the_credential_only_by_its_hash() -> None:
     assert "xoxb-secret-token" not in repr(key)
     rotated = directory_key("slack", SourceConfig(4, "https://x.example", "xoxb-other", "all", (), {}), "users")
     assert key != rotated and key[:3] == rotated[:3] == ("slack", 4, "https://x.example")
+
+
+def test_a_source_s_view_takes_only_while_its_run_fetches_by_id() -> None:
+    store = Directories(Clock())
+    config = SourceConfig(4, "https://x.example", "t", "selected", ("B", "A"), {}, directory_ttl=300)
+    kept = SourceDirectories("jira", config, store)
+    kept.put("api", 3)
+    kept.put_item("project", "ALPHA", "grants")
+    assert kept.get("api") is None and kept.get_item("project", "ALPHA") is None  # a run that enumerates
+    kept.taking = True
+    assert kept.get("api") == 3 and kept.get_item("project", "ALPHA") == "grants"
+    assert kept.key("api") == directory_key("jira", config, "api") and kept.scope == ("selected", ("A", "B"))
+    off = SourceDirectories("jira", SourceConfig(4, "https://x.example", "t", "all", (), {}, directory_ttl=0), store)
+    off.taking = True
+    assert off.get("api") is None  # the setting at 0
