@@ -249,3 +249,38 @@ def test_a_per_source_sync_interval_wins_over_the_platform_default(
     )
 
     assert len(_runs(probe, inherits, mode="incremental")) == 1  # only the seeded one: 3600 s not elapsed
+
+
+def test_a_webhook_run_in_the_worker_takes_what_its_full_sync_read(
+    procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    """Decision 125 in a real ``harvester worker``: the directories a run leaves are kept per process, and the
+    worker runs its jobs in one, so a webhook's run after the full sync asks the source for the issue alone."""
+    source_id = add_source(conn, keyring, jira)
+    procs.worker("--no-periodic")
+
+    def ended(run_id: int) -> str:
+        wait_for(
+            lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) in ("succeeded", "failed"),
+            60,
+            f"run {run_id} to end",
+            procs,
+        )
+        return str(scalar(probe, "select state from sync_runs where id = %s", (run_id,)))
+
+    full = start_and_defer(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    assert ended(full) == "succeeded"
+    jira.patch(jira.key(7), summary="changed for the webhook")
+    jira.control.delete("/_emulator/stats").raise_for_status()
+    item = {"source_type": "ticket", "source_entity_id": jira.id(7)}
+    hook = start_and_defer(
+        conn, source_id, mode="incremental", trigger="webhook", scope={"kind": "items", "items": [item]}
+    )
+    conn.commit()
+
+    assert ended(hook) == "succeeded"
+    routes = {route.split(" ", 1)[-1] for route in jira.stats()["by_route"]}
+    assert routes == {"/rest/api/(?P<v>[23])/issue/(?P<ref>[^/]+)"}, routes
+    title = "select title from entities where source_id = %s and source_entity_id = %s"
+    assert scalar(probe, title, (source_id, jira.id(7))) == "changed for the webhook"
