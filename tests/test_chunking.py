@@ -8,9 +8,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app import chunking
 from app.chunking import Chunk, chunk_entity, split_sections
 
 
@@ -137,6 +139,52 @@ def test_a_chunk_never_spans_two_sections(doc: Doc, max_tokens: int) -> None:
 @settings(max_examples=100, deadline=None)
 def test_chunking_is_deterministic(doc: Doc, max_tokens: int) -> None:
     assert chunk(doc, max_tokens) == chunk(doc, max_tokens)
+
+
+@given(documents(), st.sampled_from([8, 12, 24, 48]))
+@settings(max_examples=300, deadline=None)
+def test_probing_a_long_piece_by_its_opening_cuts_the_same_chunks(doc: Doc, max_tokens: int) -> None:
+    # Small budgets make the generated paragraphs long enough to be probed (16 characters a token).
+    for count in (words, bytes_estimate):
+        probed = chunk(doc, max_tokens, count)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(chunking, "PROBE_CHARS_PER_TOKEN", 10**9)
+            exact = chunk(doc, max_tokens, count)
+        assert probed == exact
+
+
+def test_a_whole_attachment_is_never_counted_at_once() -> None:
+    """A 150 KiB text with no blank line is one block; the counter only ever sees pieces far shorter."""
+    line = "Notes for Runbook 12 (page 100012), step by step.\n"
+    text = (line * 4000)[:150_000]
+    seen: list[int] = []
+
+    def counting(piece: str) -> int:
+        seen.append(len(piece))
+        return words(piece)
+
+    chunks = chunk_entity(TITLE, text, [], max_tokens=256, count_tokens=counting)
+    assert max(seen) <= 16 * 256
+    assert chunks == chunk_entity(TITLE, text, [], max_tokens=256, count_tokens=words)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chunking, "PROBE_CHARS_PER_TOKEN", 10**9)
+        seen.clear()
+        assert chunk_entity(TITLE, text, [], max_tokens=256, count_tokens=counting) == chunks
+        assert max(seen) == len(text.strip())  # without the probe: counted whole
+
+
+def test_a_long_piece_of_sparse_tokens_still_gets_its_exact_count() -> None:
+    # Long words: the opening's cost does not exceed the budget, so the piece is counted whole and fits.
+    text = " ".join(["x" * 60] * 60)  # 3,659 characters, 60 tokens under ``words``
+    seen: list[int] = []
+
+    def counting(piece: str) -> int:
+        seen.append(len(piece))
+        return words(piece)
+
+    chunks = chunk_entity(TITLE, text, [], max_tokens=64, count_tokens=counting)
+    assert len(seen) and max(seen) == len(text)
+    assert [c.text for c in chunks] == [f"{TITLE}\n\n{text}"]
 
 
 @given(documents(), budgets, st.data())

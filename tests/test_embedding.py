@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from app import chunking
 from app.chunking import chunk_entity
 from app.config import ConfigError, load_config
 from app.embedding import DimensionMismatch, Embedder, EmbeddingError, get_embedder
@@ -177,6 +178,22 @@ def test_chunks_of_real_ticket_text_fit_the_model_window(local: LocalEmbedder) -
     )
     chunks = chunk_entity("INC-7 Replica lag", mixed, [], max_tokens=256, count_tokens=local.count_tokens)
     assert len(chunks) > 3 and all(local.count_tokens(c.text) <= 256 for c in chunks)
+
+
+def test_a_long_attachment_is_cut_the_same_without_being_tokenized_whole(
+    local: LocalEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunker probes a long piece by its opening (app/chunking.py ``_Budget._bound``): with the
+    model's own tokenizer the chunks are those of counting every piece whole."""
+    notes = ("Notes for Runbook 12 (page 100012).\n" * 4000)[:150_000]
+    prose = " ".join(f"Сервер {n} перезапустился ночью, replica lag {n % 7} minutes." for n in range(2500))
+    for text in (notes, prose):
+        probed = chunk_entity("Runbook 12", text, [], max_tokens=256, count_tokens=local.count_tokens)
+        with monkeypatch.context() as mp:
+            mp.setattr(chunking, "PROBE_CHARS_PER_TOKEN", 10**9)
+            exact = chunk_entity("Runbook 12", text, [], max_tokens=256, count_tokens=local.count_tokens)
+        assert probed == exact and len(probed) > 10
+        assert all(local.count_tokens(c.text) <= 256 for c in probed)
 
 
 def test_thread_count_comes_from_the_environment() -> None:
