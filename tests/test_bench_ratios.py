@@ -44,6 +44,9 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         re.MULTILINE,
     )
     assert embed is not None, out
+    # Section (3) runs each connector in turn, each under its own name.
+    rows = re.findall(r"^(jira|confluence|slack):\n.*\n(product)\s", out, re.MULTILINE)
+    assert [name for name, _ in rows] == ["jira", "confluence", "slack"], out
     # The first texts reached the vector stage during the run, which spent CPU in every process.
     first, after_s = float(embed.group(10)), float(embed.group(6))
     assert 0 < first < after_s, embed.group(0)

@@ -45,6 +45,11 @@ from app.pipeline.transform import content_hash
 from connectors.base import Entity, MalformedPayload, RawItem
 
 GROUP = 16  # raw items per embedding job: small enough that the last job's embedding is a short tail
+# Fewest raw items handed over early, while the embedding thread has nothing to do (``EmbedAhead.idle``):
+# at a run's start a source that reads each item's rights or attachments one request after another
+# (Confluence at 100 ms a request: the 1st item at 0.45 s, the 16th at 1.18 s) would otherwise leave the
+# embedder idle until a whole group is in; a few items a call keep a remote embedder's requests batched.
+EARLY = 4
 # Queued groups one embedding call may take (only those already waiting: an idle thread never waits
 # for more). 4 x 16 items: enough texts to sort away most padding, a tail of a few seconds at most.
 COALESCE = 4
@@ -103,6 +108,9 @@ class EmbedAhead:
         # groups is embedded once, and every later group of the page is handed the vector.
         self._page = -1
         self._known: dict[str, str] = {}
+        # Jobs submitted and not yet done: the producer reads it to hand a short group to an idle thread.
+        self._pending = 0
+        self._pending_lock = threading.Lock()
 
     def __enter__(self) -> EmbedAhead:
         self._thread.start()
@@ -114,8 +122,20 @@ class EmbedAhead:
     def submit(self, page: int, items: Sequence[RawItem], stored: Mapping[Identity, Stored]) -> Future[Prepared]:
         """Queue ``items`` of page number ``page`` (pages numbered in order); never blocks."""
         future: Future[Prepared] = Future()
+        with self._pending_lock:
+            self._pending += 1
+        future.add_done_callback(self._done)
         self._jobs.put(_Job(page, list(items), stored, future))
         return future
+
+    @property
+    def idle(self) -> bool:
+        """No job queued or in hand: whatever is handed over now is embedded at once."""
+        return self._pending == 0
+
+    def _done(self, _future: Future[Prepared]) -> None:
+        with self._pending_lock:
+            self._pending -= 1
 
     def close(self) -> None:
         """Stop after the job in hand (an embedding call is not interrupted); queued jobs are cancelled."""

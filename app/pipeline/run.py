@@ -41,7 +41,7 @@ from app.chunking import Ready
 from app.embedding import EmbeddingError
 from app.errors import HarvesterError
 from app.pipeline import completeness
-from app.pipeline.ahead import GROUP, EmbedAhead, Prepared, Stored
+from app.pipeline.ahead import EARLY, GROUP, EmbedAhead, Prepared, Stored
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
@@ -498,7 +498,8 @@ class _Run:
                 buf.append(item)
                 if self.embed_ahead is not None and isinstance(item, RawItem):
                     group.append(item)
-                    if len(group) >= GROUP:
+                    # A whole group, or a few items while the embedding thread has nothing to do.
+                    if len(group) >= GROUP or (len(group) >= EARLY and self.embed_ahead.idle):
                         futures.append(self._embed_ahead(number, group))
                         group = []
             self._check_lease()

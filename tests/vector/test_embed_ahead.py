@@ -14,14 +14,18 @@ from typing import Any
 
 import psycopg
 
+from app.digest import sha256_hex
 from app.embedding import EmbeddingError, Vectors
+from app.pipeline.ahead import EARLY, GROUP
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.run import execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
-from app.services.sources import start_run
+from app.services.sources import NewSource, create_source, start_run
 from app.vector.stage import VectorStage
+from connectors.emulators.confluence import ConfluenceEmulator
 from tests.sync.conftest import Jira, JiraFactory
+from tests.sync.connectors_conftest import TOKEN, served
 from tests.sync.test_overlap import committed_order, source_order
 from tests.vector.conftest import add_source, entity, plain_source
 from tests.vector.fakes import CountingEmbedder, HashEmbedder
@@ -233,3 +237,46 @@ def test_an_items_scoped_run_embeds_its_items_ahead_too(
     # as queued together), page 2's in one.
     assert 2 <= embedder.calls <= 5
     assert entities_without_chunks(probe, source_id) == 0
+
+
+class FirstCall(CountingEmbedder):
+    """Records how many texts the first embedding call asked for, and when each call came."""
+
+    def __init__(self) -> None:
+        super().__init__(HashEmbedder())
+        self.sizes: list[int] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.sizes.append(len(texts))
+        return super().embed(texts)
+
+
+def test_an_idle_embedder_is_handed_a_few_items_instead_of_waiting_for_a_whole_group(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """Confluence reads each page's attachments and its path's rights one request after another, so at a
+    run's start a group of 16 pages takes seconds to gather against a real site. While the embedding
+    thread has nothing in hand the producer hands it ``EARLY`` items (app/pipeline/ahead.py); what is
+    stored is what the sequential loop stores."""
+    # 80 pages in four spaces: each space's listing (one page of up to 50) holds 20, more than a group.
+    with served(ConfluenceEmulator(pages=80, seed=5, token=TOKEN)) as confluence:
+        confluence.fault(latency_ms=20)
+        url = confluence.base_url + "/wiki"
+        sequential, ahead_source = (
+            create_source(conn, keyring, NewSource(name=n, connector_type="confluence", base_url=url, credential=TOKEN))
+            for n in ("sequential", "ahead")
+        )
+        counted = FirstCall()
+        _, first = run(conn, keyring, sequential, VectorStage(CountingEmbedder(HashEmbedder())), prefetch=0)
+        _, second = run(conn, keyring, ahead_source, VectorStage(counted), prefetch=3)
+
+    assert (first.state, second.state) == ("succeeded", "succeeded")
+    assert second.done == first.done == 80
+    # The first call embedded the texts of EARLY pages (a page is one to a few chunks here), not of GROUP.
+    first_pages = probe.execute(
+        "select count(distinct c.entity_id) from entity_chunks c join entities e on e.id = c.entity_id"
+        " where e.source_id = %s and c.content_hash = any(%s)",
+        (ahead_source, [sha256_hex(t.encode()) for t in counted.texts[: counted.sizes[0]]]),
+    ).fetchone()
+    assert first_pages is not None and EARLY <= first_pages[0] < GROUP
+    assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
