@@ -41,7 +41,7 @@ from app.chunking import Ready
 from app.embedding import EmbeddingError
 from app.errors import HarvesterError
 from app.pipeline import completeness
-from app.pipeline.ahead import EARLY, GROUP, EmbedAhead, Prepared, Stored
+from app.pipeline.ahead import EARLY_AFTER, GROUP, EmbedAhead, Prepared, Stored
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
@@ -475,6 +475,7 @@ class _Run:
         buf: list[RawItem | ItemError | ItemGone] = []
         # With the embedding stage: the page's raw items not yet handed over, and its groups' futures.
         group: list[RawItem] = []
+        group_since = 0.0  # when the group's first item came
         futures: list[Future[Prepared]] = []
         number = 0
         emitted: Iterator[Emitted] = connector.enumerate(since, position)
@@ -497,9 +498,13 @@ class _Run:
             else:
                 buf.append(item)
                 if self.embed_ahead is not None and isinstance(item, RawItem):
+                    if not group:
+                        group_since = time.monotonic()
                     group.append(item)
-                    # A whole group, or a few items while the embedding thread has nothing to do.
-                    if len(group) >= GROUP or (len(group) >= EARLY and self.embed_ahead.idle):
+                    # A whole group, or what came in a while if the embedding thread has nothing to do.
+                    if len(group) >= GROUP or (
+                        self.embed_ahead.idle and time.monotonic() - group_since >= EARLY_AFTER
+                    ):
                         futures.append(self._embed_ahead(number, group))
                         group = []
             self._check_lease()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import psycopg
 import pytest
 
 from app.db.connect import connect
+from app.pipeline import checkpoint
 from app.pipeline.run import execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
@@ -22,6 +24,7 @@ from tests.conftest import REPO
 from tests.sync.conftest import TOKEN, JiraFactory, scalar
 
 ISSUES = 2000
+BULK = 300  # issues given one update time, three search pages
 
 
 @pytest.fixture()
@@ -140,3 +143,79 @@ def test_cli_sync_exits_zero_when_the_run_succeeds(
     assert synced.returncode == 0, synced.stderr
     assert "succeeded" in synced.stdout
     assert scalar(probe, "select count(*) from live_entities") == 20
+
+
+def test_a_killed_bulk_import_run_resumes_with_its_capped_boundary_and_loads_nothing_twice(
+    probe: psycopg.Connection[Any],
+    fresh_db_url: str,
+    cli_env: dict[str, str],
+    spawned: list[subprocess.Popen[bytes]],
+    jira_factory: JiraFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decision 125 end to end: a page's checkpoint keeps at most ``BOUNDARY_IDS_KEPT`` of the ids sharing
+    the run's last update time. An incremental run over a bulk import (300 issues at one time, three pages)
+    is killed after its first page; its checkpoint then holds 7 of the 100 ids (the cap set to 7 in the
+    killed process). The run resumed elsewhere loads the rest, no row twice and none lost; the cursor lacks
+    the forgotten ids, so the next incremental run maps those again and changes no row."""
+    jira = jira_factory(BULK)
+    added = _cli(cli_env, "sources", "add", "--name", "bulk", "--connector", "jira", "--base-url", jira.base_url,
+                 "--credential", TOKEN)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    source_id = int(added.stdout.strip().splitlines()[-1])
+    probe.execute("update platform_settings set value = '1' where key = 'incremental_lookback'")
+    full = _cli(cli_env, "sync", "bulk", "--mode", "full")
+    assert full.returncode == 0, full.stderr
+    at = datetime(2030, 1, 1, 12, tzinfo=UTC)
+    touched = [jira.patch(jira.key(i), summary=f"imported {i}", updated=at.isoformat())["id"] for i in range(BULK)]
+    jira.fault(latency_ms=200)
+    capped = (
+        "import sys; from app.pipeline import checkpoint; checkpoint.BOUNDARY_IDS_KEPT = 7; "
+        "from app.cli import main; sys.argv = ['harvester', 'sync', 'bulk', '--mode', 'incremental']; "
+        "sys.exit(main())"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", capped], cwd=REPO, env=cli_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    spawned.append(proc)
+    run_query = "select coalesce(max(entities_done), 0) from sync_runs where source_id = %s and mode = 'incremental'"
+    deadline = time.monotonic() + 120  # a guard against a hang, not an assertion on speed
+    while not scalar(probe, run_query, (source_id,)):
+        assert proc.poll() is None, "the incremental sync ended before it was killed"
+        assert time.monotonic() < deadline, "the incremental sync never committed a page"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    run_id = int(scalar(probe, "select id from sync_runs where source_id = %s and mode = 'incremental'", (source_id,)))
+    killed = rq.get_run(probe, id=run_id)
+    assert killed is not None and killed.state == "running" and killed.checkpoint is not None
+    assert killed.entities_done is not None and 0 < killed.entities_done < BULK
+    kept = killed.checkpoint["boundary_ids"]
+    assert len(kept) == 7 and set(kept) <= set(touched)
+    probe.execute("update platform_settings set value = '1' where key in ('stale_run_after', 'takeover_grace')")
+    time.sleep(2.5)  # let the dead worker's heartbeat go stale, then the takeover grace pass
+    jira.clear_faults()
+    keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
+    monkeypatch.setattr(checkpoint, "BOUNDARY_IDS_KEPT", 7)
+
+    with connect(fresh_db_url, autocommit=True) as conn:
+        outcome = execute_run(conn, run_id, worker_id="other", keyring=keyring)
+
+    assert outcome.state == "succeeded"
+    resumed = rq.get_run(probe, id=run_id)
+    assert resumed is not None and (resumed.state, resumed.deliveries) == ("succeeded", 2)
+    rows = "select source_entity_id, title, content_hash from entities where source_id = %s order by 1"
+    loaded = probe.execute(rows, (source_id,)).fetchall()
+    assert len(loaded) == len({r[0] for r in loaded}) == BULK  # none twice
+    assert sorted(r[1] for r in loaded) == sorted(f"imported {i}" for i in range(BULK))  # none lost
+    cursor = scalar(probe, "select incremental_cursor from sources where id = %s", (source_id,))
+    assert datetime.fromisoformat(cursor["updated"]) == at
+    assert set(kept) <= set(cursor["ids"]) < set(touched)  # the first page's other ids were forgotten
+    forgotten = len(touched) - len(cursor["ids"])
+
+    again = _cli(cli_env, "sync", "bulk", "--mode", "incremental")
+
+    assert again.returncode == 0, again.stderr
+    last = rq.get_run(probe, id=int(scalar(probe, "select max(id) from sync_runs where source_id = %s", (source_id,))))
+    assert last is not None and last.state == "succeeded"
+    assert last.entities_done == forgotten  # only the forgotten ids, mapped again
+    assert probe.execute(rows, (source_id,)).fetchall() == loaded  # and no row changed

@@ -16,7 +16,7 @@ import psycopg
 
 from app.digest import sha256_hex
 from app.embedding import EmbeddingError, Vectors
-from app.pipeline.ahead import EARLY, GROUP
+from app.pipeline.ahead import GROUP
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.run import execute_run
 from app.queries import runs as rq
@@ -251,13 +251,13 @@ class FirstCall(CountingEmbedder):
         return super().embed(texts)
 
 
-def test_an_idle_embedder_is_handed_a_few_items_instead_of_waiting_for_a_whole_group(
+def test_an_idle_embedder_is_handed_what_came_instead_of_waiting_for_a_whole_group(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
 ) -> None:
     """Confluence reads each page's attachments and its path's rights one request after another, so at a
     run's start a group of 16 pages takes seconds to gather against a real site. While the embedding
-    thread has nothing in hand the producer hands it ``EARLY`` items (app/pipeline/ahead.py); what is
-    stored is what the sequential loop stores."""
+    thread has nothing in hand, the producer hands it what came in ``EARLY_AFTER`` seconds
+    (app/pipeline/ahead.py); what is stored is what the sequential loop stores."""
     # 80 pages in four spaces: each space's listing (one page of up to 50) holds 20, more than a group.
     with served(ConfluenceEmulator(pages=80, seed=5, token=TOKEN)) as confluence:
         confluence.fault(latency_ms=20)
@@ -272,11 +272,11 @@ def test_an_idle_embedder_is_handed_a_few_items_instead_of_waiting_for_a_whole_g
 
     assert (first.state, second.state) == ("succeeded", "succeeded")
     assert second.done == first.done == 80
-    # The first call embedded the texts of EARLY pages (a page is one to a few chunks here), not of GROUP.
+    # The first call embedded the texts of the pages read by then (one to a few chunks each), not of GROUP.
     first_pages = probe.execute(
         "select count(distinct c.entity_id) from entity_chunks c join entities e on e.id = c.entity_id"
         " where e.source_id = %s and c.content_hash = any(%s)",
         (ahead_source, [sha256_hex(t.encode()) for t in counted.texts[: counted.sizes[0]]]),
     ).fetchone()
-    assert first_pages is not None and EARLY <= first_pages[0] < GROUP
+    assert first_pages is not None and 0 < first_pages[0] < GROUP
     assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
