@@ -55,6 +55,19 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _kill_after_a_page(probe: psycopg.Connection[Any], proc: subprocess.Popen[bytes], source_id: int, mode: str) -> int:
+    """SIGKILL ``proc`` once its ``mode`` run of the source committed a page; the run's id."""
+    query = "select id, entities_done from sync_runs where source_id = %s and mode = %s"
+    deadline = time.monotonic() + 120  # a guard against a hang, not an assertion on speed
+    while not ((row := probe.execute(query, (source_id, mode)).fetchone()) and row[1]):
+        assert proc.poll() is None, f"the {mode} sync ended before it was killed"
+        assert time.monotonic() < deadline, f"the {mode} sync never committed a page"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return int(row[0])
+
+
 def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
     probe: psycopg.Connection[Any],
     fresh_db_url: str,
@@ -87,14 +100,7 @@ def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
         stderr=subprocess.DEVNULL,
     )
     spawned.append(proc)
-    deadline = time.monotonic() + 120  # a guard against a hang, not an assertion on speed
-    while not scalar(probe, "select coalesce(max(entities_done), 0) from sync_runs where source_id = %s", (source_id,)):
-        assert proc.poll() is None, "the CLI sync ended before it was killed"
-        assert time.monotonic() < deadline, "the CLI sync never committed a page"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    run_id = int(scalar(probe, "select id from sync_runs where source_id = %s", (source_id,)))
+    run_id = _kill_after_a_page(probe, proc, source_id, "full")
     killed = rq.get_run(probe, id=run_id)
     assert killed is not None and killed.state == "running"
     assert killed.entities_done is not None and killed.entities_done < ISSUES
@@ -177,15 +183,7 @@ def test_a_killed_bulk_import_run_resumes_with_its_capped_boundary_and_loads_not
     proc = subprocess.Popen([sys.executable, "-c", capped], cwd=REPO, env=cli_env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     spawned.append(proc)
-    run_query = "select coalesce(max(entities_done), 0) from sync_runs where source_id = %s and mode = 'incremental'"
-    deadline = time.monotonic() + 120  # a guard against a hang, not an assertion on speed
-    while not scalar(probe, run_query, (source_id,)):
-        assert proc.poll() is None, "the incremental sync ended before it was killed"
-        assert time.monotonic() < deadline, "the incremental sync never committed a page"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    run_id = int(scalar(probe, "select id from sync_runs where source_id = %s and mode = 'incremental'", (source_id,)))
+    run_id = _kill_after_a_page(probe, proc, source_id, "incremental")
     killed = rq.get_run(probe, id=run_id)
     assert killed is not None and killed.state == "running" and killed.checkpoint is not None
     assert killed.entities_done is not None and 0 < killed.entities_done < BULK
