@@ -273,6 +273,9 @@ class _Run:
         self.gate_conn: psycopg.Connection[Any] | None = None
         # Maps, cuts and embeds each page's items ahead of its transaction (prefetch with a PreparingStage).
         self.embed_ahead: EmbedAhead | None = None
+        # What the items of page ``stored_page`` stored when first handed to it (None: nothing stored).
+        self.stored_page = -1
+        self.stored_read: dict[tuple[str, str], Stored | None] = {}
         self.claim = claim
         self.settings = settings
         self.lease = lease
@@ -493,6 +496,7 @@ class _Run:
                 # Their futures are dropped: nothing of a preview is loaded, and whatever failed here the
                 # page's own groups do again and raise.
                 if self.embed_ahead is not None:
+                    self._read_stored(number, item.items)  # the page's, at once
                     for g in range(0, len(item.items), GROUP):
                         self._embed_ahead(number, list(item.items[g : g + GROUP]))
             else:
@@ -525,14 +529,32 @@ class _Run:
     def _embed_ahead(self, number: int, items: list[RawItem]) -> Future[Prepared]:
         """Hand ``items`` of page ``number`` to the embedding thread with what they store now, read on the
         producer's connection (the run's own may be inside a page transaction). Producer thread only."""
-        assert self.embed_ahead is not None and self.gate_conn is not None
-        rows = [{"source_type": i.source_type, "source_entity_id": i.source_entity_id} for i in items]
+        assert self.embed_ahead is not None
+        known = self._read_stored(number, items)
         stored: dict[tuple[str, str], Stored] = {}
-        for r in cq.list_stored_hashes_by_identity(self.gate_conn, rows=rows, source_id=self.claim.source_id):
-            entry = stored.setdefault((r.source_type, r.source_entity_id), Stored(r.entity_hash, r.deleted))
-            if r.chunk_hash is not None:
-                entry.chunks.append((r.chunk_hash, r.embedding_model))
+        for i in items:
+            if (s := known[(i.source_type, i.source_entity_id)]) is not None:
+                stored[(i.source_type, i.source_entity_id)] = s
         return self.embed_ahead.submit(number, items, stored)
+
+    def _read_stored(self, number: int, items: Sequence[RawItem]) -> Mapping[tuple[str, str], Stored | None]:
+        """What the items of page ``number`` store, read once per item and page: a page's items announced
+        by a Preview come again as its own items, and the producer that reads is the side a fetch-bound run
+        waits for (decision 126). Producer thread only."""
+        assert self.gate_conn is not None
+        if number != self.stored_page:
+            self.stored_page, self.stored_read = number, {}
+        known = self.stored_read
+        wanted = {(i.source_type, i.source_entity_id) for i in items} - known.keys()
+        if wanted:
+            rows = [{"source_type": t, "source_entity_id": sid} for t, sid in wanted]
+            found: dict[tuple[str, str], Stored] = {}
+            for r in cq.list_stored_hashes_by_identity(self.gate_conn, rows=rows, source_id=self.claim.source_id):
+                entry = found.setdefault((r.source_type, r.source_entity_id), Stored(r.entity_hash, r.deleted))
+                if r.chunk_hash is not None:
+                    entry.chunks.append((r.chunk_hash, r.embedding_model))
+            known.update((identity, found.get(identity)) for identity in wanted)
+        return known
 
     def _prepared(self, page: Page) -> tuple[list[Entity | MalformedPayload], Ready] | None:
         """The page's items as the embedding thread mapped them and its ready vectors, once all of its

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import psycopg
+import pytest
 
 from app.digest import sha256_hex
 from app.embedding import EmbeddingError, Vectors
 from app.pipeline.ahead import GROUP
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.run import execute_run
+from app.queries import chunks as cq
 from app.queries import runs as rq
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
@@ -155,19 +157,34 @@ def test_an_embedder_that_gives_up_on_the_stage_thread_fails_the_run_after_the_p
 
 
 def test_a_page_s_text_is_embedded_while_its_rights_are_read_and_only_once(
-    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Decision 107: a Jira page whose rights take requests is announced by a Preview; the stage embeds its
     text while the connector reads the rights, and the page's own groups then find those vectors. At 300 ms
-    a request the rights take two rounds after the search page (schemes, then roles and leads)."""
+    a request the rights take two rounds after the search page (schemes, then roles and leads). What the
+    page's items store is read once, for the preview (decision 126)."""
     jira = jira_factory(40)  # one search page
     jira.fault(latency_ms=300)
     sequential = add_source(conn, keyring, jira, name="sequential")
     ahead_source = add_source(conn, keyring, jira, name="ahead")
     embedder = RightsAtFirstCall(jira)
-
     _, first = run(conn, keyring, sequential, VectorStage(CountingEmbedder(HashEmbedder())), prefetch=0)
+    reads: list[int] = []
+    real_read = cq.list_stored_hashes_by_identity
+
+    def counted(c: psycopg.Connection[Any], *, rows: Any, source_id: int) -> Any:
+        reads.append(len(rows))
+        return real_read(c, rows=rows, source_id=source_id)
+
+    monkeypatch.setattr(cq, "list_stored_hashes_by_identity", counted)
+
     _, second = run(conn, keyring, ahead_source, VectorStage(embedder), prefetch=3)
+
+    assert reads == [40]  # the preview's 40 issues at once; the page's three groups read nothing more
 
     assert (first.state, second.state, second.done) == ("succeeded", "succeeded", 40)
     # The first call came before the page's role look-ups were answered (without the preview it waits for
