@@ -6,6 +6,7 @@ import hashlib
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pytest
@@ -153,16 +154,22 @@ def test_probing_a_long_piece_by_its_opening_cuts_the_same_chunks(doc: Doc, max_
         assert probed == exact
 
 
-def test_a_whole_attachment_is_never_counted_at_once() -> None:
-    """A 150 KiB text with no blank line is one block; the counter only ever sees pieces far shorter."""
-    line = "Notes for Runbook 12 (page 100012), step by step.\n"
-    text = (line * 4000)[:150_000]
+def recording_lengths() -> tuple[Callable[[str], int], list[int]]:
+    """``words``, noting the length of every piece it is asked to count."""
     seen: list[int] = []
 
     def counting(piece: str) -> int:
         seen.append(len(piece))
         return words(piece)
 
+    return counting, seen
+
+
+def test_a_whole_attachment_is_never_counted_at_once() -> None:
+    """A 150 KiB text with no blank line is one block; the counter only ever sees pieces far shorter."""
+    line = "Notes for Runbook 12 (page 100012), step by step.\n"
+    text = (line * 4000)[:150_000]
+    counting, seen = recording_lengths()
     chunks = chunk_entity(TITLE, text, [], max_tokens=256, count_tokens=counting)
     assert max(seen) <= 16 * 256
     assert chunks == chunk_entity(TITLE, text, [], max_tokens=256, count_tokens=words)
@@ -176,12 +183,7 @@ def test_a_whole_attachment_is_never_counted_at_once() -> None:
 def test_a_long_piece_of_sparse_tokens_still_gets_its_exact_count() -> None:
     # Long words: the opening's cost does not exceed the budget, so the piece is counted whole and fits.
     text = " ".join(["x" * 60] * 60)  # 3,659 characters, 60 tokens under ``words``
-    seen: list[int] = []
-
-    def counting(piece: str) -> int:
-        seen.append(len(piece))
-        return words(piece)
-
+    counting, seen = recording_lengths()
     chunks = chunk_entity(TITLE, text, [], max_tokens=64, count_tokens=counting)
     assert len(seen) and max(seen) == len(text)
     assert [c.text for c in chunks] == [f"{TITLE}\n\n{text}"]

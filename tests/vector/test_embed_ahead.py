@@ -257,7 +257,7 @@ def test_an_items_scoped_run_embeds_its_items_ahead_too(
 
 
 class FirstCall(CountingEmbedder):
-    """Records how many texts the first embedding call asked for, and when each call came."""
+    """Records how many texts each embedding call asked for, in order."""
 
     def __init__(self) -> None:
         super().__init__(HashEmbedder())
