@@ -278,6 +278,9 @@ class SourceConfig:
     timeout: float | None = None
     # Requests of one listing page a connector may send at once (connectors.fanout); 1 = one by one.
     fanout: int = DEFAULT_FANOUT
+    # Whether a listing's next page may be requested while the items of the one before are handed out
+    # (connectors.fanout ``FanOut.ahead``): off when the rate gate shares the run's connection.
+    listing_ahead: bool = True
     # Seconds a directory a connector reads whole (Slack's users and channels, ...) read by one run may be
     # used by a later run of the same source in this process that fetches items by id (webhook deliveries,
     # dead-letter retries); 0: every run reads its own (connectors.directories, decision 125).

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -38,12 +38,38 @@ def call(read: Callable[[], R]) -> R:
     return read()
 
 
-class FanOut:
-    """A connector's request pool; ``workers <= 1`` runs everything on the caller's thread."""
+class Ahead(Generic[R]):
+    """One request sent ahead of its turn (:meth:`FanOut.ahead`)."""
 
-    def __init__(self, workers: int = DEFAULT_FANOUT, *, name: str = "harvester-fanout") -> None:
+    def __init__(self, read: Callable[[], R], future: Future[R] | None) -> None:
+        self._read = read
+        self._future = future
+
+    def result(self) -> R:
+        """What the request got, or the error it raised, raised here: at its turn, never earlier."""
+        return self._read() if self._future is None else self._future.result()
+
+    def drop(self) -> None:
+        """Not wanted after all (the listing stopped): cancelled if it has not started, waited for if it
+        has (each request is bounded by its timeout), so none outlives the listing that sent it."""
+        if self._future is not None and not self._future.cancel():
+            wait([self._future])
+
+
+class FanOut:
+    """A connector's request pool; ``workers <= 1`` runs everything on the caller's thread.
+
+    ``listing_ahead``: whether :meth:`ahead` may send a request before its turn. The run's pipeline turns it
+    off when the rate gate shares the run's connection (no read-ahead, ``prefetch`` 0): a request sent
+    while the caller is suspended at a ``yield`` could reach that connection inside the run's page
+    transaction."""
+
+    def __init__(
+        self, workers: int = DEFAULT_FANOUT, *, name: str = "harvester-fanout", listing_ahead: bool = True
+    ) -> None:
         self.workers = max(1, workers)
         self._name = name
+        self._listing_ahead = listing_ahead
         self._pool: ThreadPoolExecutor | None = None
 
     def ordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Generator[R, None, None]:
@@ -71,6 +97,20 @@ class FanOut:
             for f in pending:
                 f.cancel()
             wait(pending)
+
+    def ahead(self, read: Callable[[], R]) -> Ahead[R]:
+        """``read()`` started now on the pool, its result taken later (:meth:`Ahead.result`): a listing's
+        next page requested while the caller still hands out the items of the one before. With one worker
+        it runs when its result is asked for, on the caller's thread, as the sequential loop would; so it
+        does with ``listing_ahead`` off.
+
+        Only from the thread that enumerates: a request running on the pool that asked for another ahead
+        and waited for it could wait for a slot it holds itself."""
+        if self.workers == 1 or not self._listing_ahead:
+            return Ahead(read, None)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
+        return Ahead(read, self._pool.submit(read))
 
     def close(self) -> None:
         if self._pool is not None:

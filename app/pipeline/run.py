@@ -334,6 +334,7 @@ class _Run:
                 self.settings.rate_limit_patience,
                 self.settings.fetch_fanout,
                 self.settings.directory_ttl,
+                own_connection=self.gate_conn is not None,
             )
             connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:

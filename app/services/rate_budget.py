@@ -55,13 +55,24 @@ def with_rate_budget(
     patience: float,
     fanout: int,
     directory_ttl: float,
+    *,
+    own_connection: bool,
 ) -> SourceConfig:
     """``config`` with the shared budget of its credential, the platform's rate-limit patience, the
     platform's fan-out width (the budget caps the rate whatever the width) and how long a directory read
-    whole by an earlier run may serve this one (connectors.directories; fewer requests to the budget)."""
+    whole by an earlier run may serve this one (connectors.directories; fewer requests to the budget).
+
+    ``own_connection``: ``conn`` serves the fetch alone, never a page transaction. Only then may a listing's
+    next page be requested ahead of its turn (``SourceConfig.listing_ahead``): such a request can take its
+    token while the run's thread writes a page."""
     gate = PgRateGate(conn, credential_key(connector_type, config.base_url, config.credential))
     return replace(
-        config, rate_gate=gate, rate_limit_patience=float(patience), fanout=fanout, directory_ttl=float(directory_ttl)
+        config,
+        rate_gate=gate,
+        rate_limit_patience=float(patience),
+        fanout=fanout,
+        directory_ttl=float(directory_ttl),
+        listing_ahead=own_connection,
     )
 
 

@@ -57,7 +57,7 @@ from connectors.confluence.context import ConfluenceItemContext
 from connectors.confluence.manifest import MANIFEST
 from connectors.confluence.mapping import group_subjects, restriction_principals
 from connectors.directories import SourceDirectories
-from connectors.fanout import FanOut, call
+from connectors.fanout import Ahead, FanOut, call
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import JSON_OBJECT
 from connectors.payload import dig as _get
@@ -134,7 +134,7 @@ class ConfluenceConnector:
             expand += ",children.attachment"
         self.expand = expand
         self.attachments = AttachmentReader(self.http, stats, "confluence")
-        self.fanout = FanOut(config.fanout, name="harvester-confluence")
+        self.fanout = FanOut(config.fanout, name="harvester-confluence", listing_ahead=config.listing_ahead)
         self._space_read: dict[str, dict[str, Any] | None] = {}
         # A space's readers, an ancestor's restriction and a group's members are tuples, one per space,
         # ancestor or group, that every page under it shares: the mapping's ACL memo finds them at O(1)
@@ -312,73 +312,107 @@ class ConfluenceConnector:
         return {"mode": "full", "space": si, "kind": rest[0]} if rest else {"mode": "full", "space": si + 1}
 
     def _full_space_v2(self, si: int, space: Mapping[str, Any], cursor: str | None, kind: str) -> Iterator[Emitted]:
-        path = "pages" if kind == "page" else "blogposts"
-        while True:
-            params = {"limit": min(self.page_size, 250), "cursor": cursor}
-            data = self._list(f"/api/v2/spaces/{space['id']}/{path}", params)
-            # The v2 list names pages; each page's body, ACL facts and attachments are one read per page,
-            # done a few at a time (connectors.fanout) and yielded in the list's order.
-            ids = [str(_mapping(page).get("id")) for page in _results(data)]
-            for read in self.fanout.ordered(self._read, ids):
-                yield from self._emit_read(read, space["key"])
-            cursor = _next_cursor(data)
-            here = {"mode": "full", "space": si, "kind": kind, "cursor": cursor}
-            yield Checkpoint(here if cursor else self._after(si, kind))
-            if not cursor:
-                return
+        path = f"/api/v2/spaces/{space['id']}/{'pages' if kind == 'page' else 'blogposts'}"
+        limit = min(self.page_size, 250)
+        data = self._list(path, {"limit": limit, "cursor": cursor})
+        following: Ahead[Any] | None = None
+        try:
+            while True:
+                cursor = _next_cursor(data)
+                if cursor:
+                    # The next listing page is asked for before this one's pages are read (decision 127).
+                    following = self.fanout.ahead(partial(self._list, path, {"limit": limit, "cursor": cursor}))
+                # The v2 list names pages; each page's body, ACL facts and attachments are one read per page,
+                # done a few at a time (connectors.fanout) and yielded in the list's order.
+                ids = [str(_mapping(page).get("id")) for page in _results(data)]
+                with closing(self.fanout.ordered(self._read, ids)) as reads:
+                    for read in reads:
+                        yield from self._emit_read(read, space["key"])
+                here = {"mode": "full", "space": si, "kind": kind, "cursor": cursor}
+                yield Checkpoint(here if cursor else self._after(si, kind))
+                if following is None:
+                    return
+                data, following = following.result(), None
+        finally:
+            if following is not None:
+                following.drop()
 
     def _full_space_v1(self, si: int, space: Mapping[str, Any], start: int, kind: str) -> Iterator[Emitted]:
-        while True:
+        def listing(at: int) -> Any:
             params = {
                 "type": kind,
                 "spaceKey": space["key"],
-                "start": start,
+                "start": at,
                 "limit": self.page_size,
                 "expand": self.expand,
             }
-            data = self._list("/rest/api/content", params)
-            results = _results(data)
-            for read in self.fanout.ordered(self._complete, results):
-                yield from self._emit_read(read, space["key"])
-            start += len(results)
-            more = bool(results) and bool(_get(data, "_links", "next"))
-            here = {"mode": "full", "space": si, "kind": kind, "start": start}
-            yield Checkpoint(here if more else self._after(si, kind))
-            if not more:
-                return
+            return self._list("/rest/api/content", params)
+
+        data = listing(start)
+        following: Ahead[Any] | None = None
+        try:
+            while True:
+                results = _results(data)
+                start += len(results)
+                more = bool(results) and bool(_get(data, "_links", "next"))
+                if more:
+                    following = self.fanout.ahead(partial(listing, start))  # decision 127
+                with closing(self.fanout.ordered(self._complete, results)) as reads:
+                    for read in reads:
+                        yield from self._emit_read(read, space["key"])
+                here = {"mode": "full", "space": si, "kind": kind, "start": start}
+                yield Checkpoint(here if more else self._after(si, kind))
+                if following is None:
+                    return
+                data, following = following.result(), None
+        finally:
+            if following is not None:
+                following.drop()
 
     def _since(self, since: datetime, cp: dict[str, Any]) -> Iterator[Emitted]:
         start = int(cp.get("start", 0)) if cp.get("mode") == "since" else 0
         cql = self._cql(since)
+
+        def listing(at: int) -> Any:
+            params = {"cql": cql, "start": at, "limit": self.page_size, "expand": self.expand}
+            return self._list("/rest/api/content/search", params)
+
         # A changed comment or attachment does not change its page's lastmodified: CQL finds the child,
         # and the page it belongs to is fetched again (once per run), so its text sections are current.
         parents_done: set[str] = set()
-        while True:
-            params = {"cql": cql, "start": start, "limit": self.page_size, "expand": self.expand}
-            data = self._list("/rest/api/content/search", params)
-            results = _results(data)
-            # What to read is decided on this thread, in the listing's order (it depends only on the
-            # listing); the reads go out a few at a time (connectors.fanout) and come back in that order.
-            todo: list[_SinceRead] = []
-            for payload in results:
-                kind = payload.get("type") if isinstance(payload, Mapping) else None
-                if kind in ("comment", "attachment"):
-                    parent = _get(payload, "container", "id")
-                    if parent is not None and str(parent) not in parents_done:
-                        parents_done.add(str(parent))
-                        todo.append(_SinceRead(_space_key(payload) or "", parent_id=str(parent)))
-                    continue
-                if isinstance(payload, Mapping):
-                    parents_done.add(str(payload.get("id")))
-                todo.append(_SinceRead(_space_key(payload), payload=payload))
-            with closing(self.fanout.ordered(self._since_read, todo)) as reads:
-                for one, read in zip(todo, reads, strict=True):
-                    yield from self._emit_read(read, one.space_key)
-            start += len(results)
-            total = data.get("totalSize") if isinstance(data, Mapping) else None
-            yield Checkpoint({"mode": "since", "start": start}, total if isinstance(total, int) else None)
-            if not results or not _get(data, "_links", "next"):
-                return
+        data = listing(start)
+        following: Ahead[Any] | None = None
+        try:
+            while True:
+                results = _results(data)
+                start += len(results)
+                if results and _get(data, "_links", "next"):
+                    following = self.fanout.ahead(partial(listing, start))  # decision 127
+                # What to read is decided on this thread, in the listing's order (it depends only on the
+                # listing); the reads go out a few at a time (connectors.fanout) and come back in that order.
+                todo: list[_SinceRead] = []
+                for payload in results:
+                    kind = payload.get("type") if isinstance(payload, Mapping) else None
+                    if kind in ("comment", "attachment"):
+                        parent = _get(payload, "container", "id")
+                        if parent is not None and str(parent) not in parents_done:
+                            parents_done.add(str(parent))
+                            todo.append(_SinceRead(_space_key(payload) or "", parent_id=str(parent)))
+                        continue
+                    if isinstance(payload, Mapping):
+                        parents_done.add(str(payload.get("id")))
+                    todo.append(_SinceRead(_space_key(payload), payload=payload))
+                with closing(self.fanout.ordered(self._since_read, todo)) as reads:
+                    for one, read in zip(todo, reads, strict=True):
+                        yield from self._emit_read(read, one.space_key)
+                total = data.get("totalSize") if isinstance(data, Mapping) else None
+                yield Checkpoint({"mode": "since", "start": start}, total if isinstance(total, int) else None)
+                if following is None:
+                    return
+                data, following = following.result(), None
+        finally:
+            if following is not None:
+                following.drop()
 
     def _emit(self, payload: Any, space_key: str | None) -> Iterator[Emitted]:
         yield from self._emit_read(self._complete(payload), space_key)

@@ -181,6 +181,12 @@ class Faults:
         self._window = (0.0, 0)  # (window start, requests in it)
 
     @property
+    def in_flight(self) -> int:
+        """Requests inside the latency wait right now (sent, not yet answered)."""
+        with self._lock:
+            return self._in_latency
+
+    @property
     def latency_depth(self) -> int:
         with self._lock:
             return self._depths[-1] if self._depths else self._depth_base

@@ -59,7 +59,7 @@ from connectors.base import (
     SourceUnreachable,
 )
 from connectors.directories import SourceDirectories
-from connectors.fanout import FanOut, call
+from connectors.fanout import Ahead, FanOut, call
 from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
@@ -157,7 +157,7 @@ class JiraConnector:
             gate=config.rate_gate,
         )
         self.attachments = AttachmentReader(self.http, stats, "jira")
-        self.fanout = FanOut(config.fanout, name="harvester-jira")
+        self.fanout = FanOut(config.fanout, name="harvester-jira", listing_ahead=config.listing_ahead)
         # Asked for every issue and attachment: resolved once (a manifest scan per call was a sixth of
         # the attachment reads' own CPU, docs/performance.md).
         self._filters = {f.key: bool(config.content_filters.get(f.key, f.default)) for f in MANIFEST.content_filters}
@@ -371,58 +371,77 @@ class JiraConnector:
     # ------------------------------------------------------------ paging
 
     def _scope_pages(self, api: int, jql: str, position: dict[str, Any], candidates: set[str]) -> Iterator[Emitted]:
-        total: int | None = None
-        if api == 3:
-            token = position.get("token")
-            if position.get("done"):
-                return
-            counted = False
-            while True:
-                params: dict[str, Any] = {
-                    "jql": jql,
-                    "maxResults": self.page_size,
-                    "fields": self._fields(),
-                    "expand": "changelog",
-                }
-                if token:
-                    params["nextPageToken"] = token
-                search: Callable[[], Any] = partial(self.http.get_json, "/rest/api/3/search/jql", params)
-                if counted:
-                    page = _obj(search())
-                else:
-                    # The count only labels the run's progress: asked beside the first page, not before it;
-                    # so is the field list, which the page's first item needs.
-                    total, found = self._with_fields([partial(self._approximate_count, jql), search])
-                    page, counted = _obj(found), True
-                yield from self._emit_page(page.get("issues"), candidates, set())
-                token = page.get("nextPageToken")
-                last = bool(page.get("isLast", not token)) or not token
-                yield Checkpoint({"phase": "scope", "api": 3, "token": token, "done": last}, total)
-                if last:
+        # Each listing page's successor is requested as soon as the page's cursor is known, before the
+        # page's items are handed out (their rights, attachments, mapping and load): the source prepares
+        # the next page while this one is worked on (decision 127). Items and checkpoints come out in the
+        # sequential loop's order; an error of the page asked ahead is raised at its turn, after the page
+        # before it was checkpointed.
+        following: Ahead[Any] | None = None
+        try:
+            if api == 3:
+                if position.get("done"):
                     return
-        start_at = int(position.get("start_at", 0))
-        last_ids = {str(x) for x in position.get("last_ids", [])}
-        while True:
+                # The count only labels the run's progress: asked beside the first page, not before it; so
+                # is the field list, which the page's first item needs.
+                first = partial(self._search_v3, jql, position.get("token"))
+                total, found = self._with_fields([partial(self._approximate_count, jql), first])
+                while True:
+                    page = _obj(found)
+                    token = page.get("nextPageToken")
+                    last = bool(page.get("isLast", not token)) or not token
+                    if not last:
+                        following = self.fanout.ahead(partial(self._search_v3, jql, token))
+                    yield from self._emit_page(page.get("issues"), candidates, set())
+                    yield Checkpoint({"phase": "scope", "api": 3, "token": token, "done": last}, total)
+                    if following is None:
+                        return
+                    found, following = following.result(), None
+            start_at = int(position.get("start_at", 0))
+            last_ids = {str(x) for x in position.get("last_ids", [])}
             overlap = min(OVERLAP, self.page_size // 2)
             begin = max(0, start_at - overlap) if last_ids else start_at
-            params = {
-                "jql": jql,
-                "startAt": begin,
-                "maxResults": self.page_size,
-                "fields": self._fields(),
-                "expand": "changelog",
-            }
-            (found,) = self._with_fields([partial(self.http.get_json, "/rest/api/2/search", params)])
-            page = _obj(found)
-            issues = page.get("issues") or []
-            total = int(page["total"]) if isinstance(page.get("total"), int) else None
-            ids = yield from self._emit_page(issues, candidates, last_ids)
-            start_at = begin + len(issues)
-            last_ids = ids
-            done = not issues or (total is not None and start_at >= total)
-            yield Checkpoint({"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(ids)}, total)
-            if done:
-                return
+            (found,) = self._with_fields([partial(self._search_v2, jql, begin)])
+            while True:
+                page = _obj(found)
+                issues = page.get("issues") or []
+                total = int(page["total"]) if isinstance(page.get("total"), int) else None
+                start_at = begin + len(issues)
+                if issues and (total is None or start_at < total):
+                    # This page's issues are the next one's overlap: it starts a few of them back.
+                    begin = max(0, start_at - overlap)
+                    following = self.fanout.ahead(partial(self._search_v2, jql, begin))
+                ids = yield from self._emit_page(issues, candidates, last_ids)
+                last_ids = ids
+                yield Checkpoint({"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(ids)}, total)
+                if following is None:
+                    return
+                found, following = following.result(), None
+        finally:
+            if following is not None:
+                following.drop()
+
+    def _search_v3(self, jql: str, token: str | None) -> Any:
+        """Request only (safe on the fan-out): one page of Cloud's enhanced search."""
+        params: dict[str, Any] = {
+            "jql": jql,
+            "maxResults": self.page_size,
+            "fields": self._fields(),
+            "expand": "changelog",
+        }
+        if token:
+            params["nextPageToken"] = token
+        return self.http.get_json("/rest/api/3/search/jql", params)
+
+    def _search_v2(self, jql: str, start_at: int) -> Any:
+        """Request only (safe on the fan-out): one page of Server/DC's search, from ``start_at``."""
+        params = {
+            "jql": jql,
+            "startAt": start_at,
+            "maxResults": self.page_size,
+            "fields": self._fields(),
+            "expand": "changelog",
+        }
+        return self.http.get_json("/rest/api/2/search", params)
 
     def _with_fields(self, reads: list[Callable[[], Any]]) -> list[Any]:
         """What ``reads`` got, read a few at a time; the field list is read first beside them until it is

@@ -25,7 +25,7 @@ Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page b
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -50,7 +50,7 @@ from connectors.base import (
     SourceUnreachable,
 )
 from connectors.directories import SourceDirectories
-from connectors.fanout import FanOut
+from connectors.fanout import Ahead, FanOut
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.payload import JSON_OBJECT, obj
 from connectors.slack.context import SlackItemContext
@@ -126,7 +126,7 @@ class SlackConnector:
         )
         # Files are served from Slack's file host with the same bearer token (url_private_download).
         self.attachments = AttachmentReader(self.http, stats, "slack", extra_hosts=FILE_HOSTS)
-        self.fanout = FanOut(config.fanout, name="harvester-slack")
+        self.fanout = FanOut(config.fanout, name="harvester-slack", listing_ahead=config.listing_ahead)
         self.config = config
         self.stats = stats
         self.page_size = page_size
@@ -300,15 +300,29 @@ class SlackConnector:
             for item in items:
                 yield item, nxt
 
-    def pages(self, method: str, key: str, cursor: str | None = None, **params: Any) -> Iterator[tuple[list[Any], str]]:
-        """Pages of a cursor-paged method, each with the cursor of the page after it ("" at the end)."""
-        while True:
-            data = self.call(method, limit=self.page_size, cursor=cursor or None, **params)
-            nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
-            yield list(data.get(key) or []), nxt
-            if not nxt:
-                return
-            cursor = nxt
+    def pages(
+        self, method: str, key: str, cursor: str | None = None, *, ahead: bool = False, **params: Any
+    ) -> Generator[tuple[list[Any], str], None, None]:
+        """Pages of a cursor-paged method, each with the cursor of the page after it ("" at the end).
+
+        ``ahead``: each page's successor is requested as soon as its cursor is known, before the page is
+        handed out (``FanOut.ahead``, decision 127); only from the thread that enumerates, never from a
+        request already on the fan-out."""
+        read = partial(self.call, method, limit=self.page_size, **params)
+        data = read(cursor=cursor or None)
+        following: Ahead[dict[str, Any]] | None = None
+        try:
+            while True:
+                nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
+                if nxt and ahead:
+                    following = self.fanout.ahead(partial(read, cursor=nxt))
+                yield list(data.get(key) or []), nxt
+                if not nxt:
+                    return
+                data, following = (following.result() if following is not None else read(cursor=nxt)), None
+        finally:
+            if following is not None:
+                following.drop()
 
     # ------------------------------------------------------------ enumeration
 
@@ -320,30 +334,33 @@ class SlackConnector:
         members = self._channel_members(channel)
         since_ts = _ts(since) if since is not None else None
         oldest = _ts(since - self.lookback) if since is not None else None
-        for messages, nxt in self.pages("conversations.history", "messages", cursor, channel=cid, oldest=oldest):
-            plan: list[tuple[Mapping[str, Any], str, bool, bool]] = []
-            for msg in messages:
-                if not isinstance(msg, JSON_OBJECT):
-                    continue
-                ts = str(msg.get("ts", ""))
-                is_parent = bool(msg.get("reply_count")) and msg.get("thread_ts", ts) == ts
-                latest = _key(str(msg.get("latest_reply", "")))
-                # a parent whose thread moved since is re-read whole (its reply count changed too)
-                thread_active = is_parent and (since_ts is None or latest >= _key(since_ts))
-                shown = (since_ts is None or thread_active or _changed_since(msg, since_ts)) and self._wanted(msg)
-                plan.append((msg, ts, shown, thread_active))
-            # What needs a request (a thread's replies, a shown message's files) is read a few at a time
-            # (connectors.fanout) and taken in the page's order; the rest is built here at once.
-            asks = [(ts, m if shown else None, active) for m, ts, shown, active in plan if _asks(m, shown, active)]
-            with closing(self.fanout.ordered(partial(self._read_planned, cid), asks)) as reads:
-                for msg, _, shown, active in plan:
-                    read = next(reads) if _asks(msg, shown, active) else _PlanRead()
-                    if shown:
-                        yield self._raw(channel, msg, members, read.files)
-                    for reply, files in read.replies:
-                        yield self._raw(channel, reply, members, files)
-            if messages:
-                yield nxt
+        # Closed with the run's stop, not when collected: the page asked ahead is dropped at once.
+        listing = self.pages("conversations.history", "messages", cursor, ahead=True, channel=cid, oldest=oldest)
+        with closing(listing):
+            for messages, nxt in listing:
+                plan: list[tuple[Mapping[str, Any], str, bool, bool]] = []
+                for msg in messages:
+                    if not isinstance(msg, JSON_OBJECT):
+                        continue
+                    ts = str(msg.get("ts", ""))
+                    is_parent = bool(msg.get("reply_count")) and msg.get("thread_ts", ts) == ts
+                    latest = _key(str(msg.get("latest_reply", "")))
+                    # a parent whose thread moved since is re-read whole (its reply count changed too)
+                    thread_active = is_parent and (since_ts is None or latest >= _key(since_ts))
+                    shown = (since_ts is None or thread_active or _changed_since(msg, since_ts)) and self._wanted(msg)
+                    plan.append((msg, ts, shown, thread_active))
+                # What needs a request (a thread's replies, a shown message's files) is read a few at a time
+                # (connectors.fanout) and taken in the page's order; the rest is built here at once.
+                asks = [(ts, m if shown else None, active) for m, ts, shown, active in plan if _asks(m, shown, active)]
+                with closing(self.fanout.ordered(partial(self._read_planned, cid), asks)) as reads:
+                    for msg, _, shown, active in plan:
+                        read = next(reads) if _asks(msg, shown, active) else _PlanRead()
+                        if shown:
+                            yield self._raw(channel, msg, members, read.files)
+                        for reply, files in read.replies:
+                            yield self._raw(channel, reply, members, files)
+                if messages:
+                    yield nxt
 
     def _read_planned(self, cid: str, need: tuple[str, Mapping[str, Any] | None, bool]) -> _PlanRead:
         """Requests only (runs on the fan-out): a shown message's files; a thread's wanted replies and
@@ -521,11 +538,7 @@ class SlackConnector:
         if channel.get("is_private") or channel.get("is_im") or channel.get("is_mpim"):
             return ()
         users = self._user_map()
-        if (
-            not channel.get("is_ext_shared")
-            and not channel.get("is_shared")
-            and not self._has_guests
-        ):
+        if not channel.get("is_ext_shared") and not channel.get("is_shared") and not self._has_guests:
             return ()  # no guests in the workspace and no other organisation: the workspace group says it all
         cid = str(channel["id"])
         if cid not in self._outsiders:

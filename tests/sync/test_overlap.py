@@ -4,9 +4,9 @@ fails after later pages were fetched, an embedder that stalls.
 Each test checks the three promises: pages commit in the source's order (entity ids are a bigserial,
 so ``order by id`` is the commit order and must equal the order a bare ``enumerate()`` sees), no item is
 lost or loaded twice (``entities_done`` equals the source's count, one row each), and the read-ahead is
-bounded: after the k-th commit the emulator has served at most k + prefetch + 2 search pages (the page
+bounded: after the k-th commit the emulator has served at most k + prefetch + 3 search pages (the page
 mapped on the run's thread while page k was written behind it, decision 122; the ``prefetch`` queued; the
-one the producer is building).
+one the producer is building; the one it asked for ahead, decision 127).
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, scalar
 
 ISSUES = 600  # six search pages of 100
 # Pages the source may have served beyond those committed: one mapped on the run's thread while the last
-# committed one was written (decision 122), DEFAULT_PREFETCH in the queue, one the producer is building.
-IN_FLIGHT = 1 + DEFAULT_PREFETCH + 1
+# committed one was written (decision 122), DEFAULT_PREFETCH in the queue, one the producer is building and
+# the one that page asked for ahead (decision 127).
+IN_FLIGHT = 1 + DEFAULT_PREFETCH + 1 + 1
 
 
 def source_order(jira: Jira) -> list[str]:
@@ -371,3 +372,20 @@ def test_a_run_reports_how_long_its_thread_waited_for_the_writer(
     assert waits[0] == (0.0, 0.0)
     behind, logged = waits[DEFAULT_PREFETCH]
     assert behind >= 6 * 0.4 * 0.75 and logged == round(behind, 3)
+
+
+def test_a_run_without_read_ahead_never_asks_for_a_listing_page_ahead(
+    conn: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """With ``prefetch`` 0 the rate gate uses the run's own connection, which holds each page's transaction
+    while the connector is suspended: nothing may be requested then (decision 127). So after the k-th
+    commit the source has served exactly k search pages; a listing asked ahead would have served k + 1."""
+    jira = jira_factory(ISSUES)
+    source_id = add_source(conn, keyring, jira)
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    ahead = ReadAhead(jira, search_pages(jira))
+    outcome = run_once(conn, run_id, keyring, ahead, prefetch=0)
+    assert (outcome.state, outcome.done) == ("succeeded", ISSUES)
+    pages = ISSUES // 100
+    assert ahead.seen[:pages] == [(k, k) for k in range(1, pages + 1)]
+    assert all(served == pages for _, served in ahead.seen[pages:])  # the run's last commits ask nothing more

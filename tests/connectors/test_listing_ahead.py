@@ -1,0 +1,248 @@
+"""A listing's next page asked for while the one before is handed out (issue 15 §1, decision 127).
+
+Each listing runs twice against one emulator that answers every request late: with the next page asked
+ahead (``SourceConfig.listing_ahead``, the default) and without. What the two runs emit (items, errors,
+checkpoints, in order) must be identical. The emulator's ``latency_depth`` — the longest chain of requests
+each sent after the one before it was answered, i.e. the round trips the client waited for in turn — must
+be shorter with the listing asked ahead: the next listing page no longer waits for the reads of the items
+of the page before it. An error of the page asked ahead is raised at that page's turn, after everything
+before it was handed out; a listing closed early leaves no request of its own running.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from connectors.base import CallStats, Connector, Preview, SourceConfig
+from connectors.confluence.client import ConfluenceConnector
+from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import Request, Response, RunningEmulator, error_response, serve
+from connectors.emulators.slack import SlackEmulator
+from connectors.fanout import FanOut
+from connectors.http import HttpError
+from connectors.jira.client import JiraConnector
+from connectors.slack.client import SlackConnector
+from tests.connectors.test_fanout import shape
+
+TOKEN = "ahead-token"
+LATENCY_MS = 20
+
+Make = Callable[[bool], Connector]
+
+
+def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
+    resp = httpx.request(method, emu.base_url + "/_emulator/" + path, json=body)
+    resp.raise_for_status()
+    return resp.json() if resp.content else None
+
+
+def listed(emu: RunningEmulator, make: Make, ahead: bool, since: datetime | None = None) -> tuple[list[Any], int]:
+    """The shapes one enumeration emitted, and the emulator's latency depth for it."""
+    control(emu, "DELETE", "stats")
+    connector = make(ahead)
+    try:
+        shapes = [shape(e) for e in connector.enumerate(since, None)]
+    finally:
+        connector.close()
+    return shapes, control(emu, "GET", "stats")["latency_depth"]
+
+
+def compare(emu: RunningEmulator, make: Make, since: datetime | None = None) -> tuple[list[Any], int, int]:
+    """(the stream, depth asked ahead, depth not), after checking that both runs emitted the same."""
+    before, depth_off = listed(emu, make, False, since)
+    after, depth_on = listed(emu, make, True, since)
+    assert after == before
+    assert sum(1 for s in before if s[0] == "checkpoint") >= 3, "several listing pages"
+    return before, depth_on, depth_off
+
+
+@pytest.fixture
+def jira() -> Iterator[RunningEmulator]:
+    with serve(JiraEmulator(60, seed=5, token=TOKEN)) as running:
+        control(running, "POST", "faults", {"latency_ms": LATENCY_MS})
+        yield running
+
+
+def jira_maker(emu: RunningEmulator, filters: dict[str, bool] | None = None) -> Make:
+    def make(ahead: bool) -> Connector:
+        cfg = SourceConfig(1, emu.base_url, f"bot@example.com:{TOKEN}", "all", (), filters or {}, listing_ahead=ahead)
+        return JiraConnector(cfg, CallStats(), page_size=15)
+
+    return make
+
+
+@pytest.mark.parametrize("api", [3, 2])
+def test_a_jira_search_page_is_asked_for_while_the_one_before_is_read(jira: RunningEmulator, api: int) -> None:
+    stream, depth_on, depth_off = compare(jira, jira_maker(jira, {"force_api_v2": api == 2}))
+    assert sum(1 for s in stream if s[0] == "item") == 60
+    # Four search pages: the three after the first leave the chain (each page's attachments and rights
+    # are read while the next page is on its way); one chain may still meet them at the end.
+    assert depth_on <= depth_off - 2, (depth_on, depth_off)
+
+
+@pytest.mark.parametrize("flavour", ["cloud", "server"])
+def test_a_confluence_listing_page_is_asked_for_while_the_one_before_is_read(flavour: str) -> None:
+    with serve(ConfluenceEmulator(pages=24, seed=3, token=TOKEN)) as emu:
+        control(emu, "POST", "faults", {"latency_ms": LATENCY_MS})
+        base = emu.base_url + ("/wiki" if flavour == "cloud" else "")
+
+        def make(ahead: bool) -> Connector:
+            cfg = SourceConfig(1, base, f"bot@x.example:{TOKEN}", "all", (), {}, listing_ahead=ahead)
+            return ConfluenceConnector(cfg, CallStats(), page_size=3, max_wait=0.01)
+
+        stream, depth_on, depth_off = compare(emu, make)
+        assert sum(1 for s in stream if s[0] == "item") == 24
+        assert depth_on < depth_off, (depth_on, depth_off)
+
+        # The incremental listing (CQL search), asked ahead the same way.
+        since = datetime.now(UTC) - timedelta(minutes=1)
+        for page_id in control(emu, "GET", "pages")["pages"][:12]:
+            control(emu, "PATCH", f"pages/{page_id}", {"body": f"<p>edited {page_id}</p>"})
+        stream, depth_on, depth_off = compare(emu, make, since)
+        assert sum(1 for s in stream if s[0] == "item") == 12
+        assert depth_on < depth_off, (depth_on, depth_off)
+
+
+def test_a_slack_history_page_is_asked_for_while_the_one_before_is_read() -> None:
+    with serve(SlackEmulator(messages=60, seed=5, token=TOKEN)) as emu:
+        control(emu, "POST", "faults", {"latency_ms": LATENCY_MS})
+        # Files on messages: a download each, read on the fan-out while the next history page is asked for.
+        for n in range(8):
+            files = [{"name": f"note{n}.txt", "mimetype": "text/plain", "text": f"file {n}"}]
+            control(emu, "POST", "messages", {"channel": "C0GENERAL", "text": f"files {n}", "files": files})
+
+        def make(ahead: bool) -> Connector:
+            cfg = SourceConfig(1, emu.base_url, TOKEN, "all", (), {}, listing_ahead=ahead)
+            return SlackConnector(cfg, CallStats(), page_size=5)
+
+        stream, depth_on, depth_off = compare(emu, make)
+        assert any(s[0] == "item" and s[6].file_texts for s in stream)
+        assert depth_on < depth_off, (depth_on, depth_off)
+
+
+class RefusingJira(JiraEmulator):
+    """Answers a search page that starts past ``refuse_from`` with 400 (not retried: the run stops)."""
+
+    refuse_from: int | None = None
+
+    def _page(self, req: Request, version: int, token_mode: bool) -> Response:
+        start = int(req.arg("startAt", "0") or 0)
+        if self.refuse_from is not None and start >= self.refuse_from:
+            return error_response(400, "search refused")
+        return super()._page(req, version, token_mode)
+
+
+def test_an_error_of_the_page_asked_ahead_is_raised_at_its_turn() -> None:
+    """The third search page fails while the second is handed out: both streams stop at the same place,
+    after the second page's items and checkpoint, with the same error."""
+    emulator = RefusingJira(60, seed=5, token=TOKEN)
+    emulator.refuse_from = 30
+    with serve(emulator) as emu:
+        control(emu, "POST", "faults", {"latency_ms": LATENCY_MS})
+        make = jira_maker(emu, {"force_api_v2": True})
+        got: dict[bool, tuple[list[Any], str]] = {}
+        for ahead in (False, True):
+            connector = make(ahead)
+            shapes: list[Any] = []
+            try:
+                with pytest.raises(HttpError) as refused:
+                    for emitted in connector.enumerate(None, None):
+                        shapes.append(shape(emitted))
+            finally:
+                connector.close()
+            got[ahead] = (shapes, str(refused.value))
+    assert got[True] == got[False]
+    shapes, reason = got[True]
+    assert "400" in reason
+    # Pages of 15 from 0, 10 and 20 (each starts 5 back, over the page before): issues 0-34, every one
+    # handed out with its page's checkpoint; the next page would start at 30 and is refused.
+    assert sum(1 for s in shapes if s[0] == "item") == 35
+    assert shapes[-1][0] == "checkpoint" and shapes[-1][1]["start_at"] == 35
+
+
+def test_a_listing_closed_early_leaves_no_request_running() -> None:
+    """Closed at the first page's preview (its items before their rights are read), while the next search
+    page is on its way: the close returns only once that request was answered, so no request of the
+    listing outlives the run that stopped it."""
+    with serve(JiraEmulator(60, seed=5, token=TOKEN)) as emu:
+        control(emu, "POST", "faults", {"latency_ms": 300})
+        connector = jira_maker(emu)(True)
+        try:
+            stream = connector.enumerate(None, None)
+            assert isinstance(stream, Generator)
+            assert isinstance(next(stream), Preview)
+            # The second page was asked for as soon as the first arrived, before anything of it was handed
+            # out: it reaches the source within a moment and waits there 300 ms.
+            deadline = time.monotonic() + 5
+            while emu.app.faults.in_flight == 0 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert emu.app.faults.in_flight == 1  # nothing else is asked before the page's rights
+            stream.close()
+            assert emu.app.faults.in_flight == 0
+        finally:
+            connector.close()
+
+
+def test_ahead_runs_now_on_the_pool_or_at_its_turn_on_the_caller_s_thread() -> None:
+    caller = threading.get_ident()
+    ran: list[tuple[str, int]] = []
+
+    def read(name: str) -> str:
+        ran.append((name, threading.get_ident()))
+        return name
+
+    pool = FanOut(2)
+    try:
+        sent = pool.ahead(lambda: read("pooled"))
+        time.sleep(0.05)
+        assert [name for name, _ in ran] == ["pooled"], "sent before its result is asked for"
+        assert sent.result() == "pooled" and ran[0][1] != caller
+
+        # Off (the rate gate shares the run's connection), or one worker: nothing is sent before its turn.
+        for off in (FanOut(2, listing_ahead=False), FanOut(1)):
+            ran.clear()
+            later = off.ahead(lambda: read("later"))
+            time.sleep(0.05)
+            assert ran == []
+            assert later.result() == "later" and ran == [("later", caller)]
+            later.drop()  # already read: nothing to wait for
+            off.close()
+
+        # An error is raised at the result, not at the send.
+        def fail() -> str:
+            raise ValueError("page refused")
+
+        failing = pool.ahead(fail)
+        time.sleep(0.05)
+        with pytest.raises(ValueError, match="page refused"):
+            failing.result()
+
+        # Dropped: a started read is waited for; one still queued never starts.
+        done = threading.Event()
+
+        def slow() -> str:
+            time.sleep(0.2)
+            done.set()
+            return "slow"
+
+        one = FanOut(1 + 1)
+        started = [one.ahead(slow), one.ahead(slow)]
+        queued = one.ahead(lambda: read("queued"))
+        time.sleep(0.05)
+        ran.clear()
+        queued.drop()
+        started[0].drop()
+        assert done.is_set()
+        started[1].drop()
+        one.close()
+        assert ran == []
+    finally:
+        pool.close()
