@@ -197,3 +197,28 @@ def test_jira_null_fields_prints_what_a_site_s_null_custom_fields_cost_an_issue(
     )
     assert row is not None, out
     assert int(row.group(1)) > 0 and all(float(row.group(i)) > 0 for i in (2, 3, 4)), row.group(0)
+
+
+def test_listing_ahead_prints_each_listing_asked_ahead_against_in_turn() -> None:
+    out = run_bench("listing_ahead.py", "--items", "240", "--latency-ms", "5", "--listing-ms", "20", timeout=300)
+    rows = {
+        m.group(1): (
+            int(m.group(2)),
+            int(m.group(3)),
+            int(m.group(4)),
+            float(m.group(5)),
+            float(m.group(6)),
+            float(m.group(7)),
+        )
+        for m in re.finditer(
+            rf"^(jira|confluence|slack|confluence-server)\s+(\d+)\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}$",
+            out,
+            re.MULTILINE,
+        )
+    }
+    assert set(rows) == {"jira", "confluence", "slack", "confluence-server"}, out
+    for name, (items, calls, pages, turn, ahead, ratio) in rows.items():
+        # Both ways emitted the same stream (the bench exits otherwise), over more than one listing page.
+        assert items > 0 and calls > pages > 1 and turn > 0 and ahead > 0, (name, out)
+        # The ratio of the unrounded times: as far from the printed times' as their rounding allows.
+        assert abs(ratio - ahead / turn) <= 0.01 + 0.006 / turn, (name, out)

@@ -294,16 +294,51 @@ class ConfluenceConnector:
     def _full(self, cp: dict[str, Any]) -> Iterator[Emitted]:
         """Per space, its pages then its blog posts (both are "page" entities; ``content_type`` tells)."""
         spaces = self._spaces()
+        # (space, kind, where to start): the checkpoint's for its own listing, the beginning for the rest.
+        listings: list[tuple[int, str, Mapping[str, Any]]] = []
         for si in range(int(cp.get("space", 0)), len(spaces)):
-            space = spaces[si]
             position = cp if int(cp.get("space", 0)) == si else {}
             first = _KINDS.index(position["kind"]) if position.get("kind") in _KINDS else 0
-            for kind in _KINDS[first:]:
-                at = position if kind == _KINDS[first] else {}
-                if self.cloud:
-                    yield from self._full_space_v2(si, space, at.get("cursor"), kind)
-                else:
-                    yield from self._full_space_v1(si, space, int(at.get("start", 0)), kind)
+            listings += [(si, kind, position if kind == _KINDS[first] else {}) for kind in _KINDS[first:]]
+        upcoming: Ahead[Any] | None = None
+        try:
+            for n, (si, kind, at) in enumerate(listings):
+                opening, upcoming = upcoming, None
+                if n + 1 < len(listings):
+                    # The next listing's first page is asked for while this one is read: a space's pages
+                    # or blog posts are often one listing page, which has no next page to ask for ahead
+                    # (decision 127).
+                    nsi, nkind, _ = listings[n + 1]
+                    upcoming = self.fanout.ahead(partial(self._first_listing, spaces[nsi], nkind))
+                try:
+                    if self.cloud:
+                        yield from self._full_space_v2(si, spaces[si], at.get("cursor"), kind, opening)
+                    else:
+                        yield from self._full_space_v1(si, spaces[si], int(at.get("start", 0)), kind, opening)
+                finally:
+                    if opening is not None:
+                        opening.drop()
+        finally:
+            if upcoming is not None:
+                upcoming.drop()
+
+    def _first_listing(self, space: Mapping[str, Any], kind: str) -> Any:
+        """Request only (safe on the fan-out): the first page of a space's pages or blog posts."""
+        return self._v2_listing(space, kind, None) if self.cloud else self._v1_listing(space, kind, 0)
+
+    def _v2_listing(self, space: Mapping[str, Any], kind: str, cursor: str | None) -> Any:
+        path = f"/api/v2/spaces/{space['id']}/{'pages' if kind == 'page' else 'blogposts'}"
+        return self._list(path, {"limit": min(self.page_size, 250), "cursor": cursor})
+
+    def _v1_listing(self, space: Mapping[str, Any], kind: str, start: int) -> Any:
+        params = {
+            "type": kind,
+            "spaceKey": space["key"],
+            "start": start,
+            "limit": self.page_size,
+            "expand": self.expand,
+        }
+        return self._list("/rest/api/content", params)
 
     @staticmethod
     def _after(si: int, kind: str) -> dict[str, Any]:
@@ -311,17 +346,18 @@ class ConfluenceConnector:
         rest = _KINDS[_KINDS.index(kind) + 1 :]
         return {"mode": "full", "space": si, "kind": rest[0]} if rest else {"mode": "full", "space": si + 1}
 
-    def _full_space_v2(self, si: int, space: Mapping[str, Any], cursor: str | None, kind: str) -> Iterator[Emitted]:
-        path = f"/api/v2/spaces/{space['id']}/{'pages' if kind == 'page' else 'blogposts'}"
-        limit = min(self.page_size, 250)
-        data = self._list(path, {"limit": limit, "cursor": cursor})
+    def _full_space_v2(
+        self, si: int, space: Mapping[str, Any], cursor: str | None, kind: str, opening: Ahead[Any] | None = None
+    ) -> Iterator[Emitted]:
+        """``opening``: the listing's first page (``cursor`` None), already asked for."""
+        data = opening.result() if opening is not None else self._v2_listing(space, kind, cursor)
         following: Ahead[Any] | None = None
         try:
             while True:
                 cursor = _next_cursor(data)
                 if cursor:
                     # The next listing page is asked for before this one's pages are read (decision 127).
-                    following = self.fanout.ahead(partial(self._list, path, {"limit": limit, "cursor": cursor}))
+                    following = self.fanout.ahead(partial(self._v2_listing, space, kind, cursor))
                 # The v2 list names pages; each page's body, ACL facts and attachments are one read per page,
                 # done a few at a time (connectors.fanout) and yielded in the list's order.
                 ids = [str(_mapping(page).get("id")) for page in _results(data)]
@@ -337,18 +373,11 @@ class ConfluenceConnector:
             if following is not None:
                 following.drop()
 
-    def _full_space_v1(self, si: int, space: Mapping[str, Any], start: int, kind: str) -> Iterator[Emitted]:
-        def listing(at: int) -> Any:
-            params = {
-                "type": kind,
-                "spaceKey": space["key"],
-                "start": at,
-                "limit": self.page_size,
-                "expand": self.expand,
-            }
-            return self._list("/rest/api/content", params)
-
-        data = listing(start)
+    def _full_space_v1(
+        self, si: int, space: Mapping[str, Any], start: int, kind: str, opening: Ahead[Any] | None = None
+    ) -> Iterator[Emitted]:
+        """``opening``: the listing's first page (``start`` 0), already asked for."""
+        data = opening.result() if opening is not None else self._v1_listing(space, kind, start)
         following: Ahead[Any] | None = None
         try:
             while True:
@@ -356,7 +385,7 @@ class ConfluenceConnector:
                 start += len(results)
                 more = bool(results) and bool(_get(data, "_links", "next"))
                 if more:
-                    following = self.fanout.ahead(partial(listing, start))  # decision 127
+                    following = self.fanout.ahead(partial(self._v1_listing, space, kind, start))  # decision 127
                 with closing(self.fanout.ordered(self._complete, results)) as reads:
                     for read in reads:
                         yield from self._emit_read(read, space["key"])

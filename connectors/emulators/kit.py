@@ -24,6 +24,9 @@ patching anything. This module holds what they share:
   - ``{"status": 503, "count": 3}`` — the next 3 API requests answer 503 (deterministic storms);
     ``"headers": {...}`` adds those response headers as they are (garbage ``X-RateLimit-*`` values...);
   - ``{"latency_ms": 50}`` — every API request sleeps that long first;
+  - ``{"route_latency_ms": {"/search": 800}}`` — requests whose route (``"GET <pattern>"``, as ``stats``
+    names it) a key finds (``re.search``) sleep that long instead: a source whose listing is slower than
+    its other calls (Jira's search with every field and the changelog);
   - ``{"rate_per_second": 20}`` — a real rate limit: past 20 API requests in the current one-second
     window, requests answer 429 with ``Retry-After`` (seconds to the next window, rounded up) and
     ``X-RateLimit-Limit`` / ``X-RateLimit-Remaining: 0`` / ``X-RateLimit-Reset`` (epoch seconds);
@@ -164,6 +167,7 @@ class Faults:
         self._lock = threading.Lock()
         self._rules: list[_Rule] = []
         self._latency_ms = 0.0
+        self._route_latency: list[tuple[re.Pattern[str], float]] = []
         self.injected = 0
         # Requests inside the latency wait at once, and the most there ever were (a client's concurrency).
         self._in_latency = 0
@@ -207,15 +211,28 @@ class Faults:
             "keys",
             "malformed",
             "latency_ms",
+            "route_latency_ms",
             "rate_per_second",
             "headers",
         }
         unknown = set(spec) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
+        routes = spec.get("route_latency_ms")
+        if routes is not None:
+            if not isinstance(routes, Mapping) or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in routes.values()
+            ):
+                raise ValueError("route_latency_ms must map route patterns to milliseconds")
+            try:
+                compiled = [(re.compile(str(k)), float(v)) for k, v in routes.items()]
+            except re.error as exc:
+                raise ValueError(f"route_latency_ms: {exc}") from exc
         with self._lock:
             if "latency_ms" in spec:
                 self._latency_ms = float(spec["latency_ms"])
+            if routes is not None:
+                self._route_latency = compiled
             if "rate_per_second" in spec:
                 rate = spec["rate_per_second"]
                 if not isinstance(rate, int) or isinstance(rate, bool) or rate < 1:
@@ -224,7 +241,7 @@ class Faults:
             status = spec.get("status")
             malformed = bool(spec.get("malformed", False))
             if status is None and not malformed:
-                if "latency_ms" in spec or "rate_per_second" in spec:
+                if "latency_ms" in spec or "rate_per_second" in spec or routes is not None:
                     return
                 raise ValueError("a fault needs 'status', 'malformed' or 'latency_ms'")
             if status is not None and not (isinstance(status, int) and 100 <= status <= 599):
@@ -258,12 +275,14 @@ class Faults:
         with self._lock:
             self._rules.clear()
             self._latency_ms = 0.0
+            self._route_latency = []
             self._rate = None
 
     def describe(self) -> dict[str, Any]:
         with self._lock:
             return {
                 "latency_ms": self._latency_ms,
+                "route_latency_ms": {p.pattern: ms for p, ms in self._route_latency},
                 "rules": [
                     {
                         "status": r.status,
@@ -283,7 +302,7 @@ class Faults:
         if limited is not None:
             return limited
         with self._lock:
-            latency = self._latency_ms
+            latency = next((ms for p, ms in self._route_latency if p.search(route)), self._latency_ms)
             chosen: _Rule | None = None
             for rule in self._rules:
                 if rule.keys is not None or rule.status is None:

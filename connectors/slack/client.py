@@ -169,29 +169,50 @@ class SlackConnector:
         cp = dict(checkpoint or {})
         channels = self._scoped_channels()
         first = int(cp.get("channel", 0))
-        for ci in range(first, len(channels)):
-            cursor = cp.get("cursor") if ci == first else None
-            if ci == first and cursor == "":
-                continue  # taken after this channel's last page by a run before decision 124
-            channel = channels[ci]
-            counted = 0
-            try:
-                for emitted in self._channel_messages(channel, since, cursor):
-                    if isinstance(emitted, str):
-                        # The channel's last page ("" after it) is closed by the checkpoint past the channel
-                        # just below: a second checkpoint here would cost the run a transaction of its own.
-                        if emitted:
-                            yield Checkpoint({"channel": ci, "cursor": emitted})
-                    else:
-                        counted += isinstance(emitted, RawItem)
-                        yield emitted
-                if cursor is None:
-                    self._enumerated[str(channel["id"])] = counted
-            except SlackError as exc:
-                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, str(exc), channel["id"])
-            except HttpError as exc:
-                yield ItemError("message", message_id(channel["id"], ALL), exc.reason, exc.detail, channel["id"])
-            yield Checkpoint({"channel": ci + 1, "cursor": None})
+        upcoming: Ahead[dict[str, Any]] | None = None
+        try:
+            for ci in range(first, len(channels)):
+                cursor = cp.get("cursor") if ci == first else None
+                opening, upcoming = upcoming, None
+                if ci + 1 < len(channels):
+                    # The next channel's first history page is asked for while this channel is read: most
+                    # channels are one page, so the listing's own look-ahead rarely has a next page to ask
+                    # for (decision 127).
+                    upcoming = self.fanout.ahead(partial(self._history, channels[ci + 1], since, None))
+                try:
+                    if ci == first and cursor == "":
+                        continue  # taken after this channel's last page by a run before decision 124
+                    yield from self._channel(ci, channels[ci], since, cursor, opening)
+                finally:
+                    if opening is not None:
+                        opening.drop()  # unused when the channel failed before its history was read
+        finally:
+            if upcoming is not None:
+                upcoming.drop()
+
+    def _channel(
+        self, ci: int, channel: dict[str, Any], since: datetime | None, cursor: str | None, opening: Ahead[Any] | None
+    ) -> Iterator[Emitted]:
+        """Channel ``ci``'s messages, checkpoints and failure; ``opening``: its first history page, asked
+        for ahead."""
+        counted = 0
+        try:
+            for emitted in self._channel_messages(channel, since, cursor, opening):
+                if isinstance(emitted, str):
+                    # The channel's last page ("" after it) is closed by the checkpoint past the channel
+                    # just below: a second checkpoint here would cost the run a transaction of its own.
+                    if emitted:
+                        yield Checkpoint({"channel": ci, "cursor": emitted})
+                else:
+                    counted += isinstance(emitted, RawItem)
+                    yield emitted
+            if cursor is None:
+                self._enumerated[str(channel["id"])] = counted
+        except SlackError as exc:
+            yield ItemError("message", message_id(channel["id"], ALL), exc.reason, str(exc), channel["id"])
+        except HttpError as exc:
+            yield ItemError("message", message_id(channel["id"], ALL), exc.reason, exc.detail, channel["id"])
+        yield Checkpoint({"channel": ci + 1, "cursor": None})
 
     def fetch(self, ids: list[tuple[SourceType, str]]) -> Iterator[RawItem | ItemError | ItemGone]:
         # A "<channel>:*" id comes from an event about the channel itself (renamed, archived, a member
@@ -301,15 +322,22 @@ class SlackConnector:
                 yield item, nxt
 
     def pages(
-        self, method: str, key: str, cursor: str | None = None, *, ahead: bool = False, **params: Any
+        self,
+        method: str,
+        key: str,
+        cursor: str | None = None,
+        *,
+        ahead: bool = False,
+        opening: Ahead[dict[str, Any]] | None = None,
+        **params: Any,
     ) -> Generator[tuple[list[Any], str], None, None]:
         """Pages of a cursor-paged method, each with the cursor of the page after it ("" at the end).
 
         ``ahead``: each page's successor is requested as soon as its cursor is known, before the page is
         handed out (``FanOut.ahead``, decision 127); only from the thread that enumerates, never from a
-        request already on the fan-out."""
+        request already on the fan-out. ``opening``: the first page (``cursor`` None), already asked for."""
         read = partial(self.call, method, limit=self.page_size, **params)
-        data = read(cursor=cursor or None)
+        data = opening.result() if opening is not None else read(cursor=cursor or None)
         following: Ahead[dict[str, Any]] | None = None
         try:
             while True:
@@ -326,16 +354,25 @@ class SlackConnector:
 
     # ------------------------------------------------------------ enumeration
 
+    def _history(self, channel: Mapping[str, Any], since: datetime | None, cursor: str | None) -> dict[str, Any]:
+        """Request only (safe on the fan-out): one page of the channel's history."""
+        return self.call("conversations.history", limit=self.page_size, cursor=cursor, **self._window(channel, since))
+
+    def _window(self, channel: Mapping[str, Any], since: datetime | None) -> dict[str, Any]:
+        """The history parameters besides paging: the channel, and how far back an incremental run reads."""
+        return {"channel": channel["id"], "oldest": _ts(since - self.lookback) if since is not None else None}
+
     def _channel_messages(
-        self, channel: dict[str, Any], since: datetime | None, cursor: str | None
+        self, channel: dict[str, Any], since: datetime | None, cursor: str | None, opening: Ahead[Any] | None = None
     ) -> Iterator[RawItem | ItemError | str]:
-        """Messages of one channel, newest page first; a ``str`` marks the end of a page (its cursor)."""
+        """Messages of one channel, newest page first; a ``str`` marks the end of a page (its cursor).
+        ``opening``: the channel's first history page, asked for ahead (``cursor`` None)."""
         cid = channel["id"]
         members = self._channel_members(channel)
         since_ts = _ts(since) if since is not None else None
-        oldest = _ts(since - self.lookback) if since is not None else None
         # Closed with the run's stop, not when collected: the page asked ahead is dropped at once.
-        listing = self.pages("conversations.history", "messages", cursor, ahead=True, channel=cid, oldest=oldest)
+        window = self._window(channel, since)
+        listing = self.pages("conversations.history", "messages", cursor, ahead=True, opening=opening, **window)
         with closing(listing):
             for messages, nxt in listing:
                 plan: list[tuple[Mapping[str, Any], str, bool, bool]] = []

@@ -36,3 +36,27 @@ def test_latency_depth_counts_requests_waited_for_in_turn_and_keeps_its_memory_f
         t.join(10)
     assert faults.latency_depth == 31, "three requests sent at once are one more wait, not three"
     assert faults.max_in_latency == 3
+
+
+def test_a_route_latency_delays_only_the_routes_it_finds() -> None:
+    faults = kit.Faults()
+    faults.add({"route_latency_ms": {r"/search": 1, "history$": 2}})
+    for route in (
+        "GET /rest/api/3/search/jql",
+        "GET /rest/api/2/issue/(?P<id>[^/]+)",
+        "GET /api/conversations\\.history",
+    ):
+        faults.for_request(route)
+    # Only the requests that waited are counted inside the latency wait, by route.
+    assert faults.max_in_latency_by_route == {"GET /rest/api/3/search/jql": 1, "GET /api/conversations\\.history": 1}
+    assert faults.describe()["route_latency_ms"] == {"/search": 1.0, "history$": 2.0}
+    faults.clear()
+    assert faults.describe()["route_latency_ms"] == {}
+
+    for bad, why in (
+        ({"route_latency_ms": {"/search": -1}}, "milliseconds"),
+        ({"route_latency_ms": ["/search"]}, "milliseconds"),
+        ({"route_latency_ms": {"(": 5}}, "route_latency_ms"),
+    ):
+        with pytest.raises(ValueError, match=why):
+            faults.add(bad)

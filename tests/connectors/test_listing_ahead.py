@@ -55,12 +55,15 @@ def listed(emu: RunningEmulator, make: Make, ahead: bool, since: datetime | None
     return shapes, control(emu, "GET", "stats")["latency_depth"]
 
 
-def compare(emu: RunningEmulator, make: Make, since: datetime | None = None) -> tuple[list[Any], int, int]:
-    """(the stream, depth asked ahead, depth not), after checking that both runs emitted the same."""
+def compare(
+    emu: RunningEmulator, make: Make, since: datetime | None = None, *, pages: int = 3
+) -> tuple[list[Any], int, int]:
+    """(the stream, depth asked ahead, depth not), after checking that both runs emitted the same, in at
+    least ``pages`` listing pages."""
     before, depth_off = listed(emu, make, False, since)
     after, depth_on = listed(emu, make, True, since)
     assert after == before
-    assert sum(1 for s in before if s[0] == "checkpoint") >= 3, "several listing pages"
+    assert sum(1 for s in before if s[0] == "checkpoint") >= pages, "listing pages"
     return before, depth_on, depth_off
 
 
@@ -88,15 +91,18 @@ def test_a_jira_search_page_is_asked_for_while_the_one_before_is_read(jira: Runn
     assert depth_on <= depth_off - 2, (depth_on, depth_off)
 
 
+@pytest.mark.parametrize("page_size", [3, 50], ids=["pages-of-3", "one-page-a-listing"])
 @pytest.mark.parametrize("flavour", ["cloud", "server"])
-def test_a_confluence_listing_page_is_asked_for_while_the_one_before_is_read(flavour: str) -> None:
+def test_a_confluence_listing_page_is_asked_for_while_the_one_before_is_read(flavour: str, page_size: int) -> None:
+    """Pages of 3: each listing's next page is asked ahead. Pages of 50: every space's pages (and blog
+    posts) are one listing page, and the next listing's first page is asked ahead instead."""
     with serve(ConfluenceEmulator(pages=24, seed=3, token=TOKEN)) as emu:
         control(emu, "POST", "faults", {"latency_ms": LATENCY_MS})
         base = emu.base_url + ("/wiki" if flavour == "cloud" else "")
 
         def make(ahead: bool) -> Connector:
             cfg = SourceConfig(1, base, f"bot@x.example:{TOKEN}", "all", (), {}, listing_ahead=ahead)
-            return ConfluenceConnector(cfg, CallStats(), page_size=3, max_wait=0.01)
+            return ConfluenceConnector(cfg, CallStats(), page_size=page_size, max_wait=0.01)
 
         stream, depth_on, depth_off = compare(emu, make)
         assert sum(1 for s in stream if s[0] == "item") == 24
@@ -106,12 +112,17 @@ def test_a_confluence_listing_page_is_asked_for_while_the_one_before_is_read(fla
         since = datetime.now(UTC) - timedelta(minutes=1)
         for page_id in control(emu, "GET", "pages")["pages"][:12]:
             control(emu, "PATCH", f"pages/{page_id}", {"body": f"<p>edited {page_id}</p>"})
-        stream, depth_on, depth_off = compare(emu, make, since)
+        stream, depth_on, depth_off = compare(emu, make, since, pages=1 if page_size > 12 else 3)
         assert sum(1 for s in stream if s[0] == "item") == 12
-        assert depth_on < depth_off, (depth_on, depth_off)
+        if page_size < 12:  # one search page has no next page to ask for
+            assert depth_on < depth_off, (depth_on, depth_off)
 
 
-def test_a_slack_history_page_is_asked_for_while_the_one_before_is_read() -> None:
+@pytest.mark.parametrize("page_size", [5, 200], ids=["pages-of-5", "one-page-a-channel"])
+def test_a_slack_history_page_is_asked_for_while_the_one_before_is_read(page_size: int) -> None:
+    """Pages of 5: each channel's next history page is asked ahead. Pages of 200: every channel is one
+    page, and the next channel's first page is asked ahead instead. A channel the credential cannot read
+    keeps its dead letter where it was."""
     with serve(SlackEmulator(messages=60, seed=5, token=TOKEN)) as emu:
         control(emu, "POST", "faults", {"latency_ms": LATENCY_MS})
         # Files on messages: a download each, read on the fan-out while the next history page is asked for.
@@ -121,11 +132,19 @@ def test_a_slack_history_page_is_asked_for_while_the_one_before_is_read() -> Non
 
         def make(ahead: bool) -> Connector:
             cfg = SourceConfig(1, emu.base_url, TOKEN, "all", (), {}, listing_ahead=ahead)
-            return SlackConnector(cfg, CallStats(), page_size=5)
+            return SlackConnector(cfg, CallStats(), page_size=page_size)
 
         stream, depth_on, depth_off = compare(emu, make)
         assert any(s[0] == "item" and s[6].file_texts for s in stream)
         assert depth_on < depth_off, (depth_on, depth_off)
+
+        channels = [s[5] for s in stream if s[0] == "item"]
+        refused = list(dict.fromkeys(channels))[1]  # the second channel listed
+        control(emu, "POST", "faults", {"status": 403, "keys": [refused]})
+        stream, _, _ = compare(emu, make)
+        errors = [s for s in stream if s[0] == "error"]
+        assert [e[2] for e in errors] == [f"{refused}:*"], errors
+        assert refused not in {s[5] for s in stream if s[0] == "item"}
 
 
 class RefusingJira(JiraEmulator):
