@@ -18,6 +18,7 @@ handed back; requests not yet started are cancelled and those already sent are w
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -30,6 +31,13 @@ R = TypeVar("R")
 # without looking like a burst to a source that has no rate-limit headers; the shared rate budget caps
 # the rate whatever this is.
 DEFAULT_FANOUT = 4
+# A listing request is asked for ahead only once the last one took at least this long (decision 127).
+# Against a source that answers at once a run is bound by its CPU, and a request on another thread only
+# adds to the contention for the interpreter lock (and, first of all, to the source's while the run's first
+# page reads its rights): a Jira run against an emulator answering at once took 5-8 % longer with every
+# page asked ahead. So the first request goes at its turn and is timed, and every answer slower than this
+# (any real source's) turns asking ahead on, a faster one off.
+AHEAD_AFTER = 0.05
 WINDOW_PER_WORKER = 4  # items submitted ahead per worker thread
 
 
@@ -71,6 +79,7 @@ class FanOut:
         self._name = name
         self._listing_ahead = listing_ahead
         self._pool: ThreadPoolExecutor | None = None
+        self._last_listing: float | None = None  # seconds the last request through ahead() took; None: none yet
 
     def ordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Generator[R, None, None]:
         """``fn(item)`` for each item, at most ``workers`` at a time, yielded in the items' order."""
@@ -100,17 +109,33 @@ class FanOut:
 
     def ahead(self, read: Callable[[], R]) -> Ahead[R]:
         """``read()`` started now on the pool, its result taken later (:meth:`Ahead.result`): a listing's
-        next page requested while the caller still hands out the items of the one before. With one worker
-        it runs when its result is asked for, on the caller's thread, as the sequential loop would; so it
-        does with ``listing_ahead`` off.
+        next page requested while the caller still hands out the items of the one before. It runs when its
+        result is asked for instead, on the caller's thread, as the sequential loop would: with one worker,
+        with ``listing_ahead`` off, and while the source answers listings sooner than ``AHEAD_AFTER``
+        (or before one was timed, :meth:`timed`).
 
         Only from the thread that enumerates: a request running on the pool that asked for another ahead
         and waited for it could wait for a slot it holds itself."""
-        if self.workers == 1 or not self._listing_ahead:
-            return Ahead(read, None)
+        timed = self.timed(read)
+        quick = self._last_listing is None or self._last_listing < AHEAD_AFTER
+        if self.workers == 1 or not self._listing_ahead or quick:
+            return Ahead(timed, None)
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
-        return Ahead(read, self._pool.submit(read))
+        return Ahead(timed, self._pool.submit(timed))
+
+    def timed(self, read: Callable[[], R]) -> Callable[[], R]:
+        """``read`` noting how long it took, wherever it runs: the next ``ahead`` decides by it. A listing's
+        first page goes through here, so that its second can be asked for ahead."""
+
+        def timed() -> R:
+            started = time.monotonic()
+            try:
+                return read()
+            finally:
+                self._last_listing = time.monotonic() - started
+
+        return timed
 
     def close(self) -> None:
         if self._pool is not None:

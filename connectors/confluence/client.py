@@ -350,7 +350,11 @@ class ConfluenceConnector:
         self, si: int, space: Mapping[str, Any], cursor: str | None, kind: str, opening: Ahead[Any] | None = None
     ) -> Iterator[Emitted]:
         """``opening``: the listing's first page (``cursor`` None), already asked for."""
-        data = opening.result() if opening is not None else self._v2_listing(space, kind, cursor)
+        data = (
+            opening.result()
+            if opening is not None
+            else self.fanout.timed(partial(self._v2_listing, space, kind, cursor))()
+        )
         following: Ahead[Any] | None = None
         try:
             while True:
@@ -377,7 +381,11 @@ class ConfluenceConnector:
         self, si: int, space: Mapping[str, Any], start: int, kind: str, opening: Ahead[Any] | None = None
     ) -> Iterator[Emitted]:
         """``opening``: the listing's first page (``start`` 0), already asked for."""
-        data = opening.result() if opening is not None else self._v1_listing(space, kind, start)
+        data = (
+            opening.result()
+            if opening is not None
+            else self.fanout.timed(partial(self._v1_listing, space, kind, start))()
+        )
         following: Ahead[Any] | None = None
         try:
             while True:
@@ -409,7 +417,7 @@ class ConfluenceConnector:
         # A changed comment or attachment does not change its page's lastmodified: CQL finds the child,
         # and the page it belongs to is fetched again (once per run), so its text sections are current.
         parents_done: set[str] = set()
-        data = listing(start)
+        data = self.fanout.timed(partial(listing, start))()
         following: Ahead[Any] | None = None
         try:
             while True:

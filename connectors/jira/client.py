@@ -383,7 +383,7 @@ class JiraConnector:
                     return
                 # The count only labels the run's progress: asked beside the first page, not before it; so
                 # is the field list, which the page's first item needs.
-                first = partial(self._search_v3, jql, position.get("token"))
+                first = self.fanout.timed(partial(self._search_v3, jql, position.get("token")))
                 total, found = self._with_fields([partial(self._approximate_count, jql), first])
                 while True:
                     page = _obj(found)
@@ -400,7 +400,7 @@ class JiraConnector:
             last_ids = {str(x) for x in position.get("last_ids", [])}
             overlap = min(OVERLAP, self.page_size // 2)
             begin = max(0, start_at - overlap) if last_ids else start_at
-            (found,) = self._with_fields([partial(self._search_v2, jql, begin)])
+            (found,) = self._with_fields([self.fanout.timed(partial(self._search_v2, jql, begin))])
             while True:
                 page = _obj(found)
                 issues = page.get("issues") or []

@@ -337,7 +337,7 @@ class SlackConnector:
         handed out (``FanOut.ahead``, decision 127); only from the thread that enumerates, never from a
         request already on the fan-out. ``opening``: the first page (``cursor`` None), already asked for."""
         read = partial(self.call, method, limit=self.page_size, **params)
-        data = opening.result() if opening is not None else read(cursor=cursor or None)
+        data = opening.result() if opening is not None else self.fanout.timed(partial(read, cursor=cursor or None))()
         following: Ahead[dict[str, Any]] | None = None
         try:
             while True:

@@ -1,7 +1,8 @@
 """A listing's next page asked for while the one before is handed out (issue 15 §1, decision 127).
 
 Each listing runs twice against one emulator that answers every request late: with the next page asked
-ahead (``SourceConfig.listing_ahead``, the default) and without. What the two runs emit (items, errors,
+ahead (``SourceConfig.listing_ahead``, the default, while the listing's requests are timed slower than
+``AHEAD_AFTER``) and without. What the two runs emit (items, errors,
 checkpoints, in order) must be identical. The emulator's ``latency_depth`` — the longest chain of requests
 each sent after the one before it was answered, i.e. the round trips the client waited for in turn — must
 be shorter with the listing asked ahead: the next listing page no longer waits for the reads of the items
@@ -20,20 +21,20 @@ from typing import Any
 import httpx
 import pytest
 
-from connectors.base import CallStats, Connector, Preview, SourceConfig
+from connectors.base import CallStats, Checkpoint, Connector, SourceConfig
 from connectors.confluence.client import ConfluenceConnector
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import Request, Response, RunningEmulator, error_response, serve
 from connectors.emulators.slack import SlackEmulator
-from connectors.fanout import FanOut
+from connectors.fanout import AHEAD_AFTER, Ahead, FanOut
 from connectors.http import HttpError
 from connectors.jira.client import JiraConnector
 from connectors.slack.client import SlackConnector
 from tests.connectors.test_fanout import shape
 
 TOKEN = "ahead-token"
-LATENCY_MS = 20
+LATENCY_MS = 60  # above AHEAD_AFTER: a source this slow is asked ahead once its first listing page was timed
 
 Make = Callable[[bool], Connector]
 
@@ -86,9 +87,9 @@ def jira_maker(emu: RunningEmulator, filters: dict[str, bool] | None = None) -> 
 def test_a_jira_search_page_is_asked_for_while_the_one_before_is_read(jira: RunningEmulator, api: int) -> None:
     stream, depth_on, depth_off = compare(jira, jira_maker(jira, {"force_api_v2": api == 2}))
     assert sum(1 for s in stream if s[0] == "item") == 60
-    # Four search pages: the three after the first leave the chain (each page's attachments and rights
-    # are read while the next page is on its way); one chain may still meet them at the end.
-    assert depth_on <= depth_off - 2, (depth_on, depth_off)
+    # Four search pages: the first is timed (slower than AHEAD_AFTER), and the three after it leave the
+    # chain (each read while the page before it is worked on).
+    assert depth_on <= depth_off - 3, (depth_on, depth_off)
 
 
 @pytest.mark.parametrize("page_size", [3, 50], ids=["pages-of-3", "one-page-a-listing"])
@@ -188,57 +189,63 @@ def test_an_error_of_the_page_asked_ahead_is_raised_at_its_turn() -> None:
 
 
 def test_a_listing_closed_early_leaves_no_request_running() -> None:
-    """Closed at the first page's preview (its items before their rights are read), while the next search
-    page is on its way: the close returns only once that request was answered, so no request of the
-    listing outlives the run that stopped it."""
+    """Closed at the second page's checkpoint, while the third search page is on its way (asked ahead: the
+    pages before it were timed slow): the close returns only once that request was answered, so no
+    request of the listing outlives the run that stopped it."""
     with serve(JiraEmulator(60, seed=5, token=TOKEN)) as emu:
-        control(emu, "POST", "faults", {"latency_ms": 300})
+        control(emu, "POST", "faults", {"route_latency_ms": {"/search/jql$": 1000}})
         connector = jira_maker(emu)(True)
         try:
             stream = connector.enumerate(None, None)
             assert isinstance(stream, Generator)
-            assert isinstance(next(stream), Preview)
-            # The second page was asked for as soon as the first arrived, before anything of it was handed
-            # out: it reaches the source within a moment and waits there 300 ms.
-            deadline = time.monotonic() + 5
-            while emu.app.faults.in_flight == 0 and time.monotonic() < deadline:
-                time.sleep(0.005)
-            assert emu.app.faults.in_flight == 1  # nothing else is asked before the page's rights
+            checkpoints = (e for e in stream if isinstance(e, Checkpoint))
+            next(checkpoints), next(checkpoints)
+            # Only the listing waits at the source, and only the page asked ahead can be waiting now.
+            assert emu.app.faults.in_flight == 1
             stream.close()
             assert emu.app.faults.in_flight == 0
         finally:
             connector.close()
 
 
-def test_ahead_runs_now_on_the_pool_or_at_its_turn_on_the_caller_s_thread() -> None:
+def test_ahead_runs_on_the_pool_once_the_source_was_timed_slow_and_else_at_its_turn() -> None:
     caller = threading.get_ident()
     ran: list[tuple[str, int]] = []
 
-    def read(name: str) -> str:
+    def read(name: str, seconds: float = 0.0) -> str:
         ran.append((name, threading.get_ident()))
+        time.sleep(seconds)
         return name
+
+    def sent_now(got: Ahead[str]) -> bool:
+        """Whether ``got`` was sent before its result was asked for (and on the pool)."""
+        time.sleep(0.05)
+        before = len(ran)
+        got.result()
+        return before == len(ran) and ran[-1][1] != caller
 
     pool = FanOut(2)
     try:
-        sent = pool.ahead(lambda: read("pooled"))
-        time.sleep(0.05)
-        assert [name for name, _ in ran] == ["pooled"], "sent before its result is asked for"
-        assert sent.result() == "pooled" and ran[0][1] != caller
+        # Nothing timed yet: at its turn, on the caller's thread, and timed.
+        assert not sent_now(pool.ahead(lambda: read("first", AHEAD_AFTER + 0.02)))
+        assert ran[-1] == ("first", caller)
+        # The last one was slow: sent now, on the pool. A quick one then turns it off again.
+        assert sent_now(pool.ahead(lambda: read("slow")))
+        assert not sent_now(pool.ahead(lambda: read("quick")))
+        assert not sent_now(pool.ahead(lambda: read("slow again", AHEAD_AFTER + 0.02)))
+        assert sent_now(pool.ahead(lambda: read("ahead again")))
 
-        # Off (the rate gate shares the run's connection), or one worker: nothing is sent before its turn.
+        # Off (the rate gate shares the run's connection), or one worker: never before its turn.
         for off in (FanOut(2, listing_ahead=False), FanOut(1)):
-            ran.clear()
-            later = off.ahead(lambda: read("later"))
-            time.sleep(0.05)
-            assert ran == []
-            assert later.result() == "later" and ran == [("later", caller)]
-            later.drop()  # already read: nothing to wait for
+            for _ in range(2):
+                assert not sent_now(off.ahead(lambda: read("later", AHEAD_AFTER + 0.02)))
             off.close()
 
         # An error is raised at the result, not at the send.
         def fail() -> str:
             raise ValueError("page refused")
 
+        pool.ahead(lambda: read("slow", AHEAD_AFTER + 0.02)).result()
         failing = pool.ahead(fail)
         time.sleep(0.05)
         with pytest.raises(ValueError, match="page refused"):
@@ -252,7 +259,8 @@ def test_ahead_runs_now_on_the_pool_or_at_its_turn_on_the_caller_s_thread() -> N
             done.set()
             return "slow"
 
-        one = FanOut(1 + 1)
+        one = FanOut(2)
+        one.ahead(lambda: read("timed", AHEAD_AFTER + 0.02)).result()
         started = [one.ahead(slow), one.ahead(slow)]
         queued = one.ahead(lambda: read("queued"))
         time.sleep(0.05)

@@ -379,8 +379,10 @@ def test_a_run_without_read_ahead_never_asks_for_a_listing_page_ahead(
 ) -> None:
     """With ``prefetch`` 0 the rate gate uses the run's own connection, which holds each page's transaction
     while the connector is suspended: nothing may be requested then (decision 127). So after the k-th
-    commit the source has served exactly k search pages; a listing asked ahead would have served k + 1."""
+    commit the source has served exactly k search pages; a listing asked ahead would have served k + 1
+    (its search answering slower than ``AHEAD_AFTER``, which turns asking ahead on)."""
     jira = jira_factory(ISSUES)
+    jira.fault(route_latency_ms={"/search/jql$": 80})
     source_id = add_source(conn, keyring, jira)
     run_id = start_run(conn, source_id, mode="full", trigger="manual")
     ahead = ReadAhead(jira, search_pages(jira))
