@@ -124,6 +124,35 @@ class FanOut:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
         return Ahead(timed, self._pool.submit(timed))
 
+    def listing(
+        self,
+        first: Callable[[], R],
+        following: Callable[[R], Callable[[], R] | None],
+        *,
+        opening: Ahead[R] | None = None,
+        ahead: bool = True,
+    ) -> Generator[R, None, None]:
+        """A listing's pages, in order: ``first()`` (or ``opening``'s result: the first page, already asked
+        for), then ``following(page)()`` for each page until ``following`` gives None. Each page's successor
+        is asked for (:meth:`ahead`) before the page is handed out, so the source prepares it while the page's
+        items are read; an error of a page is raised at its turn, after everything before it was handed
+        out; closing the generator drops the page asked ahead (decision 127). ``ahead`` False: every page at
+        its turn, nothing timed (a listing read by a request already on the pool)."""
+        page = opening.result() if opening is not None else (self.timed(first) if ahead else first)()
+        pending: Ahead[R] | None = None
+        try:
+            while True:
+                read = following(page)
+                if read is not None:
+                    pending = self.ahead(read) if ahead else Ahead(read, None)
+                yield page
+                if pending is None:
+                    return
+                page, pending = pending.result(), None
+        finally:
+            if pending is not None:
+                pending.drop()
+
     def timed(self, read: Callable[[], R]) -> Callable[[], R]:
         """``read`` noting how long it took, wherever it runs: the next ``ahead`` decides by it. A listing's
         first page goes through here, so that its second can be asked for ahead."""

@@ -350,61 +350,45 @@ class ConfluenceConnector:
         self, si: int, space: Mapping[str, Any], cursor: str | None, kind: str, opening: Ahead[Any] | None = None
     ) -> Iterator[Emitted]:
         """``opening``: the listing's first page (``cursor`` None), already asked for."""
-        data = (
-            opening.result()
-            if opening is not None
-            else self.fanout.timed(partial(self._v2_listing, space, kind, cursor))()
-        )
-        following: Ahead[Any] | None = None
-        try:
-            while True:
-                cursor = _next_cursor(data)
-                if cursor:
-                    # The next listing page is asked for before this one's pages are read (decision 127).
-                    following = self.fanout.ahead(partial(self._v2_listing, space, kind, cursor))
+
+        def following(data: Any) -> Callable[[], Any] | None:
+            nxt = _next_cursor(data)
+            return partial(self._v2_listing, space, kind, nxt) if nxt else None
+
+        first = partial(self._v2_listing, space, kind, cursor)
+        with closing(self.fanout.listing(first, following, opening=opening)) as pages:
+            for data in pages:
                 # The v2 list names pages; each page's body, ACL facts and attachments are one read per page,
                 # done a few at a time (connectors.fanout) and yielded in the list's order.
                 ids = [str(_mapping(page).get("id")) for page in _results(data)]
                 with closing(self.fanout.ordered(self._read, ids)) as reads:
                     for read in reads:
                         yield from self._emit_read(read, space["key"])
+                cursor = _next_cursor(data)
                 here = {"mode": "full", "space": si, "kind": kind, "cursor": cursor}
                 yield Checkpoint(here if cursor else self._after(si, kind))
-                if following is None:
-                    return
-                data, following = following.result(), None
-        finally:
-            if following is not None:
-                following.drop()
 
     def _full_space_v1(
         self, si: int, space: Mapping[str, Any], start: int, kind: str, opening: Ahead[Any] | None = None
     ) -> Iterator[Emitted]:
         """``opening``: the listing's first page (``start`` 0), already asked for."""
-        data = (
-            opening.result()
-            if opening is not None
-            else self.fanout.timed(partial(self._v1_listing, space, kind, start))()
-        )
-        following: Ahead[Any] | None = None
-        try:
-            while True:
+
+        def following(data: Any) -> Callable[[], Any] | None:
+            results = _results(data)
+            more = bool(results) and bool(_get(data, "_links", "next"))
+            return partial(self._v1_listing, space, kind, start + len(results)) if more else None
+
+        first = partial(self._v1_listing, space, kind, start)
+        with closing(self.fanout.listing(first, following, opening=opening)) as pages:
+            for data in pages:
                 results = _results(data)
+                more = following(data) is not None
                 start += len(results)
-                more = bool(results) and bool(_get(data, "_links", "next"))
-                if more:
-                    following = self.fanout.ahead(partial(self._v1_listing, space, kind, start))  # decision 127
                 with closing(self.fanout.ordered(self._complete, results)) as reads:
                     for read in reads:
                         yield from self._emit_read(read, space["key"])
                 here = {"mode": "full", "space": si, "kind": kind, "start": start}
                 yield Checkpoint(here if more else self._after(si, kind))
-                if following is None:
-                    return
-                data, following = following.result(), None
-        finally:
-            if following is not None:
-                following.drop()
 
     def _since(self, since: datetime, cp: dict[str, Any]) -> Iterator[Emitted]:
         start = int(cp.get("start", 0)) if cp.get("mode") == "since" else 0
@@ -414,17 +398,16 @@ class ConfluenceConnector:
             params = {"cql": cql, "start": at, "limit": self.page_size, "expand": self.expand}
             return self._list("/rest/api/content/search", params)
 
+        def following(data: Any) -> Callable[[], Any] | None:
+            results = _results(data)
+            return partial(listing, start + len(results)) if results and _get(data, "_links", "next") else None
+
         # A changed comment or attachment does not change its page's lastmodified: CQL finds the child,
         # and the page it belongs to is fetched again (once per run), so its text sections are current.
         parents_done: set[str] = set()
-        data = self.fanout.timed(partial(listing, start))()
-        following: Ahead[Any] | None = None
-        try:
-            while True:
+        with closing(self.fanout.listing(partial(listing, start), following)) as pages:
+            for data in pages:
                 results = _results(data)
-                start += len(results)
-                if results and _get(data, "_links", "next"):
-                    following = self.fanout.ahead(partial(listing, start))  # decision 127
                 # What to read is decided on this thread, in the listing's order (it depends only on the
                 # listing); the reads go out a few at a time (connectors.fanout) and come back in that order.
                 todo: list[_SinceRead] = []
@@ -442,14 +425,9 @@ class ConfluenceConnector:
                 with closing(self.fanout.ordered(self._since_read, todo)) as reads:
                     for one, read in zip(todo, reads, strict=True):
                         yield from self._emit_read(read, one.space_key)
+                start += len(results)
                 total = data.get("totalSize") if isinstance(data, Mapping) else None
                 yield Checkpoint({"mode": "since", "start": start}, total if isinstance(total, int) else None)
-                if following is None:
-                    return
-                data, following = following.result(), None
-        finally:
-            if following is not None:
-                following.drop()
 
     def _emit(self, payload: Any, space_key: str | None) -> Iterator[Emitted]:
         yield from self._emit_read(self._complete(payload), space_key)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import closing
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -59,7 +60,7 @@ from connectors.base import (
     SourceUnreachable,
 )
 from connectors.directories import SourceDirectories
-from connectors.fanout import Ahead, FanOut, call
+from connectors.fanout import FanOut, call
 from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
@@ -371,54 +372,57 @@ class JiraConnector:
     # ------------------------------------------------------------ paging
 
     def _scope_pages(self, api: int, jql: str, position: dict[str, Any], candidates: set[str]) -> Iterator[Emitted]:
-        # Each listing page's successor is requested as soon as the page's cursor is known, before the
-        # page's items are handed out (their rights, attachments, mapping and load): the source prepares
-        # the next page while this one is worked on (decision 127). Items and checkpoints come out in the
-        # sequential loop's order; an error of the page asked ahead is raised at its turn, after the page
-        # before it was checkpointed.
-        following: Ahead[Any] | None = None
-        try:
-            if api == 3:
-                if position.get("done"):
-                    return
+        # Each search page's successor is asked for while the page's items are read (FanOut.listing,
+        # decision 127).
+        total: int | None = None
+        if api == 3:
+            if position.get("done"):
+                return
+
+            def first() -> Any:
                 # The count only labels the run's progress: asked beside the first page, not before it; so
                 # is the field list, which the page's first item needs.
-                first = self.fanout.timed(partial(self._search_v3, jql, position.get("token")))
-                total, found = self._with_fields([partial(self._approximate_count, jql), first])
-                while True:
+                nonlocal total
+                total, found = self._with_fields(
+                    [partial(self._approximate_count, jql), partial(self._search_v3, jql, position.get("token"))]
+                )
+                return found
+
+            def after_v3(found: Any) -> Callable[[], Any] | None:
+                token = _obj(found).get("nextPageToken")
+                return partial(self._search_v3, jql, token) if token and not _obj(found).get("isLast") else None
+
+            with closing(self.fanout.listing(first, after_v3)) as pages:
+                for found in pages:
                     page = _obj(found)
+                    yield from self._emit_page(page.get("issues"), candidates, set())
                     token = page.get("nextPageToken")
                     last = bool(page.get("isLast", not token)) or not token
-                    if not last:
-                        following = self.fanout.ahead(partial(self._search_v3, jql, token))
-                    yield from self._emit_page(page.get("issues"), candidates, set())
                     yield Checkpoint({"phase": "scope", "api": 3, "token": token, "done": last}, total)
-                    if following is None:
-                        return
-                    found, following = following.result(), None
-            start_at = int(position.get("start_at", 0))
-            last_ids = {str(x) for x in position.get("last_ids", [])}
-            overlap = min(OVERLAP, self.page_size // 2)
-            begin = max(0, start_at - overlap) if last_ids else start_at
-            (found,) = self._with_fields([self.fanout.timed(partial(self._search_v2, jql, begin))])
-            while True:
+            return
+        start_at = int(position.get("start_at", 0))
+        last_ids = {str(x) for x in position.get("last_ids", [])}
+        overlap = min(OVERLAP, self.page_size // 2)
+        begin = max(0, start_at - overlap) if last_ids else start_at
+
+        def after_v2(found: Any) -> Callable[[], Any] | None:
+            issues, total = _obj(found).get("issues") or [], _obj(found).get("total")
+            end = begin + len(issues)
+            # This page's issues are the next one's overlap: it starts a few of them back.
+            more = issues and (not isinstance(total, int) or end < total)
+            return partial(self._search_v2, jql, max(0, end - overlap)) if more else None
+
+        first_v2 = partial(self._with_fields, [partial(self._search_v2, jql, begin)])
+        with closing(self.fanout.listing(lambda: first_v2()[0], after_v2)) as pages:
+            for found in pages:
                 page = _obj(found)
                 issues = page.get("issues") or []
                 total = int(page["total"]) if isinstance(page.get("total"), int) else None
                 start_at = begin + len(issues)
-                if issues and (total is None or start_at < total):
-                    # This page's issues are the next one's overlap: it starts a few of them back.
-                    begin = max(0, start_at - overlap)
-                    following = self.fanout.ahead(partial(self._search_v2, jql, begin))
-                ids = yield from self._emit_page(issues, candidates, last_ids)
-                last_ids = ids
-                yield Checkpoint({"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(ids)}, total)
-                if following is None:
-                    return
-                found, following = following.result(), None
-        finally:
-            if following is not None:
-                following.drop()
+                begin = max(0, start_at - overlap)
+                last_ids = yield from self._emit_page(issues, candidates, last_ids)
+                here = {"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(last_ids)}
+                yield Checkpoint(here, total)
 
     def _search_v3(self, jql: str, token: str | None) -> Any:
         """Request only (safe on the fan-out): one page of Cloud's enhanced search."""

@@ -25,7 +25,7 @@ Checkpoints: ``{"channel": i, "cursor": next_cursor}`` after each history page b
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -337,20 +337,16 @@ class SlackConnector:
         handed out (``FanOut.ahead``, decision 127); only from the thread that enumerates, never from a
         request already on the fan-out. ``opening``: the first page (``cursor`` None), already asked for."""
         read = partial(self.call, method, limit=self.page_size, **params)
-        data = opening.result() if opening is not None else self.fanout.timed(partial(read, cursor=cursor or None))()
-        following: Ahead[dict[str, Any]] | None = None
-        try:
-            while True:
-                nxt = str((data.get("response_metadata") or {}).get("next_cursor") or "")
-                if nxt and ahead:
-                    following = self.fanout.ahead(partial(read, cursor=nxt))
-                yield list(data.get(key) or []), nxt
-                if not nxt:
-                    return
-                data, following = (following.result() if following is not None else read(cursor=nxt)), None
-        finally:
-            if following is not None:
-                following.drop()
+
+        def following(data: dict[str, Any]) -> Callable[[], dict[str, Any]] | None:
+            nxt = _next_cursor(data)
+            return partial(read, cursor=nxt) if nxt else None
+
+        with closing(
+            self.fanout.listing(partial(read, cursor=cursor or None), following, opening=opening, ahead=ahead)
+        ) as listing:
+            for data in listing:
+                yield list(data.get(key) or []), _next_cursor(data)
 
     # ------------------------------------------------------------ enumeration
 
@@ -655,6 +651,11 @@ class SlackConnector:
 
 
 _CHANNEL_ID_RE = re.compile(r"^[CGD][A-Z0-9]{6,}$")
+
+
+def _next_cursor(data: Mapping[str, Any]) -> str:
+    """The cursor of the page after ``data`` ("" after the last)."""
+    return str((data.get("response_metadata") or {}).get("next_cursor") or "")
 
 
 def _changed_since(msg: Mapping[str, Any], since_ts: str) -> bool:
