@@ -14,6 +14,10 @@ project roles), and one guarded by a lock (Jira's application roles). The rate b
 request waits on the credential's shared gate (``connectors.http``) before it goes out, whichever
 thread sends it. An exception is raised at its item's position, after the results before it were
 handed back; requests not yet started are cancelled and those already sent are waited for.
+
+The listing pages themselves follow each other by cursor; :meth:`FanOut.listing` yields them in order and
+asks for each page's successor (:meth:`FanOut.ahead`) while the page before is read, once the source has
+answered a listing request slowly enough for that to pay (``AHEAD_AFTER``, decision 127).
 """
 
 from __future__ import annotations
