@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Generic, TypeVar
 
@@ -156,6 +156,29 @@ class FanOut:
         finally:
             if pending is not None:
                 pending.drop()
+
+    def openings(
+        self, units: Sequence[T], first_page: Callable[[T], Callable[[], R]]
+    ) -> Generator[tuple[T, Ahead[R] | None], None, None]:
+        """Each of a listing's containers (a Slack channel, a Confluence space's pages) with its first page
+        asked for (:meth:`ahead`) when the container before it starts: most containers are one listing page,
+        which has no next page of its own to ask for ahead (decision 127). The first container's opening is
+        None (its listing reads its own first page, perhaps from a checkpoint). An opening its container did
+        not use (it failed before reading it), and the one asked ahead when the caller stops, are dropped."""
+        upcoming: Ahead[R] | None = None
+        try:
+            for n, unit in enumerate(units):
+                opening, upcoming = upcoming, None
+                if n + 1 < len(units):
+                    upcoming = self.ahead(first_page(units[n + 1]))
+                try:
+                    yield unit, opening
+                finally:
+                    if opening is not None:
+                        opening.drop()
+        finally:
+            if upcoming is not None:
+                upcoming.drop()
 
     def timed(self, read: Callable[[], R]) -> Callable[[], R]:
         """``read`` noting how long it took, wherever it runs: the next ``ahead`` decides by it. A listing's

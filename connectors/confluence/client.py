@@ -300,27 +300,16 @@ class ConfluenceConnector:
             position = cp if int(cp.get("space", 0)) == si else {}
             first = _KINDS.index(position["kind"]) if position.get("kind") in _KINDS else 0
             listings += [(si, kind, position if kind == _KINDS[first] else {}) for kind in _KINDS[first:]]
-        upcoming: Ahead[Any] | None = None
-        try:
-            for n, (si, kind, at) in enumerate(listings):
-                opening, upcoming = upcoming, None
-                if n + 1 < len(listings):
-                    # The next listing's first page is asked for while this one is read: a space's pages
-                    # or blog posts are often one listing page, which has no next page to ask for ahead
-                    # (decision 127).
-                    nsi, nkind, _ = listings[n + 1]
-                    upcoming = self.fanout.ahead(partial(self._first_listing, spaces[nsi], nkind))
-                try:
-                    if self.cloud:
-                        yield from self._full_space_v2(si, spaces[si], at.get("cursor"), kind, opening)
-                    else:
-                        yield from self._full_space_v1(si, spaces[si], int(at.get("start", 0)), kind, opening)
-                finally:
-                    if opening is not None:
-                        opening.drop()
-        finally:
-            if upcoming is not None:
-                upcoming.drop()
+
+        def first_page(listing: tuple[int, str, Mapping[str, Any]]) -> Callable[[], Any]:
+            return partial(self._first_listing, spaces[listing[0]], listing[1])
+
+        with closing(self.fanout.openings(listings, first_page)) as units:
+            for (si, kind, at), opening in units:
+                if self.cloud:
+                    yield from self._full_space_v2(si, spaces[si], at.get("cursor"), kind, opening)
+                else:
+                    yield from self._full_space_v1(si, spaces[si], int(at.get("start", 0)), kind, opening)
 
     def _first_listing(self, space: Mapping[str, Any], kind: str) -> Any:
         """Request only (safe on the fan-out): the first page of a space's pages or blog posts."""

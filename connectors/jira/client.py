@@ -396,9 +396,10 @@ class JiraConnector:
                 for found in pages:
                     page = _obj(found)
                     yield from self._emit_page(page.get("issues"), candidates, set())
-                    token = page.get("nextPageToken")
-                    last = bool(page.get("isLast", not token)) or not token
-                    yield Checkpoint({"phase": "scope", "api": 3, "token": token, "done": last}, total)
+                    last = after_v3(found) is None
+                    yield Checkpoint(
+                        {"phase": "scope", "api": 3, "token": page.get("nextPageToken"), "done": last}, total
+                    )
             return
         start_at = int(position.get("start_at", 0))
         last_ids = {str(x) for x in position.get("last_ids", [])}
@@ -412,8 +413,11 @@ class JiraConnector:
             more = issues and (not isinstance(total, int) or end < total)
             return partial(self._search_v2, jql, max(0, end - overlap)) if more else None
 
-        first_v2 = partial(self._with_fields, [partial(self._search_v2, jql, begin)])
-        with closing(self.fanout.listing(lambda: first_v2()[0], after_v2)) as pages:
+        def first_v2() -> Any:
+            (found,) = self._with_fields([partial(self._search_v2, jql, begin)])
+            return found
+
+        with closing(self.fanout.listing(first_v2, after_v2)) as pages:
             for found in pages:
                 page = _obj(found)
                 issues = page.get("issues") or []

@@ -169,26 +169,17 @@ class SlackConnector:
         cp = dict(checkpoint or {})
         channels = self._scoped_channels()
         first = int(cp.get("channel", 0))
-        upcoming: Ahead[dict[str, Any]] | None = None
-        try:
-            for ci in range(first, len(channels)):
+        indices = range(first, len(channels))
+
+        def first_page(ci: int) -> Callable[[], dict[str, Any]]:
+            return partial(self._history, channels[ci], since, None)
+
+        with closing(self.fanout.openings(indices, first_page)) as units:
+            for ci, opening in units:
                 cursor = cp.get("cursor") if ci == first else None
-                opening, upcoming = upcoming, None
-                if ci + 1 < len(channels):
-                    # The next channel's first history page is asked for while this channel is read: most
-                    # channels are one page, so the listing's own look-ahead rarely has a next page to ask
-                    # for (decision 127).
-                    upcoming = self.fanout.ahead(partial(self._history, channels[ci + 1], since, None))
-                try:
-                    if ci == first and cursor == "":
-                        continue  # taken after this channel's last page by a run before decision 124
-                    yield from self._channel(ci, channels[ci], since, cursor, opening)
-                finally:
-                    if opening is not None:
-                        opening.drop()  # unused when the channel failed before its history was read
-        finally:
-            if upcoming is not None:
-                upcoming.drop()
+                if ci == first and cursor == "":
+                    continue  # taken after this channel's last page by a run before decision 124
+                yield from self._channel(ci, channels[ci], since, cursor, opening)
 
     def _channel(
         self, ci: int, channel: dict[str, Any], since: datetime | None, cursor: str | None, opening: Ahead[Any] | None
