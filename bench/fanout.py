@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,23 +30,43 @@ import httpx
 from app.registry import get_spec
 from bench.connector_sync import TOKEN
 from bench.overlap import CASES, Case, emulator, set_latency
-from connectors.base import CallStats, RawItem, SourceConfig
+from connectors.base import CallStats, Checkpoint, RawItem, SourceConfig
 from connectors.fanout import DEFAULT_FANOUT
 
 
-def enumerate_once(case: Case, base_url: str, fanout: int) -> tuple[list[tuple[str, Any]], float, int, int]:
+class Enumerated(NamedTuple):
+    """One bare ``enumerate()``: what it emitted (id, payload), its wall time, the API calls, the listing
+    pages (checkpoints) and the most requests the emulator saw waiting at once."""
+
+    items: list[tuple[str, Any]]
+    elapsed: float
+    calls: int
+    pages: int
+    in_flight: int
+
+
+def enumerate_once(case: Case, base_url: str, **config: Any) -> Enumerated:
+    """The connector's bare ``enumerate()`` against the emulator at ``base_url``, with ``config``'s
+    ``SourceConfig`` fields (``fanout``, ``listing_ahead``...). Also bench/listing_ahead.py's."""
     httpx.delete(base_url + "/_emulator/stats").raise_for_status()
     stats = CallStats()
-    config = SourceConfig(1, base_url + case.path, TOKEN, "all", (), {}, fanout=fanout)
-    connector = get_spec(case.name).create(config, stats)
+    connector = get_spec(case.module).create(
+        SourceConfig(1, base_url + case.path, TOKEN, "all", (), {}, **config), stats
+    )
+    items: list[tuple[str, Any]] = []
+    pages = 0
     started = time.perf_counter()
     try:
-        items = [(e.source_entity_id, e.payload) for e in connector.enumerate(None, None) if isinstance(e, RawItem)]
+        for emitted in connector.enumerate(None, None):
+            if isinstance(emitted, RawItem):
+                items.append((emitted.source_entity_id, emitted.payload))
+            elif isinstance(emitted, Checkpoint):
+                pages += 1
     finally:
         connector.close()
     elapsed = time.perf_counter() - started
     seen = httpx.get(base_url + "/_emulator/stats").json()
-    return items, elapsed, stats.api_calls, int(seen["max_in_latency"])
+    return Enumerated(items, elapsed, stats.api_calls, pages, int(seen["max_in_latency"]))
 
 
 def main() -> None:
@@ -71,10 +91,10 @@ def main() -> None:
             calls = flight = 0
             for _ in range(args.repeats):
                 for fanout in (1, DEFAULT_FANOUT):
-                    items, elapsed, calls, in_flight = enumerate_once(case, url, fanout)
-                    best[fanout] = min(best[fanout], elapsed)
-                    streams[fanout] = items
-                    flight = max(flight, in_flight) if fanout > 1 else flight
+                    got = enumerate_once(case, url, fanout=fanout)
+                    best[fanout] = min(best[fanout], got.elapsed)
+                    streams[fanout], calls = got.items, got.calls
+                    flight = max(flight, got.in_flight) if fanout > 1 else flight
             if streams[1] != streams[DEFAULT_FANOUT]:
                 raise SystemExit(f"{case.name}: the fan-out changed what enumerate() emits")
             seq, fan = best[1], best[DEFAULT_FANOUT]

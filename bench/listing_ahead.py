@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
-from app.registry import get_spec
-from bench.connector_sync import TOKEN
-from bench.overlap import CASES, Case, emulator
-from connectors.base import CallStats, Checkpoint, RawItem, SourceConfig
+from bench.fanout import enumerate_once
+from bench.overlap import CASES, emulator
 
 # Each connector's listing routes, as the emulator names them ("GET <pattern>"): Jira's search (v3 and
 # v2), Confluence Cloud's space listings (v2) and CQL search, Slack's channel history. Confluence Server's
@@ -45,24 +42,6 @@ LISTINGS = {
     "confluence": r"/spaces/.+/(pages|blogposts)$|/content/search$",
     "slack": r"\.history$",
 }
-
-
-def enumerate_once(case: Case, base_url: str, ahead: bool) -> tuple[list[tuple[str, Any]], float, int, int]:
-    stats = CallStats()
-    config = SourceConfig(1, base_url + case.path, TOKEN, "all", (), {}, listing_ahead=ahead)
-    connector = get_spec(case.module).create(config, stats)
-    items: list[tuple[str, Any]] = []
-    pages = 0
-    started = time.perf_counter()
-    try:
-        for emitted in connector.enumerate(None, None):
-            if isinstance(emitted, RawItem):
-                items.append((emitted.source_entity_id, emitted.payload))
-            elif isinstance(emitted, Checkpoint):
-                pages += 1
-    finally:
-        connector.close()
-    return items, time.perf_counter() - started, stats.api_calls, pages
 
 
 def main() -> None:
@@ -91,9 +70,9 @@ def main() -> None:
             calls = pages = 0
             for _ in range(args.repeats):
                 for ahead in (False, True):
-                    items, elapsed, calls, pages = enumerate_once(case, url, ahead)
-                    best[ahead] = min(best[ahead], elapsed)
-                    streams[ahead] = items
+                    got = enumerate_once(case, url, listing_ahead=ahead)
+                    best[ahead] = min(best[ahead], got.elapsed)
+                    streams[ahead], calls, pages = got.items, got.calls, got.pages
             if streams[False] != streams[True]:
                 raise SystemExit(f"{case.name}: asking ahead changed what enumerate() emits")
             turn, ahead_s = best[False], best[True]

@@ -21,7 +21,7 @@ from app.pipeline.run import execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
 from tests.conftest import REPO
-from tests.sync.conftest import TOKEN, JiraFactory, scalar
+from tests.sync.conftest import TOKEN, Jira, JiraFactory, scalar
 
 ISSUES = 2000
 BULK = 300  # issues given one update time, three search pages
@@ -55,6 +55,14 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _add_jira(env: dict[str, str], name: str, jira: Jira) -> int:
+    """``harvester sources add`` for the emulated Jira, through the CLI; the new source's id."""
+    added = _cli(env, "sources", "add", "--name", name, "--connector", "jira", "--base-url", jira.base_url,
+                 "--credential", TOKEN)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    return int(added.stdout.strip().splitlines()[-1])
+
+
 def _kill_after_a_page(probe: psycopg.Connection[Any], proc: subprocess.Popen[bytes], source_id: int, mode: str) -> int:
     """SIGKILL ``proc`` once its ``mode`` run of the source committed a page; the run's id."""
     query = "select id, entities_done from sync_runs where source_id = %s and mode = %s"
@@ -76,21 +84,7 @@ def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
     jira_factory: JiraFactory,
 ) -> None:
     jira = jira_factory(ISSUES)
-    added = _cli(
-        cli_env,
-        "sources",
-        "add",
-        "--name",
-        "big",
-        "--connector",
-        "jira",
-        "--base-url",
-        jira.base_url,
-        "--credential",
-        TOKEN,
-    )
-    assert added.returncode == 0, added.stderr
-    source_id = int(added.stdout.strip().splitlines()[-1])
+    source_id = _add_jira(cli_env, "big", jira)
     jira.fault(latency_ms=200)
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "sync", "big", "--mode", "full"],
@@ -129,20 +123,7 @@ def test_cli_sync_exits_zero_when_the_run_succeeds(
     probe: psycopg.Connection[Any], cli_env: dict[str, str], jira_factory: JiraFactory
 ) -> None:
     jira = jira_factory(20)
-    added = _cli(
-        cli_env,
-        "sources",
-        "add",
-        "--name",
-        "small",
-        "--connector",
-        "jira",
-        "--base-url",
-        jira.base_url,
-        "--credential",
-        TOKEN,
-    )
-    assert added.returncode == 0, added.stderr
+    _add_jira(cli_env, "small", jira)
 
     synced = _cli(cli_env, "sync", "small", "--mode", "full")
 
@@ -165,10 +146,7 @@ def test_a_killed_bulk_import_run_resumes_with_its_capped_boundary_and_loads_not
     killed process). The run resumed elsewhere loads the rest, no row twice and none lost; the cursor lacks
     the forgotten ids, so the next incremental run maps those again and changes no row."""
     jira = jira_factory(BULK)
-    added = _cli(cli_env, "sources", "add", "--name", "bulk", "--connector", "jira", "--base-url", jira.base_url,
-                 "--credential", TOKEN)  # fmt: skip
-    assert added.returncode == 0, added.stderr
-    source_id = int(added.stdout.strip().splitlines()[-1])
+    source_id = _add_jira(cli_env, "bulk", jira)
     probe.execute("update platform_settings set value = '1' where key = 'incremental_lookback'")
     full = _cli(cli_env, "sync", "bulk", "--mode", "full")
     assert full.returncode == 0, full.stderr
