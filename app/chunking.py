@@ -108,6 +108,26 @@ def chunk_entity(
     return chunks
 
 
+def distinct_chunks(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """``chunks`` with each text once, at its first place, renumbered from 0 (decision 128).
+
+    A text repeated inside one entity (a log or export attachment repeating its lines, a template
+    pasted twice) packs into identical chunks: each would be stored with the same vector and cost
+    the vector index an insert, and a query near that text would find several copies of one entity
+    among its nearest neighbours instead of other entities. One copy answers every query the others
+    would. Ordinals stay dense, so the stored tail past the last one is still what a shorter text
+    drops (app/vector/stage.py).
+    """
+    seen: set[str] = set()
+    out: list[Chunk] = []
+    for c in chunks:
+        if c.content_hash in seen:
+            continue
+        seen.add(c.content_hash)
+        out.append(c if c.ordinal == len(out) else Chunk(len(out), c.text, c.content_hash))
+    return out
+
+
 def split_sections(text: str, sections: Sequence[str]) -> list[str]:
     """``text`` cut at the start of each section found in it (searched in order), blanks dropped."""
     cuts = [0]

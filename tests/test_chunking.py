@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app import chunking
-from app.chunking import Chunk, chunk_entity, split_sections
+from app.chunking import Chunk, chunk_entity, distinct_chunks, split_sections
 
 
 def words(text: str) -> int:
@@ -313,3 +313,22 @@ def test_sections_not_found_in_the_text_are_ignored_and_sections_stand_in_for_em
 
 def test_empty_entity_has_no_chunks() -> None:
     assert chunk_entity("T", "  \n\n ", [], max_tokens=64, count_tokens=words) == []
+
+
+@given(st.lists(st.sampled_from(["T\n\na", "T\n\nb", "T\n\nc", "T\n\nd"]), max_size=12))
+def test_distinct_chunks_keep_each_text_once_at_its_first_place(texts: list[str]) -> None:
+    chunks = [Chunk(i, t, hashlib.sha256(t.encode()).hexdigest()) for i, t in enumerate(texts)]
+    kept = distinct_chunks(chunks)
+    assert [c.text for c in kept] == list(dict.fromkeys(texts))
+    assert [c.ordinal for c in kept] == list(range(len(kept)))
+    assert all(c.content_hash == hashlib.sha256(c.text.encode()).hexdigest() for c in kept)
+    assert distinct_chunks(kept) == kept
+
+
+def test_a_log_repeating_one_line_is_a_few_distinct_chunks() -> None:
+    """The shape of a log or export attachment: one line thousands of times packs into identical chunks."""
+    line = "2024-05-01 WARN replica lag above threshold on db-2\n"
+    chunks = chunk_entity(TITLE, line * 3000, [], max_tokens=64, count_tokens=words)
+    kept = distinct_chunks(chunks)
+    assert len(chunks) > 100 and len(kept) <= 3
+    assert {c.text for c in kept} == {c.text for c in chunks}

@@ -3,7 +3,8 @@
 Called by ``load_batch`` inside the page transaction with the entities whose row was inserted or
 changed; an unchanged entity never gets here, so it touches no chunk row. For a changed entity:
 
-1. ``chunk_entity`` cuts it (deterministic; each chunk's ``content_hash`` is the sha256 of its text);
+1. ``chunk_entity`` cuts it (deterministic; each chunk's ``content_hash`` is the sha256 of its text), and
+   a text the entity repeats is kept once, ordinals renumbered (``distinct_chunks``, decision 128);
 2. chunks whose (ordinal, hash, model) equal the stored row are left alone: no embedding, no write;
 3. the others reuse a stored vector of the same entity with the same hash and model when there is
    one (a paragraph inserted above shifts ordinals, not texts), else are embedded: every such text
@@ -29,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 
-from app.chunking import Chunk, Identity, Ready, chunk_entity
+from app.chunking import Chunk, Identity, Ready, chunk_entity, distinct_chunks
 from app.embedding import Embedder, EmbeddingError
 from app.queries import chunks as cq
 from app.queries import embeddings as eq
@@ -89,12 +90,15 @@ class VectorStage:
         self.stats = StageStats()
 
     def chunks_of(self, entity: Entity) -> list[Chunk]:
-        return chunk_entity(
-            entity.title,
-            entity.text,
-            entity.sections,
-            max_tokens=self.embedder.max_tokens,
-            count_tokens=self.embedder.count_tokens,
+        """The chunks stored for ``entity``: each distinct text once (decision 128)."""
+        return distinct_chunks(
+            chunk_entity(
+                entity.title,
+                entity.text,
+                entity.sections,
+                max_tokens=self.embedder.max_tokens,
+                count_tokens=self.embedder.count_tokens,
+            )
         )
 
     def prepare(

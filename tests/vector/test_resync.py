@@ -73,3 +73,64 @@ def test_editing_one_paragraph_re_embeds_exactly_that_chunk(
     assert len(embedder.texts) == 1 and "now fails at once" in embedder.texts[0]
     assert after.keys() == before.keys()
     assert (stage.stats.embedded, stage.stats.written, stage.stats.unchanged) == (1, 1, counts[target] - 1)
+
+
+def _stored(probe: psycopg.Connection[Any], source_id: int, key: str) -> list[tuple[int, str, str]]:
+    """(ordinal, body, hash) of one issue's chunks, in order."""
+    return [
+        (r[0], r[1], r[2])
+        for r in probe.execute(
+            "select c.ordinal, c.body, c.content_hash from entity_chunks c join entities e on e.id = c.entity_id"
+            " where e.source_id = %s and e.natural_key = %s order by c.ordinal",
+            (source_id, key),
+        ).fetchall()
+    ]
+
+
+def test_a_text_an_issue_repeats_is_stored_once_with_dense_ordinals(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """Decision 128: a paragraph pasted five times is one chunk row of its issue, not five; another
+    issue with the same paragraph keeps its own row (rights are per entity); edits keep ordinals dense."""
+    jira = jira_factory(6)
+    source_id = add_source(conn, keyring, jira)
+    embedder = CountingEmbedder(HashEmbedder())
+    sync_with(conn, keyring, source_id, "full", VectorStage(embedder))
+    keys = [r[0] for r in probe.execute(
+        "select natural_key from entities where source_id = %s order by natural_key", (source_id,)
+    ).fetchall()]  # fmt: skip
+    target, other = keys[0], keys[1]
+    # One paragraph fills most of a chunk (80 words of HashEmbedder's 128 tokens): its copies pack alone.
+    sentence = "lag on the standby grows while the nightly export holds its lock"
+    paragraph = " ".join(f"replica{n} {sentence}" for n in range(8))
+    for key in (target, other):
+        jira.patch(key, description="\n\n".join([paragraph] * 5))
+
+    embedder.reset()
+    _, run = sync_with(conn, keyring, source_id, "incremental", VectorStage(embedder))
+    assert run.state == "succeeded"
+    text = probe.execute("select body from entities where natural_key = %s", (target,)).fetchone()
+    assert text is not None and text[0].count(paragraph) == 5
+    rows = _stored(probe, source_id, target)
+    assert [o for o, _, _ in rows] == list(range(len(rows)))
+    assert len({h for _, _, h in rows}) == len(rows)
+    # A chunk's text is its entity's title, a blank line, its body (app/chunking.py).
+    alone = [b for _, b, _ in rows if b.split("\n\n", 1)[1] == paragraph]
+    assert len(alone) == 1, rows  # without decision 128: four identical rows
+    assert [b for _, b, _ in _stored(probe, source_id, other) if b.split("\n\n", 1)[1] == paragraph]
+    assert len(embedder.texts) == len(set(embedder.texts))
+
+    # A new opening paragraph, the copies after it: still each text once, ordinals from 0.
+    jira.patch(target, description="The export was moved to 02:00.\n\n" + "\n\n".join([paragraph] * 5))
+    sync_with(conn, keyring, source_id, "incremental", VectorStage(embedder))
+    rows = _stored(probe, source_id, target)
+    assert [o for o, _, _ in rows] == list(range(len(rows))) and len({h for _, _, h in rows}) == len(rows)
+    assert any("02:00" in b for _, b, _ in rows)
+
+    # A shorter text: the stored tail past the new last ordinal goes.
+    before = len(rows)
+    jira.patch(target, description="Fixed.")
+    sync_with(conn, keyring, source_id, "incremental", VectorStage(embedder))
+    rows = _stored(probe, source_id, target)
+    assert [o for o, _, _ in rows] == list(range(len(rows))) and len(rows) < before
+    assert not any("replica0" in b for _, b, _ in rows)
