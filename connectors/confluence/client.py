@@ -468,6 +468,7 @@ class ConfluenceConnector:
                     ancestors[aid] = None
             if isinstance(payload.get("restrictions"), Mapping):
                 own.add(str(payload.get("id")))  # ``_raw`` keeps them before a later page asks
+            self._learn_titles(payload)
             for key, space, title in self._titled_links(payload, space_key):
                 if key not in self._titles:
                     titles[key] = (space, title)
@@ -706,6 +707,7 @@ class ConfluenceConnector:
         return self._groups[group]
 
     def _link_targets(self, payload: Mapping[str, Any], space_key: str | None) -> dict[str, str]:
+        self._learn_titles(payload)
         out: dict[str, str] = {}
         for key, space, title in self._titled_links(payload, space_key):
             if key not in self._titles:
@@ -714,6 +716,23 @@ class ConfluenceConnector:
             if target:
                 out[key] = target
         return out
+
+    def _learn_titles(self, payload: Mapping[str, Any]) -> None:
+        """Note the ``space/title`` of the page itself and of its ancestors (a page's ancestors are pages of
+        its space), as a look-up by title would answer them (decision 129): most links by title name a page
+        the run has read or the page's own parent ("Part of …"), and each look-up is a round trip on the
+        thread that emits, one after another. Only current pages (a look-up by title finds current pages,
+        type page by default); a title already known keeps its first answer, as the look-ups' cache does."""
+        space = _space_key(payload)
+        if space is None:
+            return
+        pages = [payload] if payload.get("type") == "page" else []
+        ancestors = payload.get("ancestors")
+        pages += [a for a in ancestors if isinstance(a, Mapping)] if isinstance(ancestors, list) else []
+        for page in pages:
+            title, page_id = page.get("title"), page.get("id")
+            if page.get("status") == "current" and isinstance(title, str) and title and page_id is not None:
+                self._titles.setdefault(f"{space}/{title}", str(page_id))
 
     @staticmethod
     def _titled_links(payload: Mapping[str, Any], space_key: str | None) -> Iterator[tuple[str, str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from connectors.base import (
 )
 from connectors.confluence import CONNECTOR
 from connectors.confluence.client import ConfluenceConnector
+from connectors.confluence.context import ConfluenceItemContext
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 
@@ -210,3 +212,45 @@ def test_full_run_also_lists_blog_posts_and_resumes_between_pages_and_posts(flav
             }
         finally:
             conn.close()
+
+
+def test_links_by_title_to_pages_the_run_has_read_or_to_ancestors_ask_the_source_nothing(
+    emu: RunningEmulator,
+) -> None:
+    """Decision 129: a body's ``<ri:page ri:content-title>`` link to a page this run already read, or to
+    the page's own ancestor, resolves from what the run has; only the others are looked up by title, each
+    once, and every link resolves to what the source's look-up answers."""
+    base = emu.base_url + "/wiki"
+    control(emu, "DELETE", "stats")
+    conn = connector(base)
+    try:
+        emitted = [i for i in conn.enumerate(None, None) if isinstance(i, RawItem)]
+    finally:
+        conn.close()
+    # Cloud lists through v2 and reads each page at /rest/api/content/{id}: this route is the look-ups alone.
+    looked_up = control(emu, "GET", "stats")["by_route"].get("GET (?:/wiki)?/rest/api/content", 0)
+
+    known: set[str] = set()
+    unknown: set[str] = set()  # what the source alone can answer, in the order the links come
+    linked: set[str] = set()
+    for raw in emitted:
+        payload = raw.payload
+        space = payload["space"]["key"]
+        pages = ([payload] if payload["type"] == "page" else []) + payload.get("ancestors", [])
+        known |= {f"{space}/{p['title']}" for p in pages if p.get("status") == "current"}
+        for m in re.finditer(r'<ri:page ([^>]*)/>', payload["body"]["storage"]["value"]):
+            attrs = dict(re.findall(r'(ri:[\w-]+)="([^"]*)"', m.group(1)))
+            key = f"{attrs.get('ri:space-key', space)}/{attrs['ri:content-title']}"
+            linked.add(key)
+            if key not in known:
+                unknown.add(key)
+        assert isinstance(raw.context, ConfluenceItemContext)
+        for key, target in (raw.context.page_ids or {}).items():
+            key_space, title = key.split("/", 1)
+            answer = httpx.get(
+                base + "/rest/api/content", params={"spaceKey": key_space, "title": title},
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            ).json()["results"]  # fmt: skip
+            assert [target] == [a["id"] for a in answer], key
+    assert len(linked) > 10 and len(unknown) < len(linked) / 2  # the data links mostly to parents
+    assert looked_up == len(unknown), (looked_up, len(unknown), len(linked))
