@@ -277,7 +277,10 @@ def test_an_idle_embedder_is_handed_what_came_instead_of_waiting_for_a_whole_gro
     (app/pipeline/ahead.py); what is stored is what the sequential loop stores."""
     # 80 pages in four spaces: each space's listing (one page of up to 50) holds 20, more than a group.
     with served(ConfluenceEmulator(pages=80, seed=5, token=TOKEN)) as confluence:
-        confluence.fault(latency_ms=20)
+        # 50 ms a request: a group's pages then take well over EARLY_AFTER to come (the first call holds 3).
+        # At 20 ms the fan-out's first window of 16 reads lands at once since decision 129 resolved most title
+        # links without a request (each had been a round trip in turn), and the group filled first.
+        confluence.fault(latency_ms=50)
         url = confluence.base_url + "/wiki"
         sequential, ahead_source = (
             create_source(conn, keyring, NewSource(name=n, connector_type="confluence", base_url=url, credential=TOKEN))
