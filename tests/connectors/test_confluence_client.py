@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -238,9 +237,7 @@ def test_links_by_title_to_pages_the_run_has_read_or_to_ancestors_ask_the_source
         space = payload["space"]["key"]
         pages = ([payload] if payload["type"] == "page" else []) + payload.get("ancestors", [])
         known |= {f"{space}/{p['title']}" for p in pages if p.get("status") == "current"}
-        for m in re.finditer(r'<ri:page ([^>]*)/>', payload["body"]["storage"]["value"]):
-            attrs = dict(re.findall(r'(ri:[\w-]+)="([^"]*)"', m.group(1)))
-            key = f"{attrs.get('ri:space-key', space)}/{attrs['ri:content-title']}"
+        for key, _, _ in ConfluenceConnector._titled_links(payload, space):  # the links the client resolves
             linked.add(key)
             if key not in known:
                 unknown.add(key)
