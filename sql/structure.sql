@@ -171,6 +171,27 @@ $_$;
 
 COMMENT ON FUNCTION public.harvester_defer_alert(args jsonb) IS 'Queues one harvester:send_alert job (queue alerts) in the caller''s transaction.';
 
+CREATE FUNCTION public.harvester_distinct_chunks() RETURNS bigint
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+    -- The chunk's content_hash is the SHA-256 of its text: an equal hash in one entity is the same text.
+    with copies as (
+        select c.id
+          from (select x.id,
+                       row_number() over (partition by x.entity_id, x.content_hash order by x.ordinal) as n
+                  from public.entity_chunks x) as c
+         where c.n > 1),
+    removed as (
+        delete from public.entity_chunks c
+         using copies
+         where c.id = copies.id
+        returning 1)
+    select count(*) from removed;
+$$;
+
+COMMENT ON FUNCTION public.harvester_distinct_chunks() IS 'Removes every chunk whose text an earlier chunk of the same entity holds (decision 130); returns how many. The ordinals kept may have gaps until the entity''s text changes.';
+
 CREATE FUNCTION public.harvester_job_workers() RETURNS TABLE(id bigint, last_heartbeat timestamp with time zone)
     LANGUAGE plpgsql STABLE
     SET search_path TO ''

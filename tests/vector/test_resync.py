@@ -134,3 +134,55 @@ def test_a_text_an_issue_repeats_is_stored_once_with_dense_ordinals(
     rows = _stored(probe, source_id, target)
     assert [o for o, _, _ in rows] == list(range(len(rows))) and len(rows) < before
     assert not any("replica0" in b for _, b, _ in rows)
+
+
+def test_the_copies_an_entity_stored_before_decision_128_go_and_its_gapped_ordinals_heal_on_the_next_change(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """Decision 130 (migration 42): ``harvester_distinct_chunks()`` removes the copies rows stored before
+    decision 128 hold and leaves gaps in the ordinals; an unchanged re-sync then writes and embeds nothing,
+    and the next change of the text stores its chunks densely again, with no stale row left in a gap."""
+    jira = jira_factory(3)
+    source_id = add_source(conn, keyring, jira)
+    embedder = CountingEmbedder(HashEmbedder())
+    sync_with(conn, keyring, source_id, "full", VectorStage(embedder))
+    row = probe.execute("select natural_key from entities where source_id = %s order by 1 limit 1", (source_id,))
+    (key,) = row.fetchone() or ("",)
+    parts = [f"part{n} " + " ".join(f"word{n}x{w}" for w in range(70)) for n in range(3)]
+    jira.patch(key, description="\n\n".join(parts))
+    sync_with(conn, keyring, source_id, "incremental", VectorStage(embedder))
+    dense = _stored(probe, source_id, key)
+    assert len(dense) >= 3, dense
+    # The layout the stage wrote before decision 128: each text followed by a copy of it.
+    (entity_id,) = probe.execute(
+        "select id from entities where source_id = %s and natural_key = %s", (source_id, key)
+    ).fetchone() or (0,)
+    probe.execute("update entity_chunks set ordinal = ordinal * 2 + 1000 where entity_id = %s", (entity_id,))
+    probe.execute("update entity_chunks set ordinal = ordinal - 1000 where entity_id = %s", (entity_id,))
+    probe.execute(
+        "insert into entity_chunks (entity_id, ordinal, body, content_hash, embedding, embedding_model)"
+        " select entity_id, ordinal + 1, body, content_hash, embedding, embedding_model from entity_chunks"
+        " where entity_id = %s",
+        (entity_id,),
+    )
+    assert len(_stored(probe, source_id, key)) == 2 * len(dense)
+
+    assert probe.execute("select harvester_distinct_chunks()").fetchone() == (len(dense),)
+    gapped = _stored(probe, source_id, key)
+    assert [o for o, _, _ in gapped] == [2 * n for n in range(len(dense))]
+    assert [(b, h) for _, b, h in gapped] == [(b, h) for _, b, h in dense]
+
+    embedder.reset()
+    before = _chunks(probe, source_id)
+    _, run = sync_with(conn, keyring, source_id, "full", VectorStage(embedder))
+    assert run.state == "succeeded" and embedder.texts == []
+    assert _chunks(probe, source_id) == before  # nothing rewritten over the gaps
+
+    jira.patch(key, description="\n\n".join(["A new opening paragraph.", *parts[1:]]))
+    _, run = sync_with(conn, keyring, source_id, "incremental", VectorStage(embedder))
+    assert run.state == "succeeded"
+    healed = _stored(probe, source_id, key)
+    assert [o for o, _, _ in healed] == list(range(len(healed)))
+    assert len({h for _, _, h in healed}) == len(healed)
+    assert any("A new opening paragraph." in b for _, b, _ in healed)
+    assert not any("part0" in b for _, b, _ in healed)
