@@ -64,3 +64,25 @@ def test_closing_early_stops_a_producer_blocked_on_a_full_queue_and_closes_its_i
 def test_depth_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         Prefetch(iter([1]), 0)
+
+
+def test_polled_yields_none_while_the_producer_waits_and_then_every_item_in_order() -> None:
+    # Decision 132: a consumer with something else to do (hand a waiting group to an idle embedder) gets a
+    # None each time nothing came for ``every`` seconds; the items still arrive, in order, and a failure
+    # after them is raised at its position.
+    release = threading.Event()
+
+    def items() -> Iterator[int]:
+        yield 1
+        assert release.wait(10)
+        yield 2
+        raise ValueError("the source failed after item 2")
+
+    seen: list[int | None] = []
+    with pytest.raises(ValueError, match="after item 2"), Prefetch(items(), 4) as ahead:
+        for item in ahead.polled(0.01):
+            seen.append(item)
+            if seen.count(None) == 3:
+                release.set()  # the producer is held until the consumer has had three idle turns
+    assert seen[0] == 1 and seen.count(None) >= 3 and seen[-1] == 2
+    assert [s for s in seen if s is not None] == [1, 2]

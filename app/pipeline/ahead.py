@@ -50,7 +50,9 @@ GROUP = 16  # raw items per embedding job: small enough that the last job's embe
 # attachments one request after another trickles items (Confluence at 100 ms a request: the 1st at 0.45 s,
 # the 16th at 1.18 s), and the embedder idled until a whole group was in; items that come in a burst still
 # fill whole groups. Decision 126: Confluence's run 3-4 % shorter, Slack's 3 % longer (more, smaller calls);
-# handing over only a run's first group early changed neither.
+# handing over only a run's first group early changed neither. The producer looks at a waiting group when an
+# item comes and, since the connector runs on a thread of its own (decision 132), every app.pipeline.run.TICK
+# while it waits for one.
 EARLY_AFTER = 0.1
 # Queued groups one embedding call may take (only those already waiting: an idle thread never waits
 # for more). 4 x 16 items: enough texts to sort away most padding, a tail of a few seconds at most.

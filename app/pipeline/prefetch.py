@@ -64,14 +64,22 @@ class Prefetch(Generic[T]):
         self.close()
 
     def __iter__(self) -> Iterator[T]:
+        for message in self.polled(POLL):
+            if message is not None:
+                yield message
+
+    def polled(self, every: float) -> Iterator[T | None]:
+        """The items in order, and None each time nothing came for ``every`` seconds: a consumer that has
+        something to do while it waits (hand a waiting group to an idle embedder) gets the chance."""
         while True:
             try:
-                message = self._queue.get(timeout=POLL)
+                message = self._queue.get(timeout=every)
             except queue.Empty:
                 if not self._thread.is_alive() and self._queue.empty():
                     # Cannot happen (the producer always queues _End or _Failed unless stopped); a
                     # consumer must never wait forever on a dead producer.
                     raise RuntimeError("the page producer stopped without a result") from None
+                yield None
                 continue
             if isinstance(message, _End):
                 return

@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -82,6 +82,10 @@ ITEMS_PER_PAGE = 50  # identities fetched per committed page in an items-scoped 
 # Pages fetched ahead of the one being loaded (issue 15 §1): the source's latency hides behind our own
 # work. 0 fetches each page only after the previous one committed (the sequential loop).
 DEFAULT_PREFETCH = 3
+# With the embedding stage: items the connector's own thread may run ahead of the producer, and how often
+# the producer, waiting for the next, looks whether a waiting group should go to an idle embedder.
+SOURCE_AHEAD = 64
+TICK = 0.02
 # Lane lock (seed 001 "Координация полос"): Knowledge Store takes pg_advisory_lock(LANE_LOCK_CLASS,
 # source_id) around destructive steps; a run holds the shared form for its whole duration.
 LANE_LOCK_CLASS = 0x48565354  # "HVST"
@@ -476,14 +480,32 @@ class _Run:
     def _enumerated_pages(
         self, connector: Connector, since: datetime | None, position: Mapping[str, Any] | None, total: int | None
     ) -> Iterator[Page]:
+        emitted: Iterator[Emitted] = connector.enumerate(since, position)
+        # With the embedding stage the connector runs on a thread of its own, a few items ahead (decision 132):
+        # while it waits on the source, this thread still hands a waiting group to an embedding thread that
+        # has nothing to do, instead of holding it until the next item comes.
+        pump = None
+        if self.embed_ahead is not None:
+            pump = Prefetch(emitted, SOURCE_AHEAD, name=f"run-{self.claim.id}-source")
+        with pump if pump is not None else nullcontext():
+            yield from self._emitted_pages(pump.polled(TICK) if pump is not None else emitted, total)
+
+    def _emitted_pages(self, emitted: Iterator[Emitted | None], total: int | None) -> Iterator[Page]:
+        """The pages of what the connector emits; ``None`` in ``emitted``: nothing came for ``TICK`` s."""
         buf: list[RawItem | ItemError | ItemGone] = []
         # With the embedding stage: the page's raw items not yet handed over, and its groups' futures.
         group: list[RawItem] = []
         group_since = 0.0  # when the group's first item came
         futures: list[Future[Prepared]] = []
         number = 0
-        emitted: Iterator[Emitted] = connector.enumerate(since, position)
         for item in emitted:
+            if item is None:
+                # What came a while ago goes to an embedding thread that has nothing to do.
+                if group and self._early(group_since):
+                    futures.append(self._embed_ahead(number, group))
+                    group = []
+                self._check_lease()
+                continue
             if isinstance(item, Checkpoint):
                 if item.total is not None:
                     total = item.total
@@ -507,15 +529,18 @@ class _Run:
                         group_since = time.monotonic()
                     group.append(item)
                     # A whole group, or what came in a while if the embedding thread has nothing to do.
-                    if len(group) >= GROUP or (
-                        self.embed_ahead.idle and time.monotonic() - group_since >= EARLY_AFTER
-                    ):
+                    if len(group) >= GROUP or self._early(group_since):
                         futures.append(self._embed_ahead(number, group))
                         group = []
             self._check_lease()
         if group:
             futures.append(self._embed_ahead(number, group))
         yield self._page(buf, None, total, True, futures)
+
+    def _early(self, group_since: float) -> bool:
+        """A group that came ``EARLY_AFTER`` s ago or more goes now if the embedding thread is idle."""
+        assert self.embed_ahead is not None
+        return self.embed_ahead.idle and time.monotonic() - group_since >= EARLY_AFTER
 
     def _page(
         self,

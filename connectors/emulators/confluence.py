@@ -394,7 +394,7 @@ class ConfluenceEmulator(EmulatorApp):
         return out, pos < gen_total + len(created)
 
     def visible(self, i: int) -> bool:
-        fault = self.faults.for_key(self.page_id(i))
+        fault = self.faults.for_key(self.page_id(i), serving=False)
         return fault is None or fault.malformed or fault.status not in (403, 404)
 
     # ------------------------------------------------------------ JSON shapes

@@ -711,7 +711,7 @@ class JiraEmulator(EmulatorApp):
     def _hidden(self, i: int) -> bool:
         if self.key_of(i).rpartition("-")[0] in self.invisible_projects:
             return True
-        fault = self.faults.for_key(self.key_of(i))
+        fault = self.faults.for_key(self.key_of(i), serving=False)
         return fault is not None and fault.status in (403, 404)
 
     def _serve(self, i: int, version: int, base_url: str) -> dict[str, Any]:

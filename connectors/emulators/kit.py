@@ -32,7 +32,10 @@ patching anything. This module holds what they share:
     ``X-RateLimit-Limit`` / ``X-RateLimit-Remaining: 0`` / ``X-RateLimit-Reset`` (epoch seconds);
   - ``{"status": 403, "keys": ["P-1"]}`` — items with those keys answer 403 wherever the emulator
     serves them one by one, and are skipped from list pages (see :meth:`Faults.for_key`);
-  - ``{"malformed": true, "keys": ["P-2"]}`` — those items are served broken (the subclass decides how).
+  - ``{"malformed": true, "keys": ["P-2"]}`` — those items are served broken (the subclass decides how);
+  - ``{"latency_ms": 1500, "keys": ["P-3"]}`` — those items are rendered that much later wherever the
+    emulator serves them (one slow record among fast ones; a list page holding one waits for it); deciding
+    whether a list shows them does not wait, and every other request is as fast as before.
 
   Ratio decisions come from a ``random.Random`` seeded at start, so a single-threaded client sees the
   same sequence of faults for the same seed.
@@ -153,6 +156,7 @@ class _Rule:
     keys: frozenset[str] | None
     malformed: bool
     headers: dict[str, str] = field(default_factory=dict)
+    latency_ms: float = 0.0  # a keyed rule's delay before the item is served
 
 
 _DEPTH_KEEP = 4096  # answered requests kept for latency_depth before the old ones are folded away
@@ -228,6 +232,18 @@ class Faults:
                 compiled = [(re.compile(str(k)), float(v)) for k, v in routes.items()]
             except re.error as exc:
                 raise ValueError(f"route_latency_ms: {exc}") from exc
+        if spec.get("keys") is not None and "latency_ms" in spec and spec.get("status") is None:
+            # One slow record among fast ones: a keyed delay, the request-wide latency untouched.
+            keys, ms = spec["keys"], spec["latency_ms"]
+            if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+                raise ValueError("keys must be a list of strings")
+            if isinstance(ms, bool) or not isinstance(ms, int | float) or ms < 0:
+                raise ValueError("latency_ms must be a number of milliseconds >= 0")
+            with self._lock:
+                self._rules.append(
+                    _Rule(None, 1.0, None, None, frozenset(keys), malformed=False, latency_ms=float(ms))
+                )
+            return
         with self._lock:
             if "latency_ms" in spec:
                 self._latency_ms = float(spec["latency_ms"])
@@ -375,11 +391,17 @@ class Faults:
         }
         return error_response(429, "rate limit exceeded", headers)
 
-    def for_key(self, key: str) -> KeyFault | None:
-        """The per-item fault for ``key`` (status or malformed), or None."""
+    def for_key(self, key: str, *, serving: bool = True) -> KeyFault | None:
+        """The per-item fault for ``key`` (status or malformed), or None. A keyed delay is slept here when
+        the item is being served (``serving``), not when a listing only asks whether to show it."""
+        delay = 0.0
+        found: KeyFault | None = None
         with self._lock:
             for rule in self._rules:
                 if rule.keys is None or key not in rule.keys:
+                    continue
+                if rule.latency_ms:
+                    delay = max(delay, rule.latency_ms)
                     continue
                 if rule.count is not None:
                     if rule.count <= 0:
@@ -388,8 +410,11 @@ class Faults:
                 elif rule.ratio < 1.0 and self._rng.random() >= rule.ratio:
                     continue
                 self.injected += 1
-                return KeyFault(status=rule.status, malformed=rule.malformed)
-        return None
+                found = KeyFault(status=rule.status, malformed=rule.malformed)
+                break
+        if delay and serving:
+            time.sleep(delay / 1000)
+        return found
 
 
 def _format_seconds(value: float) -> str:

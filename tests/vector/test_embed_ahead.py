@@ -300,3 +300,45 @@ def test_an_idle_embedder_is_handed_what_came_instead_of_waiting_for_a_whole_gro
     ).fetchone()
     assert first_pages is not None and 0 < first_pages[0] < GROUP
     assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
+
+
+def test_a_group_waiting_while_the_source_stalls_goes_to_an_idle_embedder_without_the_next_item(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """Decision 132: the producer used to look at a waiting group only when the next item came, so while
+    the source took its time over one page the pages before it sat in the group and the embedder idled.
+    The connector now runs on a thread of its own, and the producer, waiting for it, hands the group over
+    once it is ``EARLY_AFTER`` old and the embedder idle. One Confluence page answers 1 s late, the others
+    at once: the first embedding call holds the pages read before it, and not it."""
+    with served(ConfluenceEmulator(pages=40, seed=5, token=TOKEN)) as confluence:
+        url = confluence.base_url + "/wiki"
+        sequential, ahead_source = (
+            create_source(conn, keyring, NewSource(name=n, connector_type="confluence", base_url=url, credential=TOKEN))
+            for n in ("sequential", "ahead")
+        )
+        _, first = run(conn, keyring, sequential, VectorStage(CountingEmbedder(HashEmbedder())), prefetch=0)
+        # Entities are written in the order the connector emits them: the fifth page read is the slow one.
+        pages = probe.execute(
+            "select source_entity_id from entities where source_id = %s and source_type = 'page' order by id",
+            (sequential,),
+        ).fetchall()
+        slow = pages[4][0]
+        confluence.fault(latency_ms=1000, keys=[slow])
+        counted = FirstCall()
+        _, second = run(conn, keyring, ahead_source, VectorStage(counted), prefetch=3)
+
+    assert (first.state, second.state) == ("succeeded", "succeeded")
+    assert second.done == first.done
+    hashes = [sha256_hex(t.encode()) for t in counted.texts[: counted.sizes[0]]]
+    # A chunk's text starts with its entity's title, so each text names the page it came from.
+    holders = {
+        r[0]
+        for r in probe.execute(
+            "select distinct e.source_entity_id from entity_chunks c join entities e on e.id = c.entity_id"
+            " where e.source_id = %s and e.source_type = 'page' and c.content_hash = any(%s)",
+            (ahead_source, hashes),
+        ).fetchall()
+    }
+    read_before = {r[0] for r in pages[:4]}
+    assert holders and holders <= read_before, (holders, slow)
+    assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
