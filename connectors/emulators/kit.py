@@ -307,6 +307,7 @@ class Faults:
                         "retry_after": r.retry_after,
                         "keys": sorted(r.keys) if r.keys is not None else None,
                         "malformed": r.malformed,
+                        "latency_ms": r.latency_ms,
                     }
                     for r in self._rules
                 ],
