@@ -232,13 +232,15 @@ class Faults:
                 compiled = [(re.compile(str(k)), float(v)) for k, v in routes.items()]
             except re.error as exc:
                 raise ValueError(f"route_latency_ms: {exc}") from exc
-        if spec.get("keys") is not None and "latency_ms" in spec and spec.get("status") is None:
+        if spec.get("keys") is not None and "latency_ms" in spec:
             # One slow record among fast ones: a keyed delay, the request-wide latency untouched.
+            if spec.get("status") is not None or spec.get("malformed"):
+                raise ValueError("a keyed latency_ms fault is a delay alone: no 'status' or 'malformed' with it")
             keys, ms = spec["keys"], spec["latency_ms"]
             if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
                 raise ValueError("keys must be a list of strings")
-            if isinstance(ms, bool) or not isinstance(ms, int | float) or ms < 0:
-                raise ValueError("latency_ms must be a number of milliseconds >= 0")
+            if isinstance(ms, bool) or not isinstance(ms, int | float) or ms <= 0:
+                raise ValueError("a keyed latency_ms must be a number of milliseconds > 0")
             with self._lock:
                 self._rules.append(
                     _Rule(None, 1.0, None, None, frozenset(keys), malformed=False, latency_ms=float(ms))

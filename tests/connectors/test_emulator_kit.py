@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -59,4 +60,41 @@ def test_a_route_latency_delays_only_the_routes_it_finds() -> None:
         ({"route_latency_ms": {"(": 5}}, "route_latency_ms"),
     ):
         with pytest.raises(ValueError, match=why):
+            faults.add(bad)
+
+
+class _Clock:
+    """The kit's ``time`` module with ``sleep`` recorded instead of slept."""
+
+    def __init__(self) -> None:
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(time, name)
+
+
+def test_a_keyed_latency_slows_that_record_alone_and_only_where_it_is_served(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Decision 132's fault: one slow record among fast ones. Asking whether a list shows the record does not
+    # wait, serving it does, other keys and other requests are untouched, and a bad spec names its field.
+    clock = _Clock()
+    monkeypatch.setattr(kit, "time", clock)
+    faults = kit.Faults()
+    faults.add({"latency_ms": 300, "keys": ["P-3"]})
+    assert faults.for_key("P-3", serving=False) is None
+    assert faults.for_key("P-4") is None
+    assert faults.for_request("GET /x") is None
+    assert clock.slept == []
+    assert faults.for_key("P-3") is None
+    assert clock.slept == [0.3]
+    assert faults.describe()["latency_ms"] == 0.0 and faults.describe()["rules"][0]["latency_ms"] == 300.0
+    for bad, field in (
+        ({"latency_ms": 0, "keys": ["P-3"]}, "latency_ms"),
+        ({"latency_ms": "slow", "keys": ["P-3"]}, "latency_ms"),
+        ({"latency_ms": 100, "keys": "P-3"}, "keys"),
+        ({"latency_ms": 100, "keys": ["P-3"], "status": 503}, "status"),
+    ):
+        with pytest.raises(ValueError, match=field):
             faults.add(bad)
