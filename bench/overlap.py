@@ -34,6 +34,7 @@ The database: as bench/connector_sync.py (HARVESTER_DATABASE_URL's server, else 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -66,8 +67,15 @@ from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
 from app.vector.stage import VectorStage
 from bench._cpu import cpu, data_directory, emulators, parallel_speed, postgres_cpu
+from bench._source_fork import Children, forked
 from bench.connector_sync import TOKEN, admin, postgres, with_dbname
 from connectors.base import CallStats, Entity, RawItem, SourceConfig
+from connectors.confluence.client import ConfluenceConnector
+from connectors.jira.client import JiraConnector
+from connectors.slack.client import SlackConnector
+
+# The connectors whose listing --source-fork runs in a forked child.
+SOURCE_CLASSES: tuple[type[object], ...] = (JiraConnector, ConfluenceConnector, SlackConnector)
 
 
 @dataclass(frozen=True)
@@ -232,12 +240,24 @@ class Best:
     after_waits: tuple[float, float, float] = (0.0, 0.0, 0.0)  # and how long its thread waited for pages,
     # for vectors, for the writer thread
     bare_cpu: Cpu = Cpu()  # and the fastest bare loop
+    # --source-fork: the ``after`` run with the connector in a forked child (decision 133's prototype)
+    fork: float = float("inf")
+    fork_cpu: Cpu = Cpu()  # this process's CPU in ``ours``, the child's in ``fork_child``
+    fork_child: float = 0.0
+    fork_waits: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 def measure(
-    case: Case, base_url: str, server_url: str, template: str, repeats: int, chunks: ChunkStage | None = None
+    case: Case,
+    base_url: str,
+    server_url: str,
+    template: str,
+    repeats: int,
+    chunks: ChunkStage | None = None,
+    *,
+    fork: bool = False,
 ) -> Best:
-    """Best of ``repeats`` rounds of bare, before, after."""
+    """Best of ``repeats`` rounds of bare, before, after (and the forked source's run with ``fork``)."""
     best = Best()
     for _ in range(repeats):
         spent: list[Cpu] = []
@@ -245,27 +265,54 @@ def measure(
         if t < best.bare:
             best.bare_cpu = spent[0]
         best.bare = min(best.bare, t)
-        time_runs(best, case, base_url, server_url, template, n, chunks)
+        time_runs(best, case, base_url, server_url, template, n, chunks, fork=fork)
     return best
 
 
 def time_runs(
-    best: Best, case: Case, base_url: str, server_url: str, template: str, items: int, chunks: ChunkStage | None
+    best: Best,
+    case: Case,
+    base_url: str,
+    server_url: str,
+    template: str,
+    items: int,
+    chunks: ChunkStage | None,
+    *,
+    fork: bool = False,
 ) -> None:
     """One full run without read-ahead (before) and one with it (after), each kept in ``best`` if faster;
-    a run that loads another number of items than the bare loop saw stops the bench."""
-    for attr, prefetch in (("before", 0), ("after", DEFAULT_PREFETCH)):
+    with ``fork`` a third, as ``after`` with the connector's listing in a forked child (decision 133's
+    prototype). A run that loads another number of items than the bare loop saw stops the bench."""
+    runs = [("before", 0), ("after", DEFAULT_PREFETCH)] + ([("fork", DEFAULT_PREFETCH)] if fork else [])
+    for attr, prefetch in runs:
         spent: list[Cpu] = []
         firsts: list[float] = []
-        u, outcome = pipeline(case, base_url, server_url, template, prefetch, chunks, spent, firsts)
+        with forked(SOURCE_CLASSES) if attr == "fork" else contextlib.nullcontext(Children()) as children:
+            u, outcome = pipeline(case, base_url, server_url, template, prefetch, chunks, spent, firsts)
         if outcome.done != items:
             raise SystemExit(f"{case.name}: bare loop saw {items} items, the run loaded {outcome.done}")
         if attr == "after" and u < best.after:
             best.after_cpu = spent[0]
             best.after_first = firsts[0] if firsts else 0.0
             best.after_waits = (outcome.page_wait, outcome.vector_wait, outcome.write_wait)
+        if attr == "fork" and u < best.fork:
+            best.fork_cpu, best.fork_child = spent[0], children.cpu
+            best.fork_waits = (outcome.page_wait, outcome.vector_wait, outcome.write_wait)
         setattr(best, attr, min(getattr(best, attr), u))
     best.items = items
+
+
+def _fork_row(case: Case, b: Best) -> str:
+    """Section (1)'s row of the run whose listing ran in a forked child. Its bound: the child and this
+    process each hold an interpreter lock of their own, so neither alone nor all of the CPU spread over the
+    cores may take longer than the run."""
+    c, child = b.fork_cpu, b.fork_child
+    total = c.total + child
+    bound = min(1.0, b.bare / max(c.ours, child, total / (os.cpu_count() or 1)))
+    return (f"{case.name + ' fork':<11} {b.items:>6} {'':>8} {'':>9} {b.items / b.fork:>8.0f} {'':>7} "
+            f"{b.bare / b.fork:>7.2f} {bound:>7.2f}   the listing in a forked child: ours {c.ours:.2f} + child "
+            f"{child:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {total:.2f} in {b.fork:.2f} s, "
+            f"waited {b.fork_waits[0]:.2f} s for pages, {b.fork_waits[2]:.2f} s for the writer")  # fmt: skip
 
 
 def load_average() -> str:
@@ -302,6 +349,12 @@ def main(argv: list[str] | None = None) -> None:
         help="section (3) also runs the embedder with passes bounded by the row cap alone, as before decision "
         "131 (no token budget; ratios: against the faster bare embed)",
     )
+    parser.add_argument(
+        "--source-fork",
+        action="store_true",
+        help="section (1) also times each run with the connector's listing in a forked child, its items "
+        "pickled through a pipe (decision 133's prototype, bench/_source_fork.py; not the product's path)",
+    )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: plain, latency, embed")
@@ -324,7 +377,7 @@ def main(argv: list[str] | None = None) -> None:
                       f"{'before':>7} {'after':>7} {'bound':>7}   CPU s: ours + emulator (+ PostgreSQL)")  # fmt: skip
                 for case in wanted:
                     with emulator(case, args.items) as url:
-                        b = measure(case, url, server_url, template, args.repeats)
+                        b = measure(case, url, server_url, template, args.repeats, fork=args.source_fork)
                     rate = [b.items / t for t in (b.bare, b.before, b.after)]
                     c = b.after_cpu
                     # The best ratio the after run's CPU allows on this machine (its floor wall time); a run
@@ -336,6 +389,8 @@ def main(argv: list[str] | None = None) -> None:
                           f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.after:.2f} s, "
                           f"waited {b.after_waits[0]:.2f} s for pages, {b.after_waits[2]:.2f} s for the writer"
                           f"   load {load_average()}")  # fmt: skip
+                    if args.source_fork:
+                        print(_fork_row(case, b))
             if "latency" not in skip:
                 print(f"\n(2) {args.latency_ms} ms per request: full-run wall / bare fetch wall (goal <= 1.10)")
                 print(f"{'connector':<11} {'items':>6} {'bare s':>8} {'before s':>9} {'after s':>8} "

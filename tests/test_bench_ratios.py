@@ -19,7 +19,7 @@ _NUM = r"([0-9]+(?:\.[0-9]+)?)"
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
     out = run_bench(
         "overlap.py", "--items", "120", "--embed-items", "12", "--latency-ms", "20", "--repeats", "1",
-        "--skip", "latency", "--index-compare", "--budget-compare", timeout=600,
+        "--skip", "latency", "--index-compare", "--budget-compare", "--source-fork", timeout=600,
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
@@ -37,6 +37,18 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         assert 0 < bound <= 1, row.group(0)  # a run fetches all the bare loop does
         # The waits are parts of the run (the run's thread waits for one thing at a time).
         assert float(row.group(16)) + float(row.group(17)) <= float(row.group(15)) + 0.01, row.group(0)
+        # --source-fork (decision 133's prototype): the run whose listing ran in a forked child loaded what
+        # the bare loop saw, and the child's CPU, reaped with it, is counted beside this process's.
+        fork = re.search(
+            rf"^{name} fork\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+the listing in a forked child: ours {_NUM} \+ "
+            rf"child {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s",
+            out,
+            re.MULTILINE,
+        )
+        assert fork is not None, out
+        assert int(fork.group(1)) == items and 0 < float(fork.group(4)) <= 1, fork.group(0)
+        ours, child, total = (float(fork.group(i)) for i in (5, 6, 9))
+        assert child > 0 and total + 0.02 >= ours + child, fork.group(0)
     embed = re.search(
         rf"^product\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM} s, "
         rf"{_NUM} \+ {_NUM} \+ {_NUM}",
