@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -67,7 +68,8 @@ def main() -> None:
             "HARVESTER_SECRET_KEY": key.hex(),
             "HARVESTER_EMBEDDER": "none",
         }
-        env["HARVESTER_DATA_DIR"] = f"/tmp/hv-alert-bench-{os.getpid()}"
+        data_dir = Path(f"/tmp/hv-alert-bench-{os.getpid()}")
+        env["HARVESTER_DATA_DIR"] = str(data_dir)
         worker = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "worker", "--no-periodic", "--log-level", "warning"],
             cwd=REPO,
@@ -75,12 +77,13 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
         )
         try:
-            with psycopg.connect(url) as conn:
+            # Autocommit: execute_run declares each of its transactions itself (it refuses a connection with
+            # an implicit one open), and everything else here commits statement by statement.
+            with psycopg.connect(url, autocommit=True) as conn:
                 port = receiver.server_address[1]
                 update_settings(
                     conn, {"alert_channels": [{"kind": "webhook", "url": f"http://127.0.0.1:{port}/"}]}, keyring=keyring
                 )
-                conn.commit()
                 time.sleep(3)  # the worker is listening
                 samples = []
                 for i in range(args.repeat):
@@ -90,7 +93,6 @@ def main() -> None:
                         NewSource(f"down-{i}", "jira", f"http://127.0.0.1:{free_port()}", credential="x" * 20),
                     )
                     run_id = start_run(conn, source_id, mode="full", trigger="manual")
-                    conn.commit()
                     before = len(arrivals)
                     outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring)
                     failed_at = time.monotonic()
@@ -107,6 +109,7 @@ def main() -> None:
             worker.terminate()
             worker.wait(timeout=30)
             receiver.shutdown()
+            shutil.rmtree(data_dir, ignore_errors=True)  # the worker's data directory
 
 
 if __name__ == "__main__":

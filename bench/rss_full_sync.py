@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -32,13 +33,21 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--issues", type=int, default=1_000_000)
     args = ap.parse_args()
-    with jira_emulator(args.issues) as base_url, bench_database() as url:
+    data_dir = Path("/tmp") / f"hv-rss-{os.getpid()}"  # the CLI's data directory, removed at the end
+    try:
+        return _measure(args.issues, data_dir)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _measure(issues: int, data_dir: Path) -> int:
+    with jira_emulator(issues) as base_url, bench_database() as url:
         env = dict(
             os.environ,
             HARVESTER_DATABASE_URL=url,
             HARVESTER_SECRET_KEY=os.urandom(32).hex(),
             HARVESTER_EMBEDDER="none",
-            HARVESTER_DATA_DIR=str(Path("/tmp") / f"hv-rss-{os.getpid()}"),
+            HARVESTER_DATA_DIR=str(data_dir),
         )
         harvester = [sys.executable, "-m", "app.cli"]
         subprocess.run(
@@ -76,7 +85,7 @@ def main() -> int:
                 done = int(row[0]) if row else 0
                 if done and not baseline:
                     baseline = rss
-                if done >= next_tenth * args.issues / 10:
+                if done >= next_tenth * issues / 10:
                     print(
                         f"  {done:>9,} done  rss {rss / MB:7.1f} MB  elapsed {time.perf_counter() - started:7.1f} s",
                         flush=True,
@@ -84,7 +93,7 @@ def main() -> int:
                     next_tenth += 1
                 time.sleep(0.2)
         elapsed = time.perf_counter() - started
-    print(f"issues={args.issues} exit={proc.returncode} time {elapsed:.0f} s ({args.issues / elapsed:,.0f} items/s)")
+    print(f"issues={issues} exit={proc.returncode} time {elapsed:.0f} s ({issues / elapsed:,.0f} items/s)")
     print(
         f"  peak RSS {peak / MB:.1f} MB (target <= 500); after the first page {baseline / MB:.1f} MB; "
         f"growth {max(peak - baseline, 0) / MB:.1f} MB"
