@@ -20,11 +20,13 @@ our interpreter lock), fed the same data as bench/connector_sync.py. For each co
 
 Every pipeline figure is measured twice in the same run: ``before`` with ``prefetch=0`` (each page
 fetched only after the previous one committed) and ``after`` with ``prefetch=DEFAULT_PREFETCH``.
-Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept.
+Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept. ``--source-fork`` adds a
+third run to section (1), ``after`` with the connector's listing in a forked child (decision 133's prototype,
+bench/_source_fork.py), printed on a row of its own with the child's CPU.
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
                             [--embed-compare] [--coalesce-compare] [--index-compare] [--budget-compare]
-                            [--repeats 2]
+                            [--source-fork] [--repeats 2]
                             [--only jira,slack]
                             [--skip latency,embed]
 
