@@ -94,10 +94,13 @@ def _measure(issues: int, data_dir: Path) -> int:
                 time.sleep(0.2)
         elapsed = time.perf_counter() - started
     print(f"issues={issues} exit={proc.returncode} time {elapsed:.0f} s ({issues / elapsed:,.0f} items/s)")
-    print(
-        f"  peak RSS {peak / MB:.1f} MB (target <= 500); after the first page {baseline / MB:.1f} MB; "
-        f"growth {max(peak - baseline, 0) / MB:.1f} MB"
+    # A small run can end between two samples before one of them saw its first page: no baseline then.
+    first = (
+        f"after the first page {baseline / MB:.1f} MB; growth {max(peak - baseline, 0) / MB:.1f} MB"
+        if baseline
+        else "the run ended before a sample saw its first page"
     )
+    print(f"  peak RSS {peak / MB:.1f} MB (target <= 500); {first}")
     return 0 if proc.returncode == 0 else 1
 
 

@@ -101,8 +101,15 @@ def test_rate_budget_runs_every_item_with_and_without_the_shared_budget() -> Non
 def test_rss_full_sync_prints_the_peak_against_the_first_page() -> None:
     out = run_bench("rss_full_sync.py", "--issues", "300", timeout=300)
     assert re.search(r"^issues=300 exit=0 ", out, re.M), out
-    peak = re.search(rf"peak RSS {_NUM} MB \(target <= 500\); after the first page {_NUM} MB; growth {_NUM} MB", out)
-    assert peak is not None and float(peak.group(1)) >= float(peak.group(2)) > 0, out
+    peak = re.search(rf"peak RSS {_NUM} MB \(target <= 500\); ", out)
+    assert peak is not None and float(peak.group(1)) > 0, out
+    # 300 issues may sync between two of the sampler's looks: then the bench says it saw no first page.
+    first = re.search(rf"after the first page {_NUM} MB; growth {_NUM} MB", out)
+    if first is None:
+        assert "the run ended before a sample saw its first page" in out, out
+    else:
+        baseline, growth = float(first.group(1)), float(first.group(2))
+        assert 0 < baseline <= float(peak.group(1)) and abs(float(peak.group(1)) - baseline - growth) <= 0.11, out
 
 
 def test_search_eval_prints_recall_and_mrr_of_each_mode() -> None:
