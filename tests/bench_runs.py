@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# A number a bench prints (an integer or a decimal), captured.
+NUM = r"([0-9]+(?:\.[0-9]+)?)"
 
 
 def leftovers() -> set[Path]:
@@ -15,12 +17,14 @@ def leftovers() -> set[Path]:
     return {p for folder in {Path("/tmp"), Path(tempfile.gettempdir())} for p in folder.glob("hv-*")}
 
 
-def run_bench(script: str, *args: str, timeout: int) -> str:
+def run_bench(script: str, *args: str, timeout: int, as_module: bool = False) -> str:
     """``bench/<script> args`` to its end; its standard output. Fails the test when it exits non-zero or
-    leaves scratch behind (growth.py used to leave its CLI data dirs)."""
+    leaves scratch behind (growth.py used to leave its CLI data dirs). ``as_module``: run it as
+    ``python -m bench.<name>``, for a bench that imports its package's helpers that way."""
     before = leftovers()
+    target = ["-m", f"bench.{script.removesuffix('.py')}"] if as_module else [str(ROOT / "bench" / script)]
     done = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / script), *args],
+        [sys.executable, *target, *args],
         cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]

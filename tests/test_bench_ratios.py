@@ -9,11 +9,9 @@ import re
 
 import pytest
 
-from tests.bench_runs import run_bench
+from tests.bench_runs import NUM, run_bench
 
 pytestmark = pytest.mark.slow
-
-_NUM = r"([0-9]+(?:\.[0-9]+)?)"
 
 
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
@@ -23,9 +21,9 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
-            rf"^{name}\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+"
-            rf"bare {_NUM} \+ {_NUM} in {_NUM} s, after {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s, "
-            rf"waited {_NUM} s for pages, {_NUM} s for the writer",
+            rf"^{name}\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+"
+            rf"bare {NUM} \+ {NUM} in {NUM} s, after {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s, "
+            rf"waited {NUM} s for pages, {NUM} s for the writer",
             out,
             re.MULTILINE,
         )
@@ -40,8 +38,8 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         # --source-fork (decision 133's prototype): the run whose listing ran in a forked child loaded what
         # the bare loop saw, and the child's CPU, reaped with it, is counted beside this process's.
         fork = re.search(
-            rf"^{name} fork\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+the listing in a forked child: ours {_NUM} \+ "
-            rf"child {_NUM} \+ {_NUM} \+ {_NUM} = {_NUM} in {_NUM} s",
+            rf"^{name} fork\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+the listing in a forked child: ours {NUM} \+ "
+            rf"child {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s",
             out,
             re.MULTILINE,
         )
@@ -50,8 +48,8 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         ours, child, total = (float(fork.group(i)) for i in (5, 6, 9))
         assert child > 0 and total + 0.02 >= ours + child, fork.group(0)
     embed = re.search(
-        rf"^product\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM} s, "
-        rf"{_NUM} \+ {_NUM} \+ {_NUM}",
+        rf"^product\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM} s, "
+        rf"{NUM} \+ {NUM} \+ {NUM}",
         out,
         re.MULTILINE,
     )
@@ -64,16 +62,16 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     assert 0 < first < after_s, embed.group(0)
     assert float(embed.group(11)) > 0 and float(embed.group(13)) > 0, embed.group(0)
     waits = re.search(
-        rf"waited {_NUM} s for pages, {_NUM} s for vectors, {_NUM} s for the writer", embed.string[embed.end() :]
+        rf"waited {NUM} s for pages, {NUM} s for vectors, {NUM} s for the writer", embed.string[embed.end() :]
     )
     assert waits is not None and sum(float(w) for w in waits.groups()) <= after_s + 0.02, out
     # --index-compare: the same embedder's runs into a database without the HNSW index, on the same floor.
-    no_index = re.search(rf"^no-index\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}", out, re.MULTILINE)
+    no_index = re.search(rf"^no-index\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out, re.MULTILINE)
     assert no_index is not None, out
     assert no_index.group(1, 2) == embed.group(1, 2), out  # the same items and chunk texts
     assert float(no_index.group(6)) > 0, out
     # --budget-compare: the embedder as before decision 131 (passes bounded by rows alone), same texts.
-    rows_only = re.search(rf"^rows-only\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+{_NUM}", out, re.MULTILINE)
+    rows_only = re.search(rf"^rows-only\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out, re.MULTILINE)
     assert rows_only is not None, out
     assert rows_only.group(1, 2) == embed.group(1, 2), out
     assert float(rows_only.group(4)) > 0 and float(rows_only.group(6)) > 0, out
@@ -92,8 +90,8 @@ def test_load_vs_copy_splits_the_gap_into_the_statement_python_and_the_server() 
         "load path (all-changed)",
         "UpsertEntities alone (all-new)",
     ):
-        assert re.search(rf"{re.escape(label)}\s+ours\s+{_NUM}\s+server\s+{_NUM}\s+wall\s+{_NUM}", out), out
-    split = re.findall(rf"ours\s+{_NUM}\s+server\s+{_NUM}\s+wall\s+{_NUM}", out)
+        assert re.search(rf"{re.escape(label)}\s+ours\s+{NUM}\s+server\s+{NUM}\s+wall\s+{NUM}", out), out
+    split = re.findall(rf"ours\s+{NUM}\s+server\s+{NUM}\s+wall\s+{NUM}", out)
     assert len(split) == 4, out
     # A backend that did nothing or a thread clock that never ran would print 0.0: neither can write a row.
     assert all(float(ours) > 0 and float(server) > 0 and float(wall) > 0 for ours, server, wall in split), out
@@ -145,7 +143,7 @@ def test_http_client_prints_each_client_against_httpx() -> None:
         rows = {
             m.group(1): (int(m.group(2)), float(m.group(3)), float(m.group(4)))
             for m in re.finditer(
-                rf"^(httpx\.Client|SourceHttp|http\.client)\s+{kind}\s+(\d+)\s+{_NUM}\s+{_NUM}$", out, re.MULTILINE
+                rf"^(httpx\.Client|SourceHttp|http\.client)\s+{kind}\s+(\d+)\s+{NUM}\s+{NUM}$", out, re.MULTILINE
             )
         }
         assert set(rows) == {"httpx.Client", "SourceHttp", "http.client"}, out
@@ -162,17 +160,17 @@ def test_api_throughput_compares_ours_with_a_bare_handler_answering_the_same_byt
     size = re.search(r"GET runs answers ([0-9,]+) bytes", out)
     assert size is not None and int(size.group(1).replace(",", "")) > 1000, out  # a page of runs, not a constant
     for name in ("bare GET", "GET runs", "bare same bytes"):
-        assert re.search(rf"^{name}\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+", out, re.MULTILINE), out
-    assert re.search(rf"GET runs vs bare same bytes: throughput x{_NUM}, p95 x{_NUM}", out), out
+        assert re.search(rf"^{name}\s+{NUM}\s+{NUM}\s+{NUM}\s+", out, re.MULTILINE), out
+    assert re.search(rf"GET runs vs bare same bytes: throughput x{NUM}, p95 x{NUM}", out), out
 
 
 def test_slack_workspace_prints_what_a_message_costs_in_a_small_and_a_large_workspace() -> None:
     args = ("--small", "5", "--large", "500", "--messages", "200", "--repeats", "1")
     out = run_bench("slack_workspace.py", *args, timeout=120)
-    costs = re.findall(rf"^\s+(\d+) people:\s+{_NUM} us a message$", out, re.MULTILINE)
+    costs = re.findall(rf"^\s+(\d+) people:\s+{NUM} us a message$", out, re.MULTILINE)
     assert [int(n) for n, _ in costs] == [5, 500], out
     assert all(float(us) > 0 for _, us in costs), out
-    ratio = re.search(rf"^ratio 500 / 5 people: {_NUM} \(goal: near 1\)$", out, re.MULTILINE)
+    ratio = re.search(rf"^ratio 500 / 5 people: {NUM} \(goal: near 1\)$", out, re.MULTILINE)
     assert ratio is not None and float(ratio.group(1)) > 0, out
 
 
@@ -180,8 +178,8 @@ def test_acl_growth_prints_what_mapping_an_item_costs_with_few_and_many_people()
     out = run_bench("acl_growth.py", "--items", "60", "--small", "5", "--large", "300", "--repeats", "1", timeout=300)
     for name in ("jira", "slack", "confluence", "confluence-restricted"):
         row = re.search(
-            rf"^{name}\s+(\d+) items:\s+{_NUM} us /\s+{_NUM} us an item, "
-            rf"ratio 300 / 5 people: {_NUM} \(goal: near 1\)$",
+            rf"^{name}\s+(\d+) items:\s+{NUM} us /\s+{NUM} us an item, "
+            rf"ratio 300 / 5 people: {NUM} \(goal: near 1\)$",
             out,
             re.MULTILINE,
         )
@@ -194,7 +192,7 @@ def test_fetch_by_id_prints_what_one_item_s_run_asks_of_each_source() -> None:
     rows = {}
     for name in ("jira", "confluence", "slack"):
         row = re.search(
-            rf"^{name}\s+requests\s+(\d+) /\s+(\d+), ratio {_NUM}; wall\s+{_NUM} /\s+{_NUM} ms, ratio {_NUM}$",
+            rf"^{name}\s+requests\s+(\d+) /\s+(\d+), ratio {NUM}; wall\s+{NUM} /\s+{NUM} ms, ratio {NUM}$",
             out,
             re.MULTILINE,
         )
@@ -207,8 +205,8 @@ def test_fetch_by_id_prints_what_one_item_s_run_asks_of_each_source() -> None:
 def test_jira_null_fields_prints_what_a_site_s_null_custom_fields_cost_an_issue() -> None:
     out = run_bench("jira_null_fields.py", "--items", "60", "--nulls", "50", "--repeats", "1", timeout=300)
     row = re.search(
-        rf"^jira (\d+) issues: {_NUM} us / {_NUM} us an issue with 0 / 50 null custom fields,"
-        rf" ratio {_NUM} \(goal: near 1\)$",
+        rf"^jira (\d+) issues: {NUM} us / {NUM} us an issue with 0 / 50 null custom fields,"
+        rf" ratio {NUM} \(goal: near 1\)$",
         out,
         re.MULTILINE,
     )
@@ -228,7 +226,7 @@ def test_listing_ahead_prints_each_listing_asked_ahead_against_in_turn() -> None
             float(m.group(7)),
         )
         for m in re.finditer(
-            rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}$",
+            rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}$",
             out,
             re.MULTILINE,
         )

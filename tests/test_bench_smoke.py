@@ -9,28 +9,18 @@ means what it says (counts that match, shares between 0 and 1).
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
-from tests.bench_runs import ROOT, leftovers, run_bench
+from tests.bench_runs import NUM, run_bench
 
 pytestmark = pytest.mark.slow
 
-_NUM = r"([0-9]+(?:\.[0-9]+)?)"
-
 
 def test_alert_latency_times_a_real_worker_delivering_a_failed_run_s_alert() -> None:
-    before = leftovers()
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.alert_latency", "--repeat", "1"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert not leftovers() - before, sorted(leftovers() - before)
-    got = re.search(rf"alert received \(1 runs, real worker\): median {_NUM} ms, max {_NUM} ms", done.stdout)
-    assert got is not None, done.stdout
+    out = run_bench("alert_latency.py", "--repeat", "1", timeout=300, as_module=True)
+    got = re.search(rf"alert received \(1 runs, real worker\): median {NUM} ms, max {NUM} ms", out)
+    assert got is not None, out
     assert 0 < float(got.group(1)) <= float(got.group(2)), got.group(0)
 
 
@@ -46,7 +36,7 @@ def test_completeness_demo_finds_every_unit_of_the_demo_complete() -> None:
 
 def test_connector_sync_prints_each_connector_s_pipeline_against_its_bare_loop() -> None:
     out = run_bench("connector_sync.py", "--items", "60", "--repeats", "1", timeout=300)
-    rows = re.findall(rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+(\d+)\s+{_NUM}$", out, re.M)
+    rows = re.findall(rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+(\d+)\s+{NUM}$", out, re.M)
     assert [r[0] for r in rows] == ["jira", "confluence", "slack"], out
     for _, items, bare, pipeline, ratio in rows:
         assert int(items) > 0 and int(bare) > 0 and int(pipeline) > 0, out
@@ -57,16 +47,16 @@ def test_embed_throughput_and_embed_pipeline_print_ours_against_the_bare_model()
     out = run_bench("embed_throughput.py", "--chunks", "48", "--repeats", "1", timeout=300)
     assert re.search(r"^chunks\s+48, tokens/chunk mean", out, re.M), out
     for label in ("ratio b/a ", "ratio b/a'"):
-        assert re.search(rf"^{re.escape(label)}\s+{_NUM}", out, re.M), out
+        assert re.search(rf"^{re.escape(label)}\s+{NUM}", out, re.M), out
     out = run_bench("embed_pipeline.py", "--tickets", "4", "--repeats", "1", timeout=300)
     chunks = re.search(r"^chunks\s+(\d+) from 4 tickets; rows written per pipeline run (\d+)$", out, re.M)
     assert chunks is not None and chunks.group(1) == chunks.group(2), out  # every chunk embedded and written
-    assert re.search(rf"^ratio b/a\s+{_NUM}", out, re.M), out
+    assert re.search(rf"^ratio b/a\s+{NUM}", out, re.M), out
 
 
 def test_fanout_sends_a_listing_s_requests_at_once() -> None:
     out = run_bench("fanout.py", "--items", "12", "--latency-ms", "20", "--repeats", "1", timeout=300)
-    rows = re.findall(rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+{_NUM}\s+{_NUM}\s+{_NUM}\s+(\d+)$", out, re.M)
+    rows = re.findall(rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+(\d+)$", out, re.M)
     assert [r[0] for r in rows] == ["jira", "confluence", "slack"], out
     # Jira's and Confluence's per-item reads go several at once: that is what the bench measures.
     assert all(int(r[6]) > 1 for r in rows[:2]), out
@@ -75,14 +65,14 @@ def test_fanout_sends_a_listing_s_requests_at_once() -> None:
 def test_load_ab_prints_both_load_paths_against_copy() -> None:
     out = run_bench("load_ab.py", "--against", "HEAD", "--rows", "300", "--rounds", "1", timeout=300)
     for label in ("all-new", "all-changed"):
-        assert re.search(rf"^  {label}\s+this checkout {_NUM}\s+HEAD {_NUM}$", out, re.M), out
+        assert re.search(rf"^  {label}\s+this checkout {NUM}\s+HEAD {NUM}$", out, re.M), out
 
 
 def test_provenance_touch_times_the_touch_of_unchanged_rows() -> None:
     out = run_bench("provenance_touch.py", "--issues", "200", timeout=300)
     got = re.search(
-        rf"^issues=200 first full run {_NUM}s; unchanged full runs {_NUM}s, {_NUM}s; TouchFetched for all rows "
-        rf"in pages of 100: {_NUM} ms \({_NUM}% of an unchanged full run\)$",
+        rf"^issues=200 first full run {NUM}s; unchanged full runs {NUM}s, {NUM}s; TouchFetched for all rows "
+        rf"in pages of 100: {NUM} ms \({NUM}% of an unchanged full run\)$",
         out,
         re.M,
     )
@@ -101,10 +91,10 @@ def test_rate_budget_runs_every_item_with_and_without_the_shared_budget() -> Non
 def test_rss_full_sync_prints_the_peak_against_the_first_page() -> None:
     out = run_bench("rss_full_sync.py", "--issues", "300", timeout=300)
     assert re.search(r"^issues=300 exit=0 ", out, re.M), out
-    peak = re.search(rf"peak RSS {_NUM} MB \(target <= 500\); ", out)
+    peak = re.search(rf"peak RSS {NUM} MB \(target <= 500\); ", out)
     assert peak is not None and float(peak.group(1)) > 0, out
     # 300 issues may sync between two of the sampler's looks: then the bench says it saw no first page.
-    first = re.search(rf"after the first page {_NUM} MB; growth {_NUM} MB", out)
+    first = re.search(rf"after the first page {NUM} MB; growth {NUM} MB", out)
     if first is None:
         assert "the run ended before a sample saw its first page" in out, out
     else:
@@ -115,14 +105,14 @@ def test_rss_full_sync_prints_the_peak_against_the_first_page() -> None:
 def test_search_eval_prints_recall_and_mrr_of_each_mode() -> None:
     out = run_bench("search_eval.py", "--issues", "40", "--queries", "10", timeout=600)
     for mode in ("vector", "full-text", "hybrid"):
-        got = re.search(rf"^{mode}\s+recall@10 {_NUM}\s+MRR {_NUM}", out, re.M)
+        got = re.search(rf"^{mode}\s+recall@10 {NUM}\s+MRR {NUM}", out, re.M)
         assert got is not None, out
         assert 0 <= float(got.group(2)) <= float(got.group(1)) <= 1, out  # MRR never above recall
 
 
 def test_search_eval_ru_en_prints_each_language_pair() -> None:
     out = run_bench("search_eval_ru_en.py", timeout=300)
-    pairs = re.findall(rf"^  (en|ru)->(en|ru): MRR {_NUM}\s+recall@3 {_NUM}$", out, re.M)
+    pairs = re.findall(rf"^  (en|ru)->(en|ru): MRR {NUM}\s+recall@3 {NUM}$", out, re.M)
     assert sorted((a, b) for a, b, _, _ in pairs) == [("en", "en"), ("en", "ru"), ("ru", "en"), ("ru", "ru")], out
     assert all(0 <= float(m) <= 1 and 0 <= float(r) <= 1 for _, _, m, r in pairs), out
 
@@ -130,14 +120,14 @@ def test_search_eval_ru_en_prints_each_language_pair() -> None:
 def test_watermark_boundary_prints_now_and_before() -> None:
     out = run_bench("watermark_boundary.py", "--small", "100", "--large", "400", "--repeats", "1", timeout=300)
     for label in ("now", "before"):
-        assert re.search(rf"^{label}\s+{_NUM} us /\s+{_NUM} us an item, ratio 400 / 100 items: {_NUM}", out, re.M), out
+        assert re.search(rf"^{label}\s+{NUM} us /\s+{NUM} us an item, ratio 400 / 100 items: {NUM}", out, re.M), out
 
 
 def test_vector_search_prints_recall_and_p95_of_every_visibility_and_both_index_types() -> None:
     out = run_bench("vector_search.py", "--chunks", "3000", "--queries", "10", "--clusters", "30", timeout=300)
     for label in ("unfiltered ", " 50 % vis ", " 10 % vis ", "  1 % vis "):
-        got = re.search(rf"^{re.escape(label)}\s*recall@10 {_NUM} ", out, re.M)
+        got = re.search(rf"^{re.escape(label)}\s*recall@10 {NUM} ", out, re.M)
         assert got is not None and 0 <= float(got.group(1)) <= 1, out
     for index in ("vector ", "halfvec"):
-        got = re.search(rf"^{index} idx build\s+{_NUM}s, size\s+{_NUM} MiB, recall@10 {_NUM}, p95 {_NUM} ms", out, re.M)
+        got = re.search(rf"^{index} idx build\s+{NUM}s, size\s+{NUM} MiB, recall@10 {NUM}, p95 {NUM} ms", out, re.M)
         assert got is not None and float(got.group(2)) > 0 and 0 <= float(got.group(3)) <= 1, out
