@@ -12,7 +12,8 @@ Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRE
 ``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``,
 ``HARVESTER_AUDIT_SINK``, ``HARVESTER_CORS_ORIGINS`` (comma-separated origins a browser Admin Panel may call
 the API from; unset: none), ``HARVESTER_PIPELINE_PREFETCH`` (pages a run fetches ahead of the one it
-loads, 0-64, default 3; 0 is the sequential loop).
+loads, 0-64, default 3; 0 is the sequential loop), ``HARVESTER_SOURCE_PROCESS`` (``on``: a whole-source run
+with read-ahead lists its source in a child process; default off).
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class Config:
     stalled_jobs_cron: str = "* * * * *"  # when recover_stalled_jobs runs; a 6th field is seconds
     # Pages a run fetches ahead of the page it loads (issue 15 §1); 0: fetch each page after the last commit.
     pipeline_prefetch: int = 3
+    # A whole-source run lists its source in a child process (app.pipeline.source_process, decision 135).
+    source_process: bool = False
     # Hours a job Procrastinate finished stays in its tables before prune_jobs deletes it (issue 15 §5).
     job_retention_hours: int = 168
 
@@ -123,6 +126,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         worker_heartbeat=env.positive_int("HARVESTER_WORKER_HEARTBEAT") or 10,
         stalled_jobs_cron=env.cron("HARVESTER_STALLED_JOBS_CRON", DEFAULT_TICK_CRON),
         pipeline_prefetch=env.bounded_int("HARVESTER_PIPELINE_PREFETCH", 0, 64, default=3),
+        source_process=env.flag("HARVESTER_SOURCE_PROCESS", default=False),
         job_retention_hours=env.positive_int("HARVESTER_JOB_RETENTION_HOURS") or 168,
     )
 

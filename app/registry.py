@@ -24,3 +24,8 @@ def get_spec(connector_type: str) -> ConnectorSpec:
         raise KeyError(f"unknown connector type {connector_type!r}; known: {', '.join(known_types())}") from None
     spec: ConnectorSpec = module.CONNECTOR
     return spec
+
+
+def connector_packages() -> list[str]:
+    """Every connector package, for a process that imports them once ahead (app.pipeline.source_process)."""
+    return list(_PACKAGES.values())

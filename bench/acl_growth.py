@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.registry import get_spec
-from bench.overlap import CASES, bare, emulator
+from bench._overlap import CASES, bare, emulator
 from connectors.base import Entity, RawItem
 
 

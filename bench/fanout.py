@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 
 from app.registry import get_spec
+from bench._overlap import CASES, Case, emulator, set_latency
 from bench.connector_sync import TOKEN
-from bench.overlap import CASES, Case, emulator, set_latency
 from connectors.base import CallStats, Checkpoint, RawItem, SourceConfig
 from connectors.fanout import DEFAULT_FANOUT
 

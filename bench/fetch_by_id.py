@@ -25,8 +25,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.registry import get_spec
+from bench._overlap import CASES, Case, emulator
 from bench.connector_sync import TOKEN
-from bench.overlap import CASES, Case, emulator
 from connectors.base import CallStats, RawItem, SourceConfig
 from connectors.directories import DEFAULT_DIRECTORY_TTL, SHARED
 

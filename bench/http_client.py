@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 
 from app.registry import get_spec
+from bench._overlap import CASES, emulator
 from bench.connector_sync import TOKEN
-from bench.overlap import CASES, emulator
 from connectors.atlassian import auth_headers
 from connectors.base import CallStats, ErrorClassification, RawItem, SourceConfig
 from connectors.http import SourceHttp, decode_json, tls_context

@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.registry import get_spec
+from bench._overlap import CASES, bare, emulator
 from bench.acl_growth import per_item
-from bench.overlap import CASES, bare, emulator
 from connectors.base import RawItem
 
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
+from bench._overlap import CASES, emulator
 from bench.fanout import enumerate_once
-from bench.overlap import CASES, emulator
 
 # Each connector's listing routes, as the emulator names them ("GET <pattern>"): Jira's search (v3 and
 # v2), Confluence Cloud's space listings (v2) and CQL search, Slack's channel history. Confluence Server's

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
     out = run_bench(
         "overlap.py", "--items", "120", "--embed-items", "12", "--latency-ms", "20", "--repeats", "1",
-        "--skip", "latency", "--index-compare", "--budget-compare", "--source-fork", timeout=600,
+        "--skip", "latency", "--index-compare", "--budget-compare", "--source-process", timeout=600,
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
@@ -35,11 +35,11 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         assert 0 < bound <= 1, row.group(0)  # a run fetches all the bare loop does
         # The waits are parts of the run (the run's thread waits for one thing at a time).
         assert float(row.group(16)) + float(row.group(17)) <= float(row.group(15)) + 0.01, row.group(0)
-        # --source-fork (decision 133's prototype): the run whose listing ran in a forked child loaded what
-        # the bare loop saw, and the child's CPU, reaped with it, is counted beside this process's.
+        # --source-process (decision 135): the run whose listing ran in a process of its own loaded what the
+        # bare loop saw, and that process's CPU, reaped by the forkserver, is counted beside this process's.
         fork = re.search(
-            rf"^{name} fork\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+the listing in a forked child: ours {NUM} \+ "
-            rf"child {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s",
+            rf"^{name} apart\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+the listing in a process of its own: ours {NUM} \+ "
+            rf"source {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s",
             out,
             re.MULTILINE,
         )

@@ -42,9 +42,11 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             "HARVESTER_LOG_LEVEL": "debug",
             "HARVESTER_CORS_ORIGINS": " https://panel.example.com/ ,http://127.0.0.1:3000,, ",
             "HARVESTER_PIPELINE_PREFETCH": "0",
+            "HARVESTER_SOURCE_PROCESS": "on",
         }
     )
     assert config.pipeline_prefetch == 0  # the sequential loop
+    assert config.source_process and not load_config({}).source_process  # off unless asked for
     assert config.cors_origins == ("https://panel.example.com", "http://127.0.0.1:3000")
     assert config.database_url == "postgresql://h/db" and config.previous_secret_keys == ("a", "b")
     assert config.embedder == EmbedderConfig("openai", "http://127.0.0.1:1", "m", 384, "sk-1", 8, 2)
@@ -70,6 +72,10 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             'HARVESTER_CORS_ORIGINS: "panel.example/app" is not an origin (scheme://host[:port], or *)',
         ),
         ({"HARVESTER_PIPELINE_PREFETCH": "-1"}, "HARVESTER_PIPELINE_PREFETCH: must be between 0 and 64"),
+        (
+            {"HARVESTER_SOURCE_PROCESS": "fork"},
+            "HARVESTER_SOURCE_PROCESS: expected true or false (1/0, yes/no, on/off)",
+        ),
         ({"HARVESTER_LOG_LEVEL": "loud"}, "HARVESTER_LOG_LEVEL: expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
     ],
 )
@@ -83,7 +89,11 @@ def test_the_cli_refuses_a_bad_variable_with_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "HARVESTER_DATA_DIR": str(tmp_path), "HARVESTER_EMBEDDER_DIMENSION": "x"}
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "db", "status"],
-        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stderr == "harvester: error: HARVESTER_EMBEDDER_DIMENSION: not an integer\n"

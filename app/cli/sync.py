@@ -38,6 +38,10 @@ def _sync(args: Args) -> int:
             run_id = start_run(conn, source_id, mode=args.mode, trigger="manual", options=options)
             defer_in(conn, RUN_SYNC, schedule_in=HANDOFF_AFTER, run_id=run_id)
         worker_id = execution_id(f"cli:{socket.gethostname()}:{os.getpid()}")
+        if config.source_process:
+            from app.pipeline.source_process import start_forkserver
+
+            start_forkserver()  # the run's listing in a process of its own (decision 135)
         settle()  # start-up is done: its objects leave the collector's walks (decision 92); before the bar
         with RunProgressBar(f"run #{run_id} {args.mode}") as bar:
             try:
@@ -50,6 +54,7 @@ def _sync(args: Args) -> int:
                     chunks=stage,
                     on_progress=bar.update,
                     prefetch=config.pipeline_prefetch,
+                    source_process=config.source_process,
                 )
             except LaneBusy:
                 raise HarvesterError(

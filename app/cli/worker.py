@@ -21,6 +21,10 @@ def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 
     app = build_app(url, tick_cron=config.tick_cron, stalled_jobs_cron=config.stalled_jobs_cron)
     # Without the periodic queue the tick's jobs wait (one at most: queueing lock) for a worker that has it.
     queues = [QUEUE, PERIODIC_QUEUE, ALERTS_QUEUE] if periodic else [QUEUE, ALERTS_QUEUE]
+    if config.source_process:
+        from app.pipeline.source_process import start_forkserver
+
+        start_forkserver()  # each run's listing in a process of its own (decision 135), ready before the first
     settle()  # start-up is done: its objects leave the collector's walks (decision 92)
     return run_supervised(
         app,

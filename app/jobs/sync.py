@@ -69,7 +69,13 @@ def _run(run_id: int, me: str) -> str:
 
     # A database restart mid-run: wait for it, then resume from the checkpoint (issue 11 §2).
     outcome = execute_with_reconnect(
-        open_connection, run_id, worker=me, keyring=keyring, chunks=stage, prefetch=config.pipeline_prefetch
+        open_connection,
+        run_id,
+        worker=me,
+        keyring=keyring,
+        chunks=stage,
+        prefetch=config.pipeline_prefetch,
+        source_process=config.source_process,
     )
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
     return outcome.state

@@ -13,14 +13,14 @@ source before it, :func:`record` writes and judges inside it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import psycopg
 
 from app.queries import completeness as cq
-from connectors.base import Connector, SourceError
+from connectors.base import SourceError
 from connectors.http import HttpError
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,13 @@ class UnitCount:
         return abs(self.source_count - self.live_count) > tolerance * self.source_count
 
 
-def source_counts(conn: psycopg.Connection[Any], connector: Connector, source_id: int) -> Mapping[str, int | None]:
+class Counting(Protocol):
+    """What the audit asks of a connector (or of the process that lists its source, decision 135)."""
+
+    def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]: ...
+
+
+def source_counts(conn: psycopg.Connection[Any], connector: Counting, source_id: int) -> Mapping[str, int | None]:
     """What the source reports per unit, for every unit we hold live entities in and every unit the
     connector knows; empty when the source cannot be asked (the audit is then skipped, not failed)."""
     held = [r.container for r in cq.count_live_by_container(conn, source_id=source_id) if r.container]

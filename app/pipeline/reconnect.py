@@ -38,6 +38,7 @@ def execute_with_reconnect(
     chunks: ChunkStage | None = None,
     give_up_after: float = 600.0,
     prefetch: int = DEFAULT_PREFETCH,
+    source_process: bool = False,
 ) -> RunOutcome:
     """Run ``run_id`` like :func:`execute_run` on connections from ``open_connection`` (autocommit), each
     execution under a new :func:`execution_id` of ``worker``, resuming after a lost connection."""
@@ -52,7 +53,13 @@ def execute_with_reconnect(
                     log.info("run %s: database is back; resuming from the checkpoint", run_id)
                     lost = None
                 return execute_run(
-                    conn, run_id, worker_id=execution_id(worker), keyring=keyring, chunks=chunks, prefetch=prefetch
+                    conn,
+                    run_id,
+                    worker_id=execution_id(worker),
+                    keyring=keyring,
+                    chunks=chunks,
+                    prefetch=prefetch,
+                    source_process=source_process,
                 )
         except ConnectionLost as exc:
             lost = exc.lease

@@ -46,6 +46,7 @@ from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
 from app.pipeline.prefetch import Prefetch
+from app.pipeline.source_process import GateLost, SourceProcess
 from app.pipeline.watermark import MovingWatermark, Watermark
 from app.pipeline.write_behind import WriteBehind
 from app.queries import chunks as cq
@@ -110,14 +111,19 @@ def execution_id(worker: str) -> str:
     return f"{worker}:{uuid.uuid4().hex[:12]}"
 
 
-def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lease") -> ConnectionFactory:
-    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own, the
-    read-ahead's rate gate), named ``name`` in pg_stat_activity."""
+def conninfo_of(conn: psycopg.Connection[Any], name: str) -> str:
+    """How to connect to the database ``conn`` is connected to, as ``conn`` did, named ``name``."""
     params: dict[str, Any] = dict(conn.info.get_parameters())
     if conn.info.password:
         params["password"] = conn.info.password
     params["application_name"] = name
-    conninfo = make_conninfo("", **params)
+    return make_conninfo("", **params)
+
+
+def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lease") -> ConnectionFactory:
+    """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own, the
+    read-ahead's rate gate), named ``name`` in pg_stat_activity."""
+    conninfo = conninfo_of(conn, name)
 
     def open_connection() -> psycopg.Connection[Any]:
         return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
@@ -206,13 +212,15 @@ def execute_run(
     on_progress: ProgressCallback | None = None,
     heartbeat_connection: ConnectionFactory | None = None,
     prefetch: int = DEFAULT_PREFETCH,
+    source_process: bool = False,
 ) -> RunOutcome:
     """Run ``run_id`` to a terminal state on ``conn``. Raises :class:`LaneBusy`, :class:`ConnectionLost`.
 
     ``worker_id`` must be unique per execution (:func:`execution_id`): the lease is fenced by it and by
     the claim's generation. ``heartbeat_connection`` opens the heartbeat thread's own connection (default:
     one more connection to ``conn``'s database). ``prefetch`` pages are fetched ahead of the page being
-    loaded, on a producer thread (0: fetch only after each commit).
+    loaded, on a producer thread (0: fetch only after each commit). ``source_process``: with read-ahead, a
+    whole-source run lists its source in a child process (:mod:`app.pipeline.source_process`).
 
     ``conn`` must be in autocommit mode: the run is many transactions (one per page), each declared
     here as a ``conn.transaction()`` block; on a connection with an implicit transaction open they
@@ -244,7 +252,7 @@ def execute_run(
         lease = RunLease(run_id, claim.deliveries, worker_id)
         beat_connection = heartbeat_connection or sibling_connection(conn)
         beats = Heartbeat(lease, beat_connection, beat_interval(settings.stale_run_after))
-        run = _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress, max(0, prefetch))
+        run = _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress, max(0, prefetch), source_process)
         try:
             with beats:
                 return run.execute()
@@ -269,9 +277,11 @@ class _Run:
         chunks: ChunkStage | None,
         on_progress: ProgressCallback | None,
         prefetch: int = 0,
+        source_process: bool = False,
     ) -> None:
         self.conn = conn
         self.prefetch = prefetch
+        self.source_process = source_process
         # The rate gate's connection when pages are fetched on the producer thread: the gate runs one
         # statement per request and must not land inside the consumer's open page transaction.
         self.gate_conn: psycopg.Connection[Any] | None = None
@@ -340,7 +350,19 @@ class _Run:
                 self.settings.directory_ttl,
                 own_connection=self.gate_conn is not None,
             )
-            connector = spec.create(config, self.stats)
+            connector: Connector | SourceProcess
+            if self.source_process and self.gate_conn is not None and self._items() is None:
+                # The listing in a child process (decision 135); its failures arrive with its first items.
+                connector = SourceProcess(
+                    source.connector_type,
+                    config,
+                    self.stats,
+                    conninfo=conninfo_of(self.conn, "harvester-source"),
+                    password=self.conn.info.password,
+                    name=f"run-{self.claim.id}-source",
+                )
+            else:
+                connector = spec.create(config, self.stats)
         except (KeyError, SourceError, HarvesterError) as exc:
             # Unknown connector, source down at start, or a credential no configured key decrypts.
             self._close_gate()
@@ -410,6 +432,8 @@ class _Run:
 
     def _gate_lost(self, exc: Exception) -> bool:
         """The producer's rate-gate connection broke (the database went away under the fetch)."""
+        if isinstance(exc, GateLost):  # the source process's own gate connection (decision 135)
+            return True
         gate = self.gate_conn
         return isinstance(exc, psycopg.OperationalError) and gate is not None and (gate.broken or gate.closed)
 
@@ -446,7 +470,7 @@ class _Run:
         # a source whose search index lags its writes; repeats before the boundary are idempotent.
         return boundary - timedelta(seconds=self.settings.incremental_lookback)
 
-    def _pages(self, connector: Connector, source: sq.GetSourceRow) -> Iterator[Page]:
+    def _pages(self, connector: Connector | SourceProcess, source: sq.GetSourceRow) -> Iterator[Page]:
         """Pages to commit, each with the connector position after it.
 
         Only a connector's own Checkpoint ends a page: the page is already in memory as one API response,
@@ -465,6 +489,7 @@ class _Run:
             if fetched >= len(items):
                 self.complete = True  # nothing (left) to fetch: no page, the resolution follows
                 return iter(())
+            assert not isinstance(connector, SourceProcess)  # named items are fetched in this process
             return self._item_pages(connector, items, fetched)
         return self._enumerated_pages(connector, self._since(source), self.position, self.total)
 
@@ -478,7 +503,11 @@ class _Run:
             yield self._page(got, {"fetched": fetched}, len(items), fetched == len(items), futures)
 
     def _enumerated_pages(
-        self, connector: Connector, since: datetime | None, position: Mapping[str, Any] | None, total: int | None
+        self,
+        connector: Connector | SourceProcess,
+        since: datetime | None,
+        position: Mapping[str, Any] | None,
+        total: int | None,
     ) -> Iterator[Page]:
         emitted: Iterator[Emitted] = connector.enumerate(since, position)
         # With the embedding stage the connector runs on a thread of its own, a few items ahead (decision 132):

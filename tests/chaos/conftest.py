@@ -176,6 +176,10 @@ class Cluster:
     def worker(self, **env: str) -> subprocess.Popen[bytes]:
         return self.spawn("worker", "--concurrency", "1", "--db-wait", "180", env=env)
 
+    def logged(self, text: str) -> bool:
+        """Whether any process of this cluster wrote ``text`` to its log."""
+        return any(text in log.read_text(errors="replace") for log in self.logs.iterdir())
+
     def workers_alive(self) -> list[subprocess.Popen[bytes]]:
         return [p for p in self.procs if p.args[3] == "worker" and p.poll() is None]  # type: ignore[index]
 

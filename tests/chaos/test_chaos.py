@@ -34,6 +34,9 @@ ISSUES = 300
 DELETED_AT_SOURCE = 20  # reconciliation: issues removed at the source before the run (must be soft-deleted)
 PATCHED = 120  # incremental: issues edited at the source before the run
 RUN_TIMEOUT = 240.0  # a guard against a hang, not an assertion on speed
+# How the workers list a source: on their run's thread, or in a process of their own (decision 135), whose
+# child the kill, the pause and the outage must not turn into a lost, doubled or wrongly deleted row.
+LISTINGS = {"thread": {}, "process": {"HARVESTER_SOURCE_PROCESS": "on"}}
 
 
 @dataclass
@@ -240,12 +243,17 @@ def _kill_holder_at(cluster: Cluster, run_id: int, point: int, embed: dict[str, 
     return time.monotonic() - killed_at
 
 
-@pytest.mark.parametrize("mode", ["full", "incremental", "reconciliation"])
+@pytest.mark.parametrize(
+    ("mode", "listing"),
+    [("full", "thread"), ("incremental", "thread"), ("reconciliation", "thread"), ("full", "process"),
+     ("reconciliation", "process")],
+)  # fmt: skip
 def test_worker_killed_at_random_points_resumes_exactly(
-    mode: str, cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, rounds: int
+    mode: str, listing: str, cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, rounds: int
 ) -> None:
     # Embeddings on for the full runs: a page's vectors are written in its transaction, and redone on resume.
     embed = {"HARVESTER_EMBEDDER": "local"} if mode == "full" else {}
+    embed = {**embed, **LISTINGS[listing]}
     for _ in range(2):
         cluster.worker(**embed)
     for round_no in range(rounds):
@@ -265,6 +273,12 @@ def test_worker_killed_at_random_points_resumes_exactly(
         _assert_outcome(s, run_id, mode)
         if mode == "full":
             _assert_chunks(cluster, s.chaos_id)
+    _assert_listing(cluster, listing)
+
+
+def _assert_listing(cluster: Cluster, listing: str) -> None:
+    """The workers listed in processes of their own when asked to (each says so once, at start-up)."""
+    assert cluster.logged("source processes: forkserver ready") == (listing == "process")
 
 
 def _assert_chunks(cluster: Cluster, source_id: int) -> None:
@@ -279,13 +293,15 @@ def _assert_chunks(cluster: Cluster, source_id: int) -> None:
     assert row == (0, 0), f"live entities without chunks, duplicate chunks: {row}"
 
 
+@pytest.mark.parametrize("listing", sorted(LISTINGS))
 def test_paused_worker_taken_over_deletes_and_counts_nothing(
-    cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, rounds: int
+    listing: str, cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, rounds: int
 ) -> None:
     for _ in range(2):
-        cluster.worker()
+        cluster.worker(**LISTINGS[listing])
     for round_no in range(rounds):
         _paused_round(cluster, jira_emulators, rng, round_no)
+    _assert_listing(cluster, listing)
 
 
 def _paused_round(cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, round_no: int) -> None:
@@ -319,10 +335,11 @@ def _paused_round(cluster: Cluster, jira_emulators: list[Jira], rng: random.Rand
     assert any(p.pid == pid for p in cluster.workers_alive()), "the resumed worker process died"
 
 
+@pytest.mark.parametrize("listing", sorted(LISTINGS))
 def test_postgres_killed_and_restarted_mid_run(
-    cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, rounds: int
+    listing: str, cluster: Cluster, jira_emulators: list[Jira], rng: random.Random, rounds: int
 ) -> None:
-    workers = [cluster.worker() for _ in range(2)]
+    workers = [cluster.worker(**LISTINGS[listing]) for _ in range(2)]
     port = rng.randrange(20000, 40000)
     token = cluster.cli("token", "create", "--name", "chaos", "--scope", "read")
     assert token.returncode == 0, token.stderr
@@ -334,6 +351,7 @@ def test_postgres_killed_and_restarted_mid_run(
         _postgres_round(cluster, jira_emulators, rng, round_no, base, secret)
         assert all(w.poll() is None for w in workers), "a worker process exited during the outage"
         assert api.poll() is None, "the API process exited during the outage"
+    _assert_listing(cluster, listing)
 
 
 def _postgres_round(

@@ -111,12 +111,13 @@ def add_source(
     *,
     scope: Sequence[Any] = (),
     filters: dict[str, bool] | None = None,
+    name: str | None = None,
 ) -> int:
     source_id = create_source(
         conn,
         keyring,
         NewSource(
-            name=connector_type,
+            name=name or connector_type,
             connector_type=connector_type,
             base_url=base_url,
             credential=TOKEN,

@@ -1,0 +1,89 @@
+"""A run's listing in a process of its own (decision 135) inside REAL ``harvester worker`` processes.
+
+The worker's source process is a grandchild (worker -> forkserver -> source process). When the worker is
+killed with SIGKILL nobody closes the child: it must notice on its own and go, and the run must be resumed
+by another worker, also listing in a process of its own, with exact counters and each item loaded once.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+import psutil
+import psycopg
+
+from app.secrets import Keyring
+from app.services.jobs import start_and_defer
+from tests.jobs.conftest import Procs, wait_for
+from tests.sync.conftest import JiraFactory, add_source, scalar
+
+
+def source_processes(worker_pid: int) -> list[psutil.Process]:
+    """The worker's source processes: the children of its forkserver."""
+    worker = psutil.Process(worker_pid)
+    servers = [p for p in worker.children() if "forkserver" in " ".join(p.cmdline())]
+    return [c for s in servers for c in s.children()]
+
+
+def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_run_exactly(
+    procs: Procs,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+) -> None:
+    items = 400  # four pages of 100
+    jira = jira_factory(items)
+    source_id = add_source(conn, keyring, jira)
+    probe.execute("update platform_settings set value = '5' where key = 'stale_run_after'")
+    jira.fault(latency_ms=600)  # every request waits: the kill lands between pages
+
+    first = procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS="on")
+    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    wait_for(
+        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
+        60,
+        "the first page to commit",
+        procs,
+    )
+    children = source_processes(first.pid)
+    assert len(children) == 1, "the run lists its source in a process of its own"
+    child = children[0]
+    assert "harvester-source" in {
+        r[0] for r in probe.execute("select application_name from pg_stat_activity where application_name <> ''")
+    }, "the source process takes its rate budget on a connection of its own"
+
+    survivor = procs.worker(HARVESTER_SOURCE_PROCESS="on")  # with the tick
+    # The source stops answering: the child now waits inside a request, where only its own watch on the
+    # worker can end it (a write to the closed pipe would come after the answer, 30 s on).
+    jira.fault(latency_ms=30_000)
+    time.sleep(1.5)
+    first.popen.send_signal(signal.SIGKILL)
+    first.popen.wait(timeout=10)
+    killed = time.monotonic()
+    wait_for(lambda: not child.is_running() or child.status() == psutil.STATUS_ZOMBIE, 5, "the child to go", procs)
+    print(f"\nMEASURE worker SIGKILL -> its source process gone: {time.monotonic() - killed:.2f} s")
+    jira.clear_faults()
+
+    wait_for(
+        lambda: scalar(probe, "select deliveries from sync_runs where id = %s", (run_id,)) >= 2,
+        60,
+        "another worker to take the run over",
+        procs,
+    )
+    wait_for(
+        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
+        90,
+        "the resumed run to end",
+        procs,
+    )
+    state, done, total, deliveries, calls = probe.execute(
+        "select state, entities_done, entities_total, deliveries, api_calls from sync_runs where id = %s", (run_id,)
+    ).fetchone() or (None, None, None, None, None)
+    assert (state, done, total, deliveries) == ("succeeded", items, items, 2)
+    assert source_processes(survivor.pid) == [], "the survivor's source process ended with its run"
+    assert calls and calls > 0, "the counters of the child's requests reached the journal"
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == items

@@ -1,0 +1,211 @@
+"""A run's listing in a process of its own (decision 135), through the real pipeline and real processes.
+
+Each test runs ``execute_run`` with ``source_process=True``: the connector's ``enumerate`` runs in a child
+forked by the forkserver, against an emulator on 127.0.0.1 over real HTTP. What it must keep: the rows and
+counters of a run in one process, its failures with the same detail, the completeness audit (which needs the
+listing's own state), and loud failure when the child dies; a killed child leaves nothing half-written that
+the next run cannot finish.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psutil
+import psycopg
+import pytest
+
+from app.pipeline.run import Progress, RunOutcome, execute_run
+from app.pipeline.source_process import SourceProcessFailed, _portable, _rebuilt
+from app.queries import runs as rq
+from app.secrets import Keyring
+from app.services.sources import start_run
+from connectors.base import SourceAuthFailed
+from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import EmulatorApp
+from connectors.emulators.slack import SlackEmulator
+from connectors.http import HttpError
+from tests.sync.conftest import scalar
+from tests.sync.connectors_conftest import TOKEN, Emulator, add_source, served
+
+EMULATORS: dict[str, Callable[[], EmulatorApp]] = {
+    "jira": lambda: JiraEmulator(230, seed=5, token=TOKEN),
+    "confluence": lambda: ConfluenceEmulator(pages=40, seed=5, token=TOKEN),
+    "slack": lambda: SlackEmulator(messages=120, seed=5, token=TOKEN),
+}
+
+
+def run(
+    conn: psycopg.Connection[Any],
+    keyring: Keyring,
+    source_id: int,
+    mode: str,
+    *,
+    source_process: bool,
+    on_progress: Any = None,
+) -> tuple[RunOutcome, rq.GetRunRow]:
+    run_id = start_run(conn, source_id, mode=mode, trigger="manual")
+    outcome = execute_run(
+        conn,
+        run_id,
+        worker_id=f"test-worker-{run_id}",
+        keyring=keyring,
+        on_progress=on_progress,
+        source_process=source_process,
+    )
+    row = rq.get_run(conn, id=run_id)
+    assert row is not None
+    return outcome, row
+
+
+def rows(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[Any, ...]]:
+    """Every entity's identity, content hash and rights, and its edges and refs, in a stable order."""
+    found = probe.execute(
+        """select e.source_type, e.source_entity_id, e.content_hash, e.deleted_at is null,
+                  (select count(*) from entity_edges g where g.from_entity_id = e.id),
+                  (select count(*) from entity_refs r where r.entity_id = e.id)
+             from entities e where e.source_id = %s order by e.source_type, e.source_entity_id""",
+        (source_id,),
+    ).fetchall()
+    return [tuple(r) for r in found]
+
+
+def source_children() -> list[psutil.Process]:
+    """The source processes of this test process: the forkserver's children."""
+    me = psutil.Process()
+    servers = [p for p in me.children() if "forkserver" in " ".join(p.cmdline())]
+    return [c for s in servers for c in s.children()]
+
+
+@pytest.fixture(params=sorted(EMULATORS))
+def emulator(request: pytest.FixtureRequest) -> Iterator[tuple[str, Emulator]]:
+    with served(EMULATORS[request.param]()) as served_emulator:
+        yield request.param, served_emulator
+
+
+def test_a_listing_in_its_own_process_writes_the_rows_and_counters_of_one_in_the_run(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, emulator: tuple[str, Emulator]
+) -> None:
+    kind, source = emulator
+    here = add_source(conn, keyring, kind, source.base_url)
+    apart = add_source(conn, keyring, kind, source.base_url, name=f"{kind}-apart")
+
+    children: set[int] = set()
+
+    def note_children(progress: Progress) -> None:
+        children.update(c.pid for c in source_children())
+
+    for mode in ("full", "reconciliation"):
+        ours, ours_row = run(conn, keyring, here, mode, source_process=False)
+        theirs, their_row = run(conn, keyring, apart, mode, source_process=True, on_progress=note_children)
+        assert (ours.state, theirs.state) == ("succeeded", "succeeded"), (ours.detail, theirs.detail)
+        assert their_row.entities_done == ours_row.entities_done
+        assert (ours_row.entities_done or 0) > 0
+        assert their_row.api_calls == ours_row.api_calls
+        assert (ours_row.api_calls or 0) > 0
+        assert their_row.error_detail == ours_row.error_detail  # the connector's notes crossed the pipe
+
+    assert len(children) == 2, "each run listed its source in a process of its own"
+    assert rows(probe, apart) == rows(probe, here)
+    # The audit asked the child, after its listing, what the source counts per unit.
+    audit = """select container, source_count, live_count from run_completeness
+                where run_id = (select max(id) from sync_runs where source_id = %s) order by container"""
+    counted = probe.execute(audit, (apart,)).fetchall()
+    assert counted and counted == probe.execute(audit, (here,)).fetchall()
+    assert not source_children(), "a finished run's source process is still alive"
+
+
+def test_a_source_that_refuses_the_credential_fails_the_run_with_the_same_detail(
+    conn: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    with served(JiraEmulator(20, seed=5, token="another-token-000")) as jira:
+        here = add_source(conn, keyring, "jira", jira.base_url)
+        apart = add_source(conn, keyring, "jira", jira.base_url, name="jira-apart")
+        ours, _ = run(conn, keyring, here, "full", source_process=False)
+        theirs, _ = run(conn, keyring, apart, "full", source_process=True)
+    assert (ours.state, theirs.state) == ("failed", "failed")
+    assert theirs.detail == ours.detail
+    assert "401" in (theirs.detail or "") or "credential" in (theirs.detail or "").lower(), theirs.detail
+
+
+def test_a_killed_source_process_fails_the_run_loudly_and_the_next_run_loads_each_item_once(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    items = 400  # four search pages
+    with served(JiraEmulator(items, seed=5, token=TOKEN)) as jira:
+        source_id = add_source(conn, keyring, "jira", jira.base_url)
+        jira.fault(latency_ms=300)  # the kill lands between pages
+        killed: list[int] = []
+
+        def kill_after_first_page(progress: Progress) -> None:
+            if not killed:
+                for child in source_children():
+                    # The credential reached the child through the pipe alone.
+                    assert TOKEN not in " ".join(child.cmdline())
+                    assert not any(TOKEN in value for value in child.environ().values())
+                    killed.append(child.pid)
+                    os.kill(child.pid, signal.SIGKILL)
+
+        outcome, row = run(conn, keyring, source_id, "full", source_process=True, on_progress=kill_after_first_page)
+        assert killed, "no source process to kill"
+        assert outcome.state == "failed"
+        assert row.error_detail == "source process exited with code -9 (SIGKILL)"
+        assert 0 < (row.entities_done or 0) < items
+
+        jira.clear_faults()
+        again, again_row = run(conn, keyring, source_id, "full", source_process=True)
+    assert again.state == "succeeded", again.detail
+    assert again_row.entities_done == items
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == items
+    assert (
+        scalar(probe, "select count(distinct source_entity_id) from entities where source_id = %s", (source_id,))
+        == items
+    )
+
+
+def test_a_run_that_stops_early_takes_its_source_process_with_it(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """A run cancelled mid-listing (the lease taken away) leaves no child behind, whatever the child was doing."""
+    with served(JiraEmulator(400, seed=5, token=TOKEN)) as jira:
+        source_id = add_source(conn, keyring, "jira", jira.base_url)
+        jira.fault(latency_ms=300)
+        seen: list[int] = []
+        cancelled = threading.Event()
+
+        def cancel_after_first_page(progress: Progress) -> None:
+            if not cancelled.is_set():
+                seen.extend(c.pid for c in source_children())
+                rq.cancel_run(probe, id=progress.run_id)
+                cancelled.set()
+
+        outcome, _ = run(conn, keyring, source_id, "full", source_process=True, on_progress=cancel_after_first_page)
+    assert seen, "the run had no source process"
+    assert outcome.state == "cancelled", outcome
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in seen)
+
+
+class Unpicklable(Exception):
+    """An exception whose arguments do not round-trip through pickle (its __init__ takes two)."""
+
+    def __init__(self, what: str, why: str) -> None:
+        super().__init__(f"{what}: {why}")
+
+
+def test_a_failure_crosses_the_pipe_as_its_own_class_or_named_when_it_cannot() -> None:
+    refused = HttpError(401, "permission", False, "401 from /rest/api/2/search")
+    again = _rebuilt(_portable(refused, None))
+    assert isinstance(again, HttpError)
+    assert (again.status, again.reason, again.transient, again.detail) == (401, "permission", False, refused.detail)
+
+    auth = _rebuilt(_portable(SourceAuthFailed("the credential was refused"), None))
+    assert type(auth) is SourceAuthFailed and str(auth) == "the credential was refused"
+
+    odd = _rebuilt(_portable(Unpicklable("parser", "bad byte"), None))
+    assert type(odd) is SourceProcessFailed
+    assert str(odd) == "source process failed: Unpicklable: parser: bad byte"
