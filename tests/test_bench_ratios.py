@@ -235,5 +235,7 @@ def test_listing_ahead_prints_each_listing_asked_ahead_against_in_turn() -> None
     for name, (items, calls, pages, turn, ahead, ratio) in rows.items():
         # Both ways emitted the same stream (the bench exits otherwise), over more than one listing page.
         assert items > 0 and calls > pages > 1 and turn > 0 and ahead > 0, (name, out)
-        # The ratio of the unrounded times: as far from the printed times' as their rounding allows.
-        assert abs(ratio - ahead / turn) <= 0.01 + 0.006 / turn, (name, out)
+        # The ratio of the unrounded times: as far from the printed times' as their rounding allows (each
+        # time is off by up to 0.005 s, the ratio itself by 0.005; stop 53 saw 0.87 printed for 0.28 / 0.31).
+        slack = 0.005 + 0.005 / turn + 0.005 * (ahead + 0.005) / (turn - 0.005) ** 2 + 1e-9
+        assert abs(ratio - ahead / turn) <= slack, (name, out)
