@@ -136,3 +136,8 @@ def configure_logging(level: str, *, json: bool | None = None, stream: TextIO | 
     logging.getLogger("procrastinate").setLevel(max(numeric, logging.WARNING) if numeric > logging.DEBUG else numeric)
     # httpx logs every request at INFO: one line per source API call drowns what the run says.
     logging.getLogger("httpx").setLevel(max(numeric, logging.WARNING) if numeric > logging.DEBUG else numeric)
+
+
+def json_logging() -> bool:
+    """Whether the root logger writes JSON lines: a child process (app.pipeline.source_process) logs the same way."""
+    return any(isinstance(h.formatter, _Json) for h in logging.getLogger().handlers)

@@ -51,11 +51,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from multiprocessing.connection import Connection
+from multiprocessing.context import ForkServerProcess
 from typing import Any
 
 import psycopg
 
-from app.logs import configure_logging
+from app.errors import HarvesterError
+from app.logs import configure_logging, json_logging
 from app.redact import register_secret
 from app.registry import connector_packages, get_spec
 from app.services.rate_budget import PgRateGate
@@ -97,6 +99,7 @@ class _Start:
     since: datetime | None
     checkpoint: Mapping[str, Any] | None
     worker_pid: int
+    name: str  # run-<id>-source: the child's log lines say which run they belong to
     log_level: int
     log_json: bool
 
@@ -141,7 +144,7 @@ class SourceProcess:
         self._stats = stats
         self._name = name
         self._silence = float(config.rate_limit_patience) + SILENCE_MARGIN
-        self._process: Any = None
+        self._process: ForkServerProcess | None = None
         self._pipe: Connection | None = None
         self._listed = False  # the child sent its end mark (or the error that ended the listing)
         self._notes_seen = 0
@@ -209,8 +212,9 @@ class SourceProcess:
             since=since,
             checkpoint=checkpoint,
             worker_pid=os.getpid(),
+            name=self._name,
             log_level=root.getEffectiveLevel(),
-            log_json=any(type(h.formatter).__name__ == "_Json" for h in root.handlers),
+            log_json=json_logging(),
         )
         _send(ours, start)
         log.debug("source process %s started (pid %s)", self._name, process.pid)
@@ -225,7 +229,7 @@ class SourceProcess:
                     return message
             except (EOFError, OSError):
                 raise SourceProcessFailed(self._exit_detail()) from None
-            if not self._process.is_alive() and not pipe.poll(0):
+            if self._process is not None and not self._process.is_alive() and not pipe.poll(0):
                 raise SourceProcessFailed(self._exit_detail())
             if time.monotonic() - silent_since > self._silence:
                 self._kill()
@@ -233,6 +237,8 @@ class SourceProcess:
 
     def _exit_detail(self) -> str:
         process = self._process
+        if process is None:
+            return "source process was not started"
         process.join(CLOSE_WAIT)
         code = process.exitcode
         if code is not None and code < 0:
@@ -316,29 +322,35 @@ def _child(pipe: Connection) -> None:
     _watch(start.worker_pid)
     register_secret(start.config.credential)
     register_secret(start.password)
-    configure_logging(logging.getLevelName(start.log_level).lower(), json=start.log_json)
+    try:
+        configure_logging(logging.getLevelName(start.log_level).lower(), json=start.log_json)
+    except HarvesterError:  # a level without a name (set by a caller, not by our settings): the default
+        configure_logging("info", json=start.log_json)
     stats = CallStats()
     gate_conn: psycopg.Connection[Any] | None = None
-    batch: list[Emitted] = []
+    out = _Batches(pipe, stats)
     try:
         config = start.config
         if start.gate_key is not None and start.conninfo is not None:
             gate_conn = psycopg.connect(start.conninfo, autocommit=True, connect_timeout=10)
             config = replace(config, rate_gate=PgRateGate(gate_conn, start.gate_key))
         connector = get_spec(start.connector_type).create(config, stats)
+        log.info("%s (pid %s): listing a %s source", start.name, os.getpid(), start.connector_type)
+        began = time.monotonic()
         try:
-            first = 0.0
-            for emitted in connector.enumerate(start.since, start.checkpoint):
-                now = time.monotonic()
-                if not batch:
-                    first = now
-                batch.append(emitted)
-                if len(batch) >= BATCH or isinstance(emitted, Checkpoint | Preview) or now - first >= FLUSH_AFTER:
-                    _send(pipe, ("items", batch, _snapshot(stats)))
-                    batch = []
-            _send(pipe, ("items", batch, _snapshot(stats)))
-            batch = []
+            with out:
+                for emitted in connector.enumerate(start.since, start.checkpoint):
+                    out.add(emitted)
             _send(pipe, ("end", None, _snapshot(stats)))
+            cpu = os.times()
+            log.info(
+                "%s: listed %d items in %.2f s (%.2f s of CPU, %d requests)",
+                start.name,
+                out.items,
+                time.monotonic() - began,
+                cpu.user + cpu.system,
+                stats.api_calls,
+            )
             _answer(pipe, connector, stats, gate_conn)
         finally:
             connector.close()
@@ -348,13 +360,66 @@ def _child(pipe: Connection) -> None:
         if not isinstance(exc, SourceError | HttpError):
             log.exception("source process of %s failed", start.connector_type)
         with contextlib.suppress(OSError):
-            if batch:
-                _send(pipe, ("items", batch, _snapshot(stats)))
+            out.flush()  # the items before the failure first: the run commits them, then fails
             _send(pipe, ("error", _portable(exc, gate_conn), _snapshot(stats)))
     finally:
         if gate_conn is not None:
             gate_conn.close()
         pipe.close()
+
+
+class _Batches:
+    """What the child sends of the listing: items in batches of at most ``BATCH``, a batch at once at each
+    checkpoint and preview, and a batch whose first item waited ``FLUSH_AFTER`` s sent by a thread of its own
+    while the connector waits on the source (else its items would wait for the next request's answer)."""
+
+    def __init__(self, pipe: Connection, stats: CallStats) -> None:
+        self._pipe = pipe
+        self._stats = stats
+        self._lock = threading.Lock()  # one sender at a time; held while the pipe is full (back-pressure)
+        self._batch: list[Emitted] = []
+        self._first = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._flush_late, name="batch-flush", daemon=True)
+        self.items = 0  # items (not checkpoints or previews) sent
+
+    def __enter__(self) -> _Batches:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if exc[0] is None:
+            self.flush()
+
+    def add(self, emitted: Emitted) -> None:
+        with self._lock:
+            if not self._batch:
+                self._first = time.monotonic()
+            self._batch.append(emitted)
+            if isinstance(emitted, Checkpoint | Preview):
+                self._send()
+            else:
+                self.items += 1
+                if len(self._batch) >= BATCH:
+                    self._send()
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._batch:
+                self._send()
+
+    def _send(self) -> None:
+        batch, self._batch = self._batch, []
+        _send(self._pipe, ("items", batch, _snapshot(self._stats)))
+
+    def _flush_late(self) -> None:
+        while not self._stop.wait(FLUSH_AFTER / 2):
+            with self._lock:
+                if self._batch and time.monotonic() - self._first >= FLUSH_AFTER:
+                    with contextlib.suppress(OSError):  # the run is gone: the listing's next send says so
+                        self._send()
 
 
 def _answer(pipe: Connection, connector: Any, stats: CallStats, gate_conn: psycopg.Connection[Any] | None) -> None:

@@ -7,6 +7,7 @@ by another worker, also listing in a process of its own, with exact counters and
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from typing import Any
@@ -17,7 +18,7 @@ import psycopg
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from tests.jobs.conftest import Procs, wait_for
-from tests.sync.conftest import JiraFactory, add_source, scalar
+from tests.sync.conftest import TOKEN, JiraFactory, add_source, scalar
 
 
 def source_processes(worker_pid: int) -> list[psutil.Process]:
@@ -85,5 +86,9 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
     ).fetchone() or (None, None, None, None, None)
     assert (state, done, total, deliveries) == ("succeeded", items, items, 2)
     assert source_processes(survivor.pid) == [], "the survivor's source process ended with its run"
+    # The child logs through the worker's handler (its stderr): which run, what it listed; never the credential.
+    logged = survivor.log.read_text(errors="replace")
+    assert re.search(rf"run-{run_id}-source: listed \d+ items in [\d.]+ s", logged), survivor.tail()
+    assert TOKEN not in procs.logs() and TOKEN not in logged
     assert calls and calls > 0, "the counters of the child's requests reached the journal"
     assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == items
