@@ -189,7 +189,9 @@ class SourceProcess:
         process, pipe = self._process, self._pipe
         if process is None:
             return
-        if pipe is not None and process.is_alive():
+        if pipe is not None:
+            # Asked even when multiprocessing says the child is gone: it learns that from the forkserver,
+            # which may have died before its child. A child that missed this ends when the pipe closes.
             with contextlib.suppress(OSError, ValueError):
                 _send(pipe, ("close", None))
             process.join(CLOSE_WAIT)
@@ -227,10 +229,8 @@ class SourceProcess:
                 if pipe.poll(POLL):
                     message: tuple[str, Any, Snapshot] = pickle.loads(pipe.recv_bytes())
                     return message
-            except (EOFError, OSError):
+            except (EOFError, OSError):  # the child's end closed: only the child held it, so it has ended
                 raise SourceProcessFailed(self._exit_detail()) from None
-            if self._process is not None and not self._process.is_alive() and not pipe.poll(0):
-                raise SourceProcessFailed(self._exit_detail())
             if time.monotonic() - silent_since > self._silence:
                 self._kill()
                 raise SourceProcessFailed(f"source process sent nothing for {self._silence:.0f} s; stopped it")

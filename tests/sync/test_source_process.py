@@ -209,3 +209,37 @@ def test_a_failure_crosses_the_pipe_as_its_own_class_or_named_when_it_cannot() -
     odd = _rebuilt(_portable(Unpicklable("parser", "bad byte"), None))
     assert type(odd) is SourceProcessFailed
     assert str(odd) == "source process failed: Unpicklable: parser: bad byte"
+
+
+def test_a_run_goes_on_when_the_forkserver_dies_under_it_and_the_next_run_starts_another(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """The forkserver is only needed to start a child: killed mid-run, the run's child lists on, the run
+    succeeds, its child ends, and the next run's child comes from a new forkserver."""
+    items = 150  # two search pages
+    with served(JiraEmulator(items, seed=5, token=TOKEN)) as jira:
+        source_id = add_source(conn, keyring, "jira", jira.base_url)
+        # A search page slower than the run's one-second polls of the pipe: the run sees the child silent while
+        # multiprocessing already calls it gone (it learns of a child's end from the forkserver).
+        jira.fault(route_latency_ms={"search": 1500})
+        children: list[psutil.Process] = []
+
+        def kill_the_forkserver(progress: Progress) -> None:
+            if not children:
+                me = psutil.Process()
+                servers = [p for p in me.children() if "forkserver" in " ".join(p.cmdline())]
+                children.extend(c for s in servers for c in s.children())
+                for server in servers:
+                    server.kill()  # not reaped here: multiprocessing reaps it when it starts the next one
+
+        outcome, row = run(conn, keyring, source_id, "full", source_process=True, on_progress=kill_the_forkserver)
+        assert children, "no source process under the forkserver"
+        assert outcome.state == "succeeded", outcome.detail
+        assert row.entities_done == items
+        psutil.wait_procs(children, timeout=10)
+        assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+
+        jira.clear_faults()
+        again, _ = run(conn, keyring, source_id, "full", source_process=True)
+    assert again.state == "succeeded", again.detail
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == items
