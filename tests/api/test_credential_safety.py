@@ -169,12 +169,13 @@ def test_no_rendering_of_a_canary_leaks_through_any_response_log_or_table(
     assert redacted_somewhere >= len(SCENARIOS) * len(SHAPES)
 
 
-def _cli(api: Server, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(api: Server, tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "HARVESTER_DATABASE_URL": api.db_url,
         "HARVESTER_SECRET_KEY": api.secret_key,
         "HARVESTER_DATA_DIR": str(tmp_path / "data"),
+        **extra,
     }
     env.pop("HARVESTER_SOURCE_CREDENTIAL", None)
     return subprocess.run(
@@ -182,20 +183,26 @@ def _cli(api: Server, tmp_path: Path, *args: str) -> subprocess.CompletedProcess
     )
 
 
+@pytest.mark.parametrize("listing", ["thread", "process"])
 def test_cli_sync_output_and_log_lines_carry_no_canary(
-    api: Server, echo_jira: tuple[EchoingJira, RunningEmulator], tmp_path: Path
+    api: Server, echo_jira: tuple[EchoingJira, RunningEmulator], tmp_path: Path, listing: str
 ) -> None:
+    """With ``process`` the source is listed in a child process (decision 135): the answers that echo the
+    credential are read, and the errors built, in the child; its log lines go to the same stderr."""
     app, running = echo_jira
+    extra = {"HARVESTER_SOURCE_PROCESS": "on"} if listing == "process" else {}
     for kind in ("basic", "quotes"):
         canary = CANARIES[kind]
-        source_id = _source(api, running.base_url, f"cli-canary-{kind}", canary)
+        source_id = _source(api, running.base_url, f"cli-canary-{kind}-{listing}", canary)
         for shape in ("raw", "bytes-repr", "base64", "password"):
             app.shape, app.token = shape, "not-the-canary"
-            done = _cli(api, tmp_path, "-v", "sync", str(source_id), "--mode", "full")
+            done = _cli(api, tmp_path, "-v", "sync", str(source_id), "--mode", "full", **extra)
             assert done.returncode == 1, done.stdout + done.stderr
             assert "failed" in done.stdout and "***" in done.stdout, done.stdout
             assert not leaks(done.stdout + done.stderr, canary), (shape, done.stdout, done.stderr[-2000:])
             assert "Traceback" not in done.stderr
+            if listing == "process":
+                assert "source processes: forkserver ready" in done.stderr, done.stderr[-2000:]
 
 
 UNSENDABLE = {
