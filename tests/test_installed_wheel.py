@@ -46,11 +46,13 @@ class Installed:
         )
         return keep
 
-    def run(self, args: list[str], data_dir: Path, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, args: list[str], data_dir: Path, cwd: Path, timeout: float = 600, extra: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.bin / "harvester"), *args],
             cwd=cwd,
-            env=self.env(data_dir),
+            env={**self.env(data_dir), **(extra or {})},
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -104,17 +106,21 @@ def test_the_wheel_carries_the_sql_as_package_app_sql(installed: Installed) -> N
     assert not any(n.startswith(("sql/", "tests/", "tools/", "bench/")) for n in names)
 
 
-def test_installed_wheel_migrates_and_runs_the_demo_from_another_folder(installed: Installed) -> None:
-    data_dir = installed.root / "data"
-    elsewhere = installed.root / "elsewhere"
+@pytest.mark.parametrize("listing", ["thread", "process"])
+def test_installed_wheel_migrates_and_runs_the_demo_from_another_folder(installed: Installed, listing: str) -> None:
+    """With ``process`` the demo's worker lists each source in a process of its own (decision 135): its
+    forkserver imports the connectors from the installed package, not from the repository."""
+    data_dir = installed.root / f"data-{listing}"
+    elsewhere = installed.root / f"elsewhere-{listing}"
     elsewhere.mkdir()
+    extra = {"HARVESTER_SOURCE_PROCESS": "on"} if listing == "process" else {}
     try:
         migrated = installed.run(["db", "migrate"], data_dir, elsewhere)
         _check(migrated, "harvester db migrate")
         assert "schema version:" in migrated.stdout
 
         started = time.monotonic()
-        demo = installed.run(["demo"], data_dir, elsewhere)
+        demo = installed.run(["demo"], data_dir, elsewhere, extra=extra)
         demo_seconds = time.monotonic() - started
         _check(demo, "harvester demo")
 
@@ -124,9 +130,14 @@ def test_installed_wheel_migrates_and_runs_the_demo_from_another_folder(installe
         totals = re.search(r"summary: chunks (\d+) \(embedded (\d+)\)", out)
         assert totals is not None, out[-3000:]
         assert int(totals[1]) > 0 and int(totals[2]) == int(totals[1]), "every chunk is embedded"
+        worker_log = (data_dir / "demo-logs" / "worker.log").read_text(errors="replace")
+        listed = re.findall(r"run-\d+-source: listed [1-9]\d* items", worker_log)
+        # Each source's full sync, at least, was listed apart with the setting on; none without it.
+        assert (len(listed) >= 3) if listing == "process" else not listed, worker_log[-3000:]
         print(
             f"\nwheel {installed.wheel.name}: {installed.wheel.stat().st_size / 1e6:.2f} MB; "
-            f"install into a fresh venv {installed.install_seconds:.1f} s; harvester demo {demo_seconds:.1f} s"
+            f"install into a fresh venv {installed.install_seconds:.1f} s; "
+            f"harvester demo ({listing}) {demo_seconds:.1f} s"
         )
     finally:
         stopped = installed.run(["db", "stop"], data_dir, elsewhere, timeout=120)
