@@ -7,9 +7,10 @@ two cores the lock cost the no-latency runs 0.03-0.09 of their ratio to the bare
 
 How it is wired:
 
-- Children come from a **forkserver** (started by the first run that asks, with the connector packages
-  preloaded: ~0.4 s once, then a few ms a child), never from a fork of the worker, whose other threads
-  (heartbeats, the embedder, Procrastinate's loop) may hold locks at the moment of a fork.
+- Children come from a **forkserver** (started by the worker at start-up, else by the first run that asks;
+  the connector packages and the main script preloaded: ~0.4 s once, then ~15 ms a child), never from a
+  fork of the worker, whose other threads (heartbeats, the embedder, Procrastinate's loop) may hold locks
+  at the moment of a fork.
 - The child receives the run's :class:`SourceConfig` over the pipe (the credential never appears in an
   argument list or an environment), registers the credential for log redaction, logs through the same
   handler shape as the worker, and takes the credential's rate budget on a **database connection of its
@@ -27,6 +28,8 @@ How it is wired:
   the run treats as the database going away. A child that ends without its end mark (killed, crashed)
   fails the run: "source process exited with code -9 (SIGKILL)". So does a child that sends nothing for
   ``silence`` seconds (the rate-limit patience plus ``SILENCE_MARGIN``): nothing waits forever.
+  A child's end is read from its pipe (end of file), never from ``Process.is_alive()``: multiprocessing
+  learns of a child's exit from the forkserver, and calls every child gone once the forkserver dies.
 - The child dies with its worker: a thread in it checks the worker's pid every ``WATCH_EVERY`` s, and a
   write to a closed pipe ends it too. It ignores SIGINT and SIGTERM: a worker shutting down gracefully
   (a whole control group signalled) finishes or hands back its run, and closes the child itself.
@@ -74,7 +77,7 @@ SILENCE_MARGIN = 300.0  # seconds past the rate-limit patience a child may send 
 POLL = 1.0  # seconds between the run's checks of a silent child
 
 _context = multiprocessing.get_context("forkserver")
-_started = threading.Lock()
+_preload_lock = threading.Lock()
 _preloaded = False
 
 # (api_calls, rate_limited, more_notes, notes, unread) of the child's CallStats.
@@ -106,7 +109,7 @@ class _Start:
 
 def _preload() -> None:
     global _preloaded
-    with _started:
+    with _preload_lock:
         if not _preloaded:
             # ``__main__`` too: else each child runs the worker's main script again (as ``__mp_main__``) before
             # it starts, importing what that script imports.
