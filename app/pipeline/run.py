@@ -87,6 +87,8 @@ DEFAULT_PREFETCH = 3
 # the producer, waiting for the next, looks whether a waiting group should go to an idle embedder.
 SOURCE_AHEAD = 64
 TICK = 0.02
+# Seconds between the run thread's looks at the lease while it waits for the read-ahead's next page.
+LEASE_TICK = 0.2
 # Lane lock (seed 001 "Координация полос"): Knowledge Store takes pg_advisory_lock(LANE_LOCK_CLASS,
 # source_id) around destructive steps; a run holds the shared form for its whole duration.
 LANE_LOCK_CLASS = 0x48565354  # "HVST"
@@ -379,6 +381,10 @@ class _Run:
                     stages.enter_context(self.embed_ahead)
                 if ahead is not None:
                     stages.enter_context(ahead)
+                if isinstance(connector, SourceProcess):
+                    # Closed before the read-ahead: a run that stops early ends a child still listing, so the
+                    # producer waiting on it stops at once instead of when the source answers.
+                    stages.callback(connector.abort)
                 # With read-ahead, each page is written on a writer thread while the next is mapped
                 # (decision 122); entered last, so it is closed first: the write in flight ends before the
                 # producer stops and before any failure handling uses the connection.
@@ -420,15 +426,20 @@ class _Run:
             self._close_gate()
 
     def _timed(self, pages: Iterable[Page]) -> Iterator[Page]:
-        """``pages``, adding the time each took to arrive to ``page_wait``."""
-        it = iter(pages)
-        while True:
-            asked = time.monotonic()
-            page = next(it, None)
-            self.page_wait += time.monotonic() - asked
+        """``pages``, adding the time each took to arrive to ``page_wait``. While it waits for the read-ahead,
+        the run's thread looks at the lease every ``LEASE_TICK`` s: a run cancelled or taken over while the source
+        takes its time (a slow answer, a rate limit's wait) stops at the heartbeat's next beat, not after the
+        source answers."""
+        polled: Iterable[Page | None] = pages.polled(LEASE_TICK) if isinstance(pages, Prefetch) else pages
+        asked = time.monotonic()
+        for page in polled:
             if page is None:
-                return
+                self._check_lease()
+                continue
+            self.page_wait += time.monotonic() - asked
             yield page
+            asked = time.monotonic()
+        self.page_wait += time.monotonic() - asked
 
     def _gate_lost(self, exc: Exception) -> bool:
         """The producer's rate-gate connection broke (the database went away under the fetch)."""

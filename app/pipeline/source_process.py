@@ -187,6 +187,16 @@ class SourceProcess:
         counted: Mapping[str, int | None] = value
         return counted
 
+    def abort(self) -> None:
+        """Ends a child that is still listing (the run stops early); one that listed everything stays, for
+        :meth:`count_by_container`, until :meth:`close`."""
+        process = self._process
+        if not self._listed and process is not None:
+            # Killed, not closed: the producer thread may be reading the pipe; the child's end closing on
+            # its death is what wakes it. :meth:`close` closes our end later, from the run's thread.
+            process.kill()
+            process.join(CLOSE_WAIT)
+
     def close(self) -> None:
         """Ends the child: asked first, killed after ``CLOSE_WAIT`` s."""
         process, pipe = self._process, self._pipe

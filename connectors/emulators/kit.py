@@ -175,6 +175,7 @@ class Faults:
         self.injected = 0
         # Requests inside the latency wait at once, and the most there ever were (a client's concurrency).
         self._in_latency = 0
+        self._answered_by_latency: Counter[float] = Counter()  # answered requests by the latency they waited
         self.max_in_latency = 0
         # The same per route ("GET <pattern>"): which kinds of request a client sends at once.
         self._in_latency_by_route: Counter[str] = Counter()
@@ -193,6 +194,11 @@ class Faults:
         """Requests inside the latency wait right now (sent, not yet answered)."""
         with self._lock:
             return self._in_latency
+
+    def answered_after(self, latency_ms: float) -> int:
+        """Requests answered after waiting ``latency_ms`` (a test sees whether a client waited for them)."""
+        with self._lock:
+            return self._answered_by_latency[latency_ms]
 
     @property
     def latency_depth(self) -> int:
@@ -352,6 +358,7 @@ class Faults:
                 with self._lock:
                     self._in_latency -= 1
                     self._in_latency_by_route[route] -= 1
+                    self._answered_by_latency[latency] += 1
                     before = bisect.bisect_right(self._ends, started)  # answered before this one was sent
                     depth = 1 + (self._depths[before - 1] if before else self._depth_base)
                     now = time.monotonic()

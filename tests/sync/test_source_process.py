@@ -243,3 +243,30 @@ def test_a_run_goes_on_when_the_forkserver_dies_under_it_and_the_next_run_starts
         again, _ = run(conn, keyring, source_id, "full", source_process=True)
     assert again.state == "succeeded", again.detail
     assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == items
+
+
+def test_a_run_cancelled_while_its_source_takes_its_time_stops_before_the_answer(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """The run's thread looks at the lease while it waits for pages, and a run that stops ends its child at
+    once: the cancel takes effect while the source still holds the child's request, not when it answers."""
+    with served(JiraEmulator(400, seed=5, token=TOKEN)) as jira:
+        source_id = add_source(conn, keyring, "jira", jira.base_url)
+        probe.execute("update platform_settings set value = '2' where key = 'stale_run_after'")  # a beat each 0.5 s
+        jira.fault(latency_ms=200)
+        seen: list[psutil.Process] = []
+
+        def stall_and_cancel(progress: Progress) -> None:
+            if not seen:
+                seen.extend(source_children())
+                jira.fault(latency_ms=20_000)  # the source stops answering for longer than the run may wait
+                rq.cancel_run(probe, id=progress.run_id)
+
+        outcome, _ = run(conn, keyring, source_id, "full", source_process=True, on_progress=stall_and_cancel)
+        waiting, answered = jira.app.faults.in_flight, jira.app.faults.answered_after(20_000)
+    assert seen, "the run had no source process"
+    assert outcome.state == "cancelled", outcome
+    assert waiting >= 1, "no request of the child's met the stalled source"
+    assert answered == 0, "the run ended only after the source answered a request it stalled"
+    psutil.wait_procs(seen, timeout=10)
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in seen)
