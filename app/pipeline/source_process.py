@@ -103,6 +103,7 @@ class _Start:
     checkpoint: Mapping[str, Any] | None
     worker_pid: int
     name: str  # run-<id>-source: the child's log lines say which run they belong to
+    listing: bool  # False: only answer the run's questions (a resumed run whose listing had ended)
     log_level: int
     log_json: bool
 
@@ -177,6 +178,10 @@ class SourceProcess:
 
     def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
         pipe = self._pipe
+        if pipe is None and self._process is None:
+            # A run resumed after its listing had ended lists nothing: a child only to answer this.
+            pipe = self._spawn(None, None, listing=False)
+            self._listed = True
         if pipe is None or not self._listed:
             raise SourceProcessFailed("the source's process has not listed the source")
         _send(pipe, ("count", list(containers)))
@@ -210,7 +215,9 @@ class SourceProcess:
             process.join(CLOSE_WAIT)
         self._kill()
 
-    def _spawn(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Connection:
+    def _spawn(
+        self, since: datetime | None, checkpoint: Mapping[str, Any] | None, *, listing: bool = True
+    ) -> Connection:
         _preload()
         ours, theirs = _context.Pipe(duplex=True)
         process = _context.Process(target=_child, args=(theirs,), name=self._name, daemon=True)
@@ -228,6 +235,7 @@ class SourceProcess:
             checkpoint=checkpoint,
             worker_pid=os.getpid(),
             name=self._name,
+            listing=listing,
             log_level=root.getEffectiveLevel(),
             log_json=json_logging(),
         )
@@ -348,9 +356,12 @@ def _child(pipe: Connection) -> None:
             gate_conn = psycopg.connect(start.conninfo, autocommit=True, connect_timeout=10)
             config = replace(config, rate_gate=PgRateGate(gate_conn, start.gate_key))
         connector = get_spec(start.connector_type).create(config, stats)
-        log.info("%s (pid %s): listing a %s source", start.name, os.getpid(), start.connector_type)
-        began = time.monotonic()
         try:
+            if not start.listing:
+                _answer(pipe, connector, stats, gate_conn)
+                return
+            log.info("%s (pid %s): listing a %s source", start.name, os.getpid(), start.connector_type)
+            began = time.monotonic()
             with out:
                 for emitted in connector.enumerate(start.since, start.checkpoint):
                     out.add(emitted)

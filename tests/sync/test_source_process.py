@@ -18,7 +18,9 @@ from typing import Any
 import psutil
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
+from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.run import Progress, RunOutcome, execute_run
 from app.pipeline.source_process import SourceProcessFailed, _portable, _rebuilt
 from app.queries import runs as rq
@@ -270,3 +272,32 @@ def test_a_run_cancelled_while_its_source_takes_its_time_stops_before_the_answer
     assert answered == 0, "the run ended only after the source answered a request it stalled"
     psutil.wait_procs(seen, timeout=10)
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in seen)
+
+
+def test_a_reconciliation_resumed_after_its_listing_asks_a_child_only_for_the_audit(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
+) -> None:
+    """A run resumed after its last page lists nothing, but its completeness audit still asks the source:
+    a child is started only to answer that."""
+    items = 120
+    with served(JiraEmulator(items, seed=5, token=TOKEN)) as jira:
+        source_id = add_source(conn, keyring, "jira", jira.base_url)
+        first, _ = run(conn, keyring, source_id, "full", source_process=False)
+        assert first.state == "succeeded", first.detail
+        run_id = start_run(conn, source_id, mode="reconciliation", trigger="manual")
+        # As a reconciliation whose worker died after its last page and before the resolution: every item
+        # seen, the listing complete.
+        probe.execute(
+            "insert into run_seen_items (run_id, source_type, source_entity_id) "
+            "select %s, source_type, source_entity_id from live_entities where source_id = %s",
+            (run_id, source_id),
+        )
+        resumed = RunCheckpoint(complete=True, enumerated=items).to_json()
+        probe.execute("update sync_runs set checkpoint = %s where id = %s", (Jsonb(resumed), run_id))
+        outcome = execute_run(conn, run_id, worker_id="resumed-worker", keyring=keyring, source_process=True)
+    assert outcome.state == "succeeded", outcome.detail
+    counted = probe.execute(
+        "select container, source_count, live_count from run_completeness where run_id = %s", (run_id,)
+    ).fetchall()
+    assert counted and all(source == live for _, source, live in counted), counted
+    assert scalar(probe, "select count(*) from live_entities where source_id = %s", (source_id,)) == items
