@@ -184,7 +184,10 @@ class SourceProcess:
             self._listed = True
         if pipe is None or not self._listed:
             raise SourceProcessFailed("the source's process has not listed the source")
-        _send(pipe, ("count", list(containers)))
+        try:
+            _send(pipe, ("count", list(containers)))
+        except OSError:  # the child ended after its listing: the audit is skipped, the run goes on
+            raise SourceProcessFailed(self._exit_detail()) from None
         kind, value, snapshot = self._receive(pipe)
         self._merge(snapshot)
         if kind != "counted":
