@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -77,11 +76,19 @@ def rows(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[Any, ...]
     return [tuple(r) for r in found]
 
 
+def forkservers() -> list[psutil.Process]:
+    """This test process's forkserver (none before the first source process)."""
+    return [p for p in psutil.Process().children() if "forkserver" in " ".join(p.cmdline())]
+
+
 def source_children() -> list[psutil.Process]:
     """The source processes of this test process: the forkserver's children."""
-    me = psutil.Process()
-    servers = [p for p in me.children() if "forkserver" in " ".join(p.cmdline())]
-    return [c for s in servers for c in s.children()]
+    return [c for s in forkservers() for c in s.children()]
+
+
+def assert_gone(children: list[psutil.Process]) -> None:
+    psutil.wait_procs(children, timeout=10)
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children), children
 
 
 @pytest.fixture(params=sorted(EMULATORS))
@@ -170,28 +177,6 @@ def test_a_killed_source_process_fails_the_run_loudly_and_the_next_run_loads_eac
     )
 
 
-def test_a_run_that_stops_early_takes_its_source_process_with_it(
-    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
-) -> None:
-    """A run cancelled mid-listing (the lease taken away) leaves no child behind, whatever the child was doing."""
-    with served(JiraEmulator(400, seed=5, token=TOKEN)) as jira:
-        source_id = add_source(conn, keyring, "jira", jira.base_url)
-        jira.fault(latency_ms=300)
-        seen: list[int] = []
-        cancelled = threading.Event()
-
-        def cancel_after_first_page(progress: Progress) -> None:
-            if not cancelled.is_set():
-                seen.extend(c.pid for c in source_children())
-                rq.cancel_run(probe, id=progress.run_id)
-                cancelled.set()
-
-        outcome, _ = run(conn, keyring, source_id, "full", source_process=True, on_progress=cancel_after_first_page)
-    assert seen, "the run had no source process"
-    assert outcome.state == "cancelled", outcome
-    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE for pid in seen)
-
-
 class Unpicklable(Exception):
     """An exception whose arguments do not round-trip through pickle (its __init__ takes two)."""
 
@@ -228,8 +213,7 @@ def test_a_run_goes_on_when_the_forkserver_dies_under_it_and_the_next_run_starts
 
         def kill_the_forkserver(progress: Progress) -> None:
             if not children:
-                me = psutil.Process()
-                servers = [p for p in me.children() if "forkserver" in " ".join(p.cmdline())]
+                servers = forkservers()
                 children.extend(c for s in servers for c in s.children())
                 for server in servers:
                     server.kill()  # not reaped here: multiprocessing reaps it when it starts the next one
@@ -238,8 +222,7 @@ def test_a_run_goes_on_when_the_forkserver_dies_under_it_and_the_next_run_starts
         assert children, "no source process under the forkserver"
         assert outcome.state == "succeeded", outcome.detail
         assert row.entities_done == items
-        psutil.wait_procs(children, timeout=10)
-        assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
+        assert_gone(children)
 
         jira.clear_faults()
         again, _ = run(conn, keyring, source_id, "full", source_process=True)
@@ -270,8 +253,7 @@ def test_a_run_cancelled_while_its_source_takes_its_time_stops_before_the_answer
     assert outcome.state == "cancelled", outcome
     assert waiting >= 1, "no request of the child's met the stalled source"
     assert answered == 0, "the run ended only after the source answered a request it stalled"
-    psutil.wait_procs(seen, timeout=10)
-    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in seen)
+    assert_gone(seen)
 
 
 def test_a_reconciliation_resumed_after_its_listing_asks_a_child_only_for_the_audit(
