@@ -360,7 +360,6 @@ class _Run:
                     config,
                     self.stats,
                     conninfo=conninfo_of(self.conn, "harvester-source"),
-                    password=self.conn.info.password,
                     name=f"run-{self.claim.id}-source",
                 )
             else:

@@ -58,6 +58,7 @@ from multiprocessing.context import ForkServerProcess
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from app.errors import HarvesterError
 from app.logs import configure_logging, json_logging
@@ -98,7 +99,6 @@ class _Start:
     config: SourceConfig  # without its rate gate: the child opens its own
     gate_key: str | None
     conninfo: str | None  # the database the child's gate uses (password included: pipe only)
-    password: str | None
     since: datetime | None
     checkpoint: Mapping[str, Any] | None
     worker_pid: int
@@ -136,7 +136,6 @@ class SourceProcess:
         stats: CallStats,
         *,
         conninfo: str | None,
-        password: str | None,
         name: str,
     ) -> None:
         gate = config.rate_gate
@@ -144,7 +143,6 @@ class SourceProcess:
         self._config = replace(config, rate_gate=None)
         self._gate_key = gate.key if isinstance(gate, PgRateGate) else None
         self._conninfo = conninfo if self._gate_key is not None else None
-        self._password = password
         self._stats = stats
         self._name = name
         self._silence = float(config.rate_limit_patience) + SILENCE_MARGIN
@@ -233,7 +231,6 @@ class SourceProcess:
             config=self._config,
             gate_key=self._gate_key,
             conninfo=self._conninfo,
-            password=self._password,
             since=since,
             checkpoint=checkpoint,
             worker_pid=os.getpid(),
@@ -345,7 +342,9 @@ def _child(pipe: Connection) -> None:
     start: _Start = pickle.loads(pipe.recv_bytes())
     _watch(start.worker_pid)
     register_secret(start.config.credential)
-    register_secret(start.password)
+    if start.conninfo is not None:  # the database password travels inside it
+        password = conninfo_to_dict(start.conninfo).get("password")
+        register_secret(str(password) if password is not None else None)
     try:
         configure_logging(logging.getLevelName(start.log_level).lower(), json=start.log_json)
     except HarvesterError:  # a level without a name (set by a caller, not by our settings): the default

@@ -18,14 +18,7 @@ import psycopg
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from tests.jobs.conftest import Procs, wait_for
-from tests.sync.conftest import TOKEN, JiraFactory, add_source, scalar
-
-
-def source_processes(worker_pid: int) -> list[psutil.Process]:
-    """The worker's source processes: the children of its forkserver."""
-    worker = psutil.Process(worker_pid)
-    servers = [p for p in worker.children() if "forkserver" in " ".join(p.cmdline())]
-    return [c for s in servers for c in s.children()]
+from tests.sync.conftest import TOKEN, JiraFactory, add_source, scalar, source_children
 
 
 def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_run_exactly(
@@ -50,7 +43,7 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
         "the first page to commit",
         procs,
     )
-    children = source_processes(first.pid)
+    children = source_children(first.pid)
     assert len(children) == 1, "the run lists its source in a process of its own"
     child = children[0]
     assert "harvester-source" in {
@@ -85,7 +78,7 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
         "select state, entities_done, entities_total, deliveries, api_calls from sync_runs where id = %s", (run_id,)
     ).fetchone() or (None, None, None, None, None)
     assert (state, done, total, deliveries) == ("succeeded", items, items, 2)
-    assert source_processes(survivor.pid) == [], "the survivor's source process ended with its run"
+    assert source_children(survivor.pid) == [], "the survivor's source process ended with its run"
     # The child logs through the worker's handler (its stderr): which run, what it listed; never the credential.
     logged = survivor.log.read_text(errors="replace")
     assert re.search(rf"run-{run_id}-source: listed \d+ items in [\d.]+ s", logged), survivor.tail()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import psutil
 import psycopg
 import pytest
 
@@ -180,3 +181,14 @@ def live_ids(conn: psycopg.Connection[Any], source_id: int) -> list[str]:
         (source_id,),
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def forkservers(pid: int | None = None) -> list[psutil.Process]:
+    """The forkserver of process ``pid`` (default: this one), whose children are its source processes
+    (app.pipeline.source_process); none before its first source process."""
+    return [p for p in psutil.Process(pid).children() if "forkserver" in " ".join(p.cmdline())]
+
+
+def source_children(pid: int | None = None) -> list[psutil.Process]:
+    """The source processes of process ``pid`` (default: this one): its forkserver's children."""
+    return [c for s in forkservers(pid) for c in s.children()]

@@ -31,7 +31,7 @@ from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import EmulatorApp
 from connectors.emulators.slack import SlackEmulator
 from connectors.http import HttpError
-from tests.sync.conftest import scalar
+from tests.sync.conftest import forkservers, scalar, source_children
 from tests.sync.connectors_conftest import TOKEN, Emulator, add_source, served
 
 EMULATORS: dict[str, Callable[[], EmulatorApp]] = {
@@ -74,16 +74,6 @@ def rows(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[Any, ...]
         (source_id,),
     ).fetchall()
     return [tuple(r) for r in found]
-
-
-def forkservers() -> list[psutil.Process]:
-    """This test process's forkserver (none before the first source process)."""
-    return [p for p in psutil.Process().children() if "forkserver" in " ".join(p.cmdline())]
-
-
-def source_children() -> list[psutil.Process]:
-    """The source processes of this test process: the forkserver's children."""
-    return [c for s in forkservers() for c in s.children()]
 
 
 def assert_gone(children: list[psutil.Process]) -> None:
