@@ -21,6 +21,7 @@ and run, so a channel full of one odd type does not bury the other notes.
 
 from __future__ import annotations
 
+import importlib
 import io
 import re
 from collections.abc import Collection
@@ -72,6 +73,13 @@ class AttachmentText:
 
     text: str | None
     reason: str | None = None
+
+
+def load_readers() -> None:
+    """Imports now what reading a PDF needs, which :func:`pdf_text` otherwise imports at the first PDF it
+    meets: pypdf, ~50-70 ms of CPU. For a process that forks the processes that list sources
+    (``app.pipeline.source_preload``): each of them would otherwise import it again at its first PDF."""
+    importlib.import_module("pypdf")
 
 
 def pdf_text(data: bytes, limit: int = MAX_BYTES) -> str:

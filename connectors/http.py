@@ -28,6 +28,7 @@ from __future__ import annotations
 import email.utils
 import functools
 import json
+import os
 import ssl
 import time
 import urllib.request
@@ -77,6 +78,11 @@ _WIRE_ERRORS = (urllib3.exceptions.HTTPError, OSError)
 
 class UnsendableCredential(SourceError):
     """A header value (the credential) that HTTP cannot carry; the run fails with this reason."""
+
+
+class TlsSettingsUnusable(SourceUnreachable):
+    """This process's TLS settings could not be loaded (``SSL_CERT_FILE`` naming a missing file): no request
+    can go out, to any source, so none is retried. A :class:`SourceUnreachable` for a connection probe."""
 
 
 def base_url_problem(url: str) -> str | None:
@@ -170,6 +176,20 @@ def tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def _verified_by() -> ssl.SSLContext:
+    """:func:`tls_context`, or :class:`TlsSettingsUnusable` naming the settings it read. Before, a missing CA
+    file was an ``OSError`` at each request, retried as a connection failure and reported as "unreachable"
+    without the file's name."""
+    try:
+        return tls_context()
+    except (OSError, ssl.SSLError, ValueError) as exc:
+        named = [f"{k}={os.environ[k]}" for k in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(k)]
+        raise TlsSettingsUnusable(
+            f"the TLS settings could not be loaded ({', '.join(named) or 'the certifi CA bundle'}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
 class SourceHttp:
     """JSON client bound to one source's base URL and credential headers."""
 
@@ -252,9 +272,9 @@ class SourceHttp:
             proxies = urllib.request.getproxies()
             proxy = proxies.get(parts.scheme) or proxies.get("all")
             if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-                pool = urllib3.ProxyManager(proxy, maxsize=_POOL_SIZE, ssl_context=tls_context())
+                pool = urllib3.ProxyManager(proxy, maxsize=_POOL_SIZE, ssl_context=_verified_by())
             else:
-                pool = urllib3.PoolManager(maxsize=_POOL_SIZE, ssl_context=tls_context())
+                pool = urllib3.PoolManager(maxsize=_POOL_SIZE, ssl_context=_verified_by())
             pool = self._pools.setdefault(origin, pool)
         return pool
 

@@ -8,7 +8,8 @@ two cores the lock cost the no-latency runs 0.03-0.09 of their ratio to the bare
 How it is wired:
 
 - Children come from a **forkserver** (started by the worker at start-up, else by the first run that asks;
-  the connector packages and the main script preloaded: ~0.4 s once, then ~15 ms a child), never from a
+  the connector packages and the main script preloaded, and what each child would otherwise build at its
+  first request, :mod:`app.pipeline.source_preload`: ~0.4 s once, then ~15 ms a child), never from a
   fork of the worker, whose other threads (heartbeats, the embedder, Procrastinate's loop) may hold locks
   at the moment of a fork.
 - The child receives the run's :class:`SourceConfig` over the pipe (the credential never appears in an
@@ -113,8 +114,11 @@ def _preload() -> None:
     with _preload_lock:
         if not _preloaded:
             # ``__main__`` too: else each child runs the worker's main script again (as ``__mp_main__``) before
-            # it starts, importing what that script imports.
-            _context.set_forkserver_preload(["__main__", __name__, *connector_packages()])
+            # it starts, importing what that script imports. ``source_preload`` builds what each child would
+            # otherwise build at its first request (decision 136).
+            _context.set_forkserver_preload(
+                ["__main__", __name__, *connector_packages(), "app.pipeline.source_preload"]
+            )
             _preloaded = True
 
 
@@ -222,7 +226,14 @@ class SourceProcess:
         _preload()
         ours, theirs = _context.Pipe(duplex=True)
         process = _context.Process(target=_child, args=(theirs,), name=self._name, daemon=True)
-        process.start()
+        try:
+            process.start()
+        except (OSError, EOFError) as exc:
+            # The forkserver could not fork (out of processes or memory) or died before answering: the run
+            # fails with that reason, not as an internal error of its own.
+            ours.close()
+            theirs.close()
+            raise SourceProcessFailed(f"could not start a source process: {type(exc).__name__}: {exc}") from exc
         theirs.close()  # only the child holds its end now: its exit is our end of file
         self._process, self._pipe = process, ours
         root = logging.getLogger()

@@ -31,7 +31,15 @@ from connectors.emulators.kit import (
     send_signed_webhook,
     serve,
 )
-from connectors.http import HttpError, SourceHttp, _clean_params, decode_json, parse_retry_after
+from connectors.http import (
+    HttpError,
+    SourceHttp,
+    TlsSettingsUnusable,
+    _clean_params,
+    decode_json,
+    parse_retry_after,
+    tls_context,
+)
 
 TOKEN = "s3cr3t-token-value"
 REPO = Path(__file__).resolve().parents[2]
@@ -436,6 +444,32 @@ def test_unreachable_port_raises_source_unreachable() -> None:
     assert TOKEN not in str(info.value)
 
 
+def test_tls_settings_that_cannot_load_fail_the_first_request_naming_them(
+    emu: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing CA file is this process's setting, not the source being down: the first request fails naming
+    the setting, and is not retried (before: an OSError at each attempt, reported as "unreachable")."""
+    missing = tmp_path / "missing.pem"
+    monkeypatch.setenv("SSL_CERT_FILE", str(missing))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    tls_context.cache_clear()  # built once a process: this test's settings must be read
+    stats = CallStats()
+    http = _client(emu.base_url, stats, max_attempts=3, max_wait=0.01)
+    try:
+        with pytest.raises(TlsSettingsUnusable) as info:
+            http.get_json("/items/A")
+    finally:
+        http.close()
+        monkeypatch.undo()
+        tls_context.cache_clear()  # the next test builds it from the real settings
+    assert str(info.value) == (
+        f"the TLS settings could not be loaded (SSL_CERT_FILE={missing}): "
+        "FileNotFoundError: [Errno 2] No such file or directory"
+    )
+    assert isinstance(info.value, SourceUnreachable)  # a connection probe says "unreachable", as before
+    assert stats.api_calls == 1
+
+
 # ---------------------------------------------------------------- emulator_kit itself
 
 
@@ -487,8 +521,7 @@ def test_signed_webhook_carries_a_verifiable_signature() -> None:
 
 def test_cli_prints_base_url_first_and_stops_on_sigterm() -> None:
     code = (
-        "from connectors.emulators.kit import EmulatorApp, main_cli\n"
-        "main_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
+        "from connectors.emulators.kit import EmulatorApp, main_cli\nmain_cli(lambda ns: EmulatorApp(seed=ns.seed))\n"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "--port", "0", "--seed", "3"],

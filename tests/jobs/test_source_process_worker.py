@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import signal
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -17,8 +19,9 @@ import psycopg
 
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
+from tests.conftest import REPO
 from tests.jobs.conftest import Procs, wait_for
-from tests.sync.conftest import TOKEN, JiraFactory, add_source, scalar, source_children
+from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, scalar, source_children
 
 
 def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_run_exactly(
@@ -85,3 +88,36 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
     assert TOKEN not in procs.logs() and TOKEN not in logged
     assert calls and calls > 0, "the counters of the child's requests reached the journal"
     assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == items
+
+
+def test_a_tls_setting_that_cannot_load_fails_each_run_as_it_does_in_one_process(
+    procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    """The forkserver builds the TLS context ahead (decision 136); one that cannot be built (a ``SSL_CERT_FILE``
+    naming a missing file) must not take the forkserver down with it, which would fail every run with
+    "unexpected EOF": each run fails with the reason, naming the setting, as a run listing in one process does,
+    at its first request and without retrying it."""
+    source_id = add_source(conn, keyring, jira)
+    details: dict[str, str] = {}
+    for listing, extra in (("thread", {}), ("process", {"HARVESTER_SOURCE_PROCESS": "on"})):
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "sync", str(source_id), "--mode", "full"],
+            cwd=REPO,
+            env=procs.env(SSL_CERT_FILE=str(procs.tmp / "missing.pem"), SSL_CERT_DIR=str(procs.tmp), **extra),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stdout + done.stderr[-2000:]
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+        state, detail = probe.execute(
+            "select state, error_detail from sync_runs where source_id = %s order by id desc limit 1", (source_id,)
+        ).fetchone() or (None, None)
+        assert state == "failed", (listing, state, detail)
+        details[listing] = str(detail)
+    assert details["process"] == details["thread"]
+    missing = procs.tmp / "missing.pem"
+    assert details["thread"] == (
+        f"the TLS settings could not be loaded (SSL_CERT_FILE={missing}, SSL_CERT_DIR={procs.tmp}): "
+        "FileNotFoundError: [Errno 2] No such file or directory"
+    )

@@ -19,18 +19,27 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
+from app.pipeline import source_process
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.run import Progress, RunOutcome, execute_run
-from app.pipeline.source_process import SourceProcessFailed, _portable, _rebuilt
+from app.pipeline.source_process import (
+    SourceProcess,
+    SourceProcessFailed,
+    _context,
+    _portable,
+    _preload,
+    _rebuilt,
+)
 from app.queries import runs as rq
 from app.secrets import Keyring
 from app.services.sources import start_run
-from connectors.base import SourceAuthFailed
+from connectors.base import CallStats, SourceAuthFailed, SourceConfig
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import EmulatorApp
 from connectors.emulators.slack import SlackEmulator
 from connectors.http import HttpError
+from tests.sync import forkserver_probe
 from tests.sync.conftest import forkservers, scalar, source_children
 from tests.sync.connectors_conftest import TOKEN, Emulator, add_source, served
 
@@ -188,6 +197,25 @@ def test_a_failure_crosses_the_pipe_as_its_own_class_or_named_when_it_cannot() -
     assert str(odd) == "source process failed: Unpicklable: parser: bad byte"
 
 
+def test_a_source_process_that_cannot_start_fails_the_listing_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forkserver that cannot fork, or died before answering (decision 136): the run fails with that reason,
+    not as an internal error. A stand-in for the start, in addition to the worker test of a forkserver whose
+    preload could not build the TLS context (tests/jobs/test_source_process_worker.py)."""
+
+    class Refused:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def start(self) -> None:
+            raise EOFError("unexpected EOF")
+
+    monkeypatch.setattr(source_process._context, "Process", Refused)
+    config = SourceConfig(1, "http://127.0.0.1:9", TOKEN, "all", (), {})
+    listing = SourceProcess("jira", config, CallStats(), conninfo=None, name="run-0-source").enumerate(None, None)
+    with pytest.raises(SourceProcessFailed, match=r"^could not start a source process: EOFError: unexpected EOF$"):
+        next(listing)
+
+
 def test_a_run_goes_on_when_the_forkserver_dies_under_it_and_the_next_run_starts_another(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring
 ) -> None:
@@ -273,3 +301,19 @@ def test_a_reconciliation_resumed_after_its_listing_asks_a_child_only_for_the_au
     ).fetchall()
     assert counted and all(source == live for _, source, live in counted), counted
     assert scalar(probe, "select count(*) from live_entities where source_id = %s", (source_id,)) == items
+
+
+def test_a_source_process_starts_with_what_each_would_build_at_its_first_request() -> None:
+    """The forkserver builds the TLS context and imports pypdf and the idna codec once (decision 136): a child
+    that had to would spend 20-80 ms of CPU on it at the head of its run's listing, while the run waits."""
+    _preload()
+    ours, theirs = _context.Pipe(duplex=False)
+    child = _context.Process(target=forkserver_probe.report, args=(theirs,), daemon=True)
+    child.start()
+    theirs.close()
+    try:
+        assert ours.poll(30), "the probe sent nothing"
+        assert ours.recv() == {"tls_context": 1, "pypdf": True, "idna": True}
+    finally:
+        child.join(10)
+        ours.close()
