@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -43,6 +44,9 @@ from connectors.http import (
 
 TOKEN = "s3cr3t-token-value"
 REPO = Path(__file__).resolve().parents[2]
+
+
+E = TypeVar("E", bound=BaseException)
 
 
 def _app() -> EmulatorApp:
@@ -78,6 +82,16 @@ def _client(base_url: str, stats: CallStats, **kw: float) -> SourceHttp:
         errors=ErrorClassification(),
         **kw,  # type: ignore[arg-type]
     )
+
+
+def _failing_get(http: SourceHttp, error: type[E]) -> E:
+    """What ``GET /items/A`` raised, which must be an ``error``; the client is closed either way."""
+    try:
+        with pytest.raises(error) as info:
+            http.get_json("/items/A")
+    finally:
+        http.close()
+    return info.value
 
 
 def _fault(emu: RunningEmulator, spec: dict[str, object]) -> None:
@@ -129,13 +143,8 @@ def test_retry_after_is_capped_by_max_wait() -> None:
 def test_exhausted_retries_raise_transient_error(emu: RunningEmulator) -> None:
     _fault(emu, {"status": 503, "ratio": 1.0})  # 503 without Retry-After: broken, not "slow down"
     stats = CallStats()
-    http = _client(emu.base_url, stats, max_attempts=3, max_wait=0.01)
-    try:
-        with pytest.raises(HttpError) as info:
-            http.get_json("/items/A")
-    finally:
-        http.close()
-    assert info.value.transient and info.value.status == 503 and info.value.reason == "unknown"
+    failed = _failing_get(_client(emu.base_url, stats, max_attempts=3, max_wait=0.01), HttpError)
+    assert failed.transient and failed.status == 503 and failed.reason == "unknown"
     assert (stats.api_calls, stats.rate_limited) == (3, 3)
 
 
@@ -454,19 +463,16 @@ def test_tls_settings_that_cannot_load_fail_the_first_request_naming_them(
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     tls_context.cache_clear()  # built once a process: this test's settings must be read
     stats = CallStats()
-    http = _client(emu.base_url, stats, max_attempts=3, max_wait=0.01)
     try:
-        with pytest.raises(TlsSettingsUnusable) as info:
-            http.get_json("/items/A")
+        failed = _failing_get(_client(emu.base_url, stats, max_attempts=3, max_wait=0.01), TlsSettingsUnusable)
     finally:
-        http.close()
         monkeypatch.undo()
         tls_context.cache_clear()  # the next test builds it from the real settings
-    assert str(info.value) == (
+    assert str(failed) == (
         f"the TLS settings could not be loaded (SSL_CERT_FILE={missing}): "
         "FileNotFoundError: [Errno 2] No such file or directory"
     )
-    assert isinstance(info.value, SourceUnreachable)  # a connection probe says "unreachable", as before
+    assert isinstance(failed, SourceUnreachable)  # a connection probe says "unreachable", as before
     assert stats.api_calls == 1
 
 
