@@ -28,7 +28,6 @@ from __future__ import annotations
 import email.utils
 import functools
 import json
-import os
 import ssl
 import time
 import urllib.request
@@ -177,16 +176,16 @@ def tls_context() -> ssl.SSLContext:
 
 
 def _verified_by() -> ssl.SSLContext:
-    """:func:`tls_context`, or :class:`TlsSettingsUnusable` naming the settings it read. Before, a missing CA
-    file was an ``OSError`` at each request, retried as a connection failure and reported as "unreachable"
-    without the file's name."""
+    """:func:`tls_context`, or :class:`TlsSettingsUnusable` naming where the settings come from. Before, a
+    missing CA file was an ``OSError`` at each request, retried as a connection failure and reported as
+    "unreachable" without saying which setting. (The settings' values stay unread here: only app.config reads
+    the environment.)"""
     try:
         return tls_context()
     except (OSError, ssl.SSLError, ValueError) as exc:
-        named = [f"{k}={os.environ[k]}" for k in ("SSL_CERT_FILE", "SSL_CERT_DIR") if os.environ.get(k)]
         raise TlsSettingsUnusable(
-            f"the TLS settings could not be loaded ({', '.join(named) or 'the certifi CA bundle'}): "
-            f"{type(exc).__name__}: {exc}"
+            "the TLS settings could not be loaded (SSL_CERT_FILE or SSL_CERT_DIR where set, else certifi's CA "
+            f"bundle): {type(exc).__name__}: {exc}"
         ) from None
 
 

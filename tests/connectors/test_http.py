@@ -469,7 +469,7 @@ def test_tls_settings_that_cannot_load_fail_the_first_request_naming_them(
         monkeypatch.undo()
         tls_context.cache_clear()  # the next test builds it from the real settings
     assert str(failed) == (
-        f"the TLS settings could not be loaded (SSL_CERT_FILE={missing}): "
+        "the TLS settings could not be loaded (SSL_CERT_FILE or SSL_CERT_DIR where set, else certifi's CA bundle): "
         "FileNotFoundError: [Errno 2] No such file or directory"
     )
     assert isinstance(failed, SourceUnreachable)  # a connection probe says "unreachable", as before
