@@ -171,17 +171,14 @@ def tls_context() -> ssl.SSLContext:
     bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), built once. httpx builds a context per client, and
     loading the CA bundle costs ~17 ms of CPU: a third of what a run of a few items costs beyond its
     items (every webhook and dead-letter retry is one). A context is safe to share between clients and
-    threads; a change to the CA bundle or those variables is read at the next start."""
-    return httpx.create_ssl_context()
+    threads; a change to the CA bundle or those variables is read at the next start.
 
-
-def _verified_by() -> ssl.SSLContext:
-    """:func:`tls_context`, or :class:`TlsSettingsUnusable` naming where the settings come from. Before, a
-    missing CA file was an ``OSError`` at each request, retried as a connection failure and reported as
-    "unreachable" without saying which setting. (The settings' values stay unread here: only app.config reads
-    the environment.)"""
+    Raises :class:`TlsSettingsUnusable` naming where the settings come from when they cannot be loaded (a
+    missing file): before, that was an ``OSError`` at each request, retried as a connection failure and
+    reported as "unreachable" without saying which setting. The settings' values stay unread here: only
+    app.config reads the environment. A failure is not cached: each client tries again."""
     try:
-        return tls_context()
+        return httpx.create_ssl_context()
     except (OSError, ssl.SSLError, ValueError) as exc:
         raise TlsSettingsUnusable(
             "the TLS settings could not be loaded (SSL_CERT_FILE or SSL_CERT_DIR where set, else certifi's CA "
@@ -271,9 +268,9 @@ class SourceHttp:
             proxies = urllib.request.getproxies()
             proxy = proxies.get(parts.scheme) or proxies.get("all")
             if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-                pool = urllib3.ProxyManager(proxy, maxsize=_POOL_SIZE, ssl_context=_verified_by())
+                pool = urllib3.ProxyManager(proxy, maxsize=_POOL_SIZE, ssl_context=tls_context())
             else:
-                pool = urllib3.PoolManager(maxsize=_POOL_SIZE, ssl_context=_verified_by())
+                pool = urllib3.PoolManager(maxsize=_POOL_SIZE, ssl_context=tls_context())
             pool = self._pools.setdefault(origin, pool)
         return pool
 
