@@ -21,6 +21,7 @@ from app.jobs.common import ALERTS_QUEUE, PERIODIC_QUEUE, QUEUE, worker_id
 
 NAMESPACE = "harvester"
 POOL_TIMEOUT = 5.0
+WORKER_CONNECTIONS = "harvester-worker"  # application_name of the Procrastinate pool's connections
 BLUEPRINTS = (
     sync.blueprint,
     periodic.blueprint,
@@ -47,7 +48,13 @@ def build_app(
     """The worker's app. Once per process: Procrastinate namespaces the blueprints' tasks in place."""
     # timeout: seconds a worker waits for a pooled connection. The pool's 30 s default made a worker that
     # lost its database take a minute to stop (two waits) before harvester worker could react (issue 11).
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url, timeout=POOL_TIMEOUT))
+    # kwargs: the pool's connections are named in pg_stat_activity, as a run's are ("harvester",
+    # "harvester-lease", ...): a DBA counting a worker's connections sees which are Procrastinate's.
+    app = procrastinate.App(
+        connector=procrastinate.PsycopgConnector(
+            conninfo=url, timeout=POOL_TIMEOUT, kwargs={"application_name": WORKER_CONNECTIONS}
+        )
+    )
     for blueprint in BLUEPRINTS:
         app.add_tasks_from(blueprint, namespace=NAMESPACE)
     crons = {"harvester:tick": tick_cron, "harvester:recover_stalled_jobs": stalled_jobs_cron, **HOUSEKEEPING_CRONS}

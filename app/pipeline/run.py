@@ -338,7 +338,12 @@ class _Run:
             self.previous = Watermark.from_cursor(source.incremental_cursor)
         try:
             spec = get_spec(source.connector_type)
-            if self.prefetch:
+            # The listing in a child process (decision 135) takes its rate budget on a connection of its own.
+            apart = self.source_process and self.prefetch > 0 and self._items() is None
+            if self.prefetch and (not apart or isinstance(self.chunks, PreparingStage)):
+                # The producer's connection: the rate gate of a listing on this process's read-ahead thread,
+                # and the embedding stage's look-ups. A listing apart without that stage needs none
+                # (decision 137: before, every such run opened one and left it idle).
                 try:
                     self.gate_conn = sibling_connection(self.conn, "harvester-fetch")()
                 except psycopg.OperationalError as exc:
@@ -350,10 +355,10 @@ class _Run:
                 self.settings.rate_limit_patience,
                 self.settings.fetch_fanout,
                 self.settings.directory_ttl,
-                own_connection=self.gate_conn is not None,
+                own_connection=self.gate_conn is not None or apart,
             )
             connector: Connector | SourceProcess
-            if self.source_process and self.gate_conn is not None and self._items() is None:
+            if apart:
                 # The listing in a child process (decision 135); its failures arrive with its first items.
                 connector = SourceProcess(
                     source.connector_type,

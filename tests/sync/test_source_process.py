@@ -104,13 +104,25 @@ def test_a_listing_in_its_own_process_writes_the_rows_and_counters_of_one_in_the
     apart = add_source(conn, keyring, kind, source.base_url, name=f"{kind}-apart")
 
     children: set[int] = set()
+    # The connections each run holds beside its own, seen at each committed page: those opened since the
+    # run began (a backend outlives its client's close by a moment: the run before's may still be listed).
+    siblings: dict[bool, set[str]] = {False: set(), True: set()}
+    ask = """select application_name from pg_stat_activity
+              where datname = current_database() and application_name like 'harvester-%%' and backend_start >= %s"""
 
-    def note_children(progress: Progress) -> None:
-        children.update(c.pid for c in source_children())
+    def note_siblings(apart: bool) -> Callable[[Progress], None]:
+        began = scalar(probe, "select clock_timestamp()")
+
+        def note(progress: Progress) -> None:
+            siblings[apart].update(r[0] for r in probe.execute(ask, (began,)))
+            if apart:
+                children.update(c.pid for c in source_children())
+
+        return note
 
     for mode in ("full", "reconciliation"):
-        ours, ours_row = run(conn, keyring, here, mode, source_process=False)
-        theirs, their_row = run(conn, keyring, apart, mode, source_process=True, on_progress=note_children)
+        ours, ours_row = run(conn, keyring, here, mode, source_process=False, on_progress=note_siblings(False))
+        theirs, their_row = run(conn, keyring, apart, mode, source_process=True, on_progress=note_siblings(True))
         assert (ours.state, theirs.state) == ("succeeded", "succeeded"), (ours.detail, theirs.detail)
         assert their_row.entities_done == ours_row.entities_done
         assert (ours_row.entities_done or 0) > 0
@@ -119,6 +131,10 @@ def test_a_listing_in_its_own_process_writes_the_rows_and_counters_of_one_in_the
         assert their_row.error_detail == ours_row.error_detail  # the connector's notes crossed the pipe
 
     assert len(children) == 2, "each run listed its source in a process of its own"
+    # The read-ahead's rate gate has a connection of its own; a listing apart takes its budget on the child's,
+    # and without an embedding stage to read for, the run opens no other (decision 137).
+    assert "harvester-fetch" in siblings[False]
+    assert "harvester-source" in siblings[True] and "harvester-fetch" not in siblings[True], siblings
     assert rows(probe, apart) == rows(probe, here)
     # The audit asked the child, after its listing, what the source counts per unit.
     audit = """select container, source_count, live_count from run_completeness

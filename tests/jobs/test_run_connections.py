@@ -1,0 +1,95 @@
+"""The database connections a REAL ``harvester worker`` holds, idle and per running sync, named as
+docs/operations.md counts them for sizing ``max_connections`` (decision 137).
+
+Each is named in ``pg_stat_activity``: ``harvester-worker`` (Procrastinate's pool and its LISTEN
+connection), and per running sync ``harvester`` (the run's page transactions), ``harvester-lease`` (its
+heartbeat, from its first beat), ``harvester-fetch`` (the read-ahead's rate gate and the embedding stage's
+look-ups) and, with ``HARVESTER_SOURCE_PROCESS=on``, ``harvester-source`` (the source process's rate gate).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import psycopg
+import pytest
+
+from app.jobs import WORKER_CONNECTIONS
+from app.secrets import Keyring
+from app.services.jobs import start_and_defer
+from tests.jobs.conftest import Procs, wait_for
+from tests.sync.conftest import JiraFactory, add_source, scalar
+
+NAMED = """select application_name from pg_stat_activity
+            where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'"""
+
+
+def named(probe: psycopg.Connection[Any]) -> Counter[str]:
+    return Counter(r[0] for r in probe.execute(NAMED))
+
+
+def settled(probe: psycopg.Connection[Any], beside: Counter[str], expected: Counter[str]) -> Counter[str]:
+    """The connections beside ``beside`` once they equal ``expected``, or as they stand after 10 s. A backend
+    outlives its client's close by a moment (the helper that waits for the worker to register has one),
+    so one snapshot could count a connection already gone; one that stays (a pool left unnamed) is counted."""
+    deadline = time.monotonic() + 10
+    while True:
+        seen = named(probe) - beside
+        if seen == expected or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    ("source_process", "per_run"),
+    [
+        ("off", {"harvester": 1, "harvester-lease": 1, "harvester-fetch": 1}),
+        # The child takes the rate budget on its own connection; without an embedding stage (the tests'
+        # workers run with HARVESTER_EMBEDDER=none) the run opens no harvester-fetch beside it.
+        ("on", {"harvester": 1, "harvester-lease": 1, "harvester-source": 1}),
+    ],
+)
+def test_a_worker_holds_the_connections_the_operations_guide_counts(
+    procs: Procs,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    source_process: str,
+    per_run: dict[str, int],
+) -> None:
+    jira = jira_factory(500)
+    source_id = add_source(conn, keyring, jira)
+    probe.execute("update platform_settings set value = '5' where key = 'stale_run_after'")  # beats every ~1 s
+    before = named(probe)
+    procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS=source_process)
+    idle = settled(probe, before, Counter({WORKER_CONNECTIONS: 5}))
+    assert idle == Counter({WORKER_CONNECTIONS: 5}), "Procrastinate's pool of four and its LISTEN connection"
+
+    jira.fault(latency_ms=600)  # the run lasts long enough to beat, and to be looked at
+    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    wait_for(
+        lambda: (
+            named(probe)["harvester-lease"] == 1
+            and (scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) or 0) >= 100
+        ),
+        60,
+        "the run's first page and its first beat",
+        procs,
+    )
+    running = settled(probe, before + idle, Counter(per_run))
+    assert scalar(probe, "select state from sync_runs where id = %s", (run_id,)) == "running"
+    assert running == Counter(per_run), running
+
+    jira.clear_faults()
+    wait_for(
+        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
+        90,
+        "the run to end",
+        procs,
+    )
+    assert scalar(probe, "select state from sync_runs where id = %s", (run_id,)) == "succeeded"
+    assert settled(probe, before, idle) == idle, "the run's connections closed with it"
