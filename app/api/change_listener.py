@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 import psycopg
 
 log = logging.getLogger(__name__)
+LISTENER = "harvester-api-listen"  # application_name of the LISTEN connection (docs/operations.md counts it)
 
 M = TypeVar("M", bound=MutableMapping[Any, Any])
 
@@ -94,7 +95,7 @@ class ChangeListener:
         channels = ", ".join(s.channel for s in self._subscriptions)
         while not self._stop.is_set():
             try:
-                with psycopg.connect(self._url, autocommit=True, connect_timeout=10) as conn:
+                with psycopg.connect(self._url, autocommit=True, connect_timeout=10, application_name=LISTENER) as conn:
                     for s in self._subscriptions:
                         s.listen(conn)
                     # LISTEN first, then clear: a change committed before LISTEN is covered by the clear,

@@ -42,13 +42,17 @@ def _check(conn: psycopg.Connection[Any]) -> None:
         ConnectionPool.check_connection(conn)
 
 
+API_CONNECTIONS = "harvester-api"  # application_name of the pool's connections
+
+
 def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionPool[psycopg.Connection[Any]]:
     """A pool whose connections all ``SET ROLE harvester_api`` before first use (and after every reset)."""
     pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
-        kwargs={"connect_timeout": 10},
+        # Named in pg_stat_activity, as the worker's and the runs' connections are (docs/operations.md counts them).
+        kwargs={"connect_timeout": 10, "application_name": API_CONNECTIONS},
         configure=_configure,
         # A connection broken by a database restart is found and replaced before a request gets it
         # (issue 11 §2): without the check each one answered one 500 after the restart. Connections

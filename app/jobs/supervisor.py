@@ -60,9 +60,7 @@ async def _supervise(app: procrastinate.App, url: str, options: dict[str, Any], 
         error: BaseException | None = None
         try:
             async with app.open_async():
-                worker = asyncio.create_task(
-                    app.run_worker_async(install_signal_handlers=False, **options)
-                )
+                worker = asyncio.create_task(app.run_worker_async(install_signal_handlers=False, **options))
                 stopping = asyncio.create_task(stop.wait())
                 await asyncio.wait({worker, stopping}, return_when=asyncio.FIRST_COMPLETED)
                 if stop.is_set():
@@ -91,7 +89,9 @@ async def _wait_for_database(url: str, give_up_after: float, stop: asyncio.Event
     wait = FIRST_WAIT
     while not stop.is_set():
         try:
-            conn = await psycopg.AsyncConnection.connect(url, connect_timeout=5)
+            conn = await psycopg.AsyncConnection.connect(
+                url, connect_timeout=5, application_name="harvester-worker-wait"
+            )
             await conn.close()
             return True
         except psycopg.Error:
