@@ -4,34 +4,15 @@ LISTEN connection (``harvester-api-listen``) that keeps the token and runs cache
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import psycopg
 
 from app.api.change_listener import LISTENER
 from app.api.db import API_CONNECTIONS
 from tests.api.conftest import Server
-
-NAMED = """select application_name from pg_stat_activity
-            where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'"""
-
-
-def named(probe: psycopg.Connection[Any]) -> Counter[str]:
-    return Counter(r[0] for r in probe.execute(NAMED))
-
-
-def settled(probe: psycopg.Connection[Any], expected: Counter[str]) -> Counter[str]:
-    """The connections once they equal ``expected``, or as they stand after 10 s (the listener connects on a
-    thread of its own; a backend outlives its client's close by a moment)."""
-    deadline = time.monotonic() + 10
-    while True:
-        seen = named(probe)
-        if seen == expected or time.monotonic() > deadline:
-            return seen
-        time.sleep(0.1)
+from tests.pg_activity import named, settled
 
 
 def test_a_server_holds_the_connections_the_operations_guide_counts(fresh_api: Server) -> None:

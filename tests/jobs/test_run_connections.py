@@ -9,7 +9,6 @@ look-ups) and, with ``HARVESTER_SOURCE_PROCESS=on``, ``harvester-source`` (the s
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from typing import Any
 
@@ -20,26 +19,8 @@ from app.jobs import WORKER_CONNECTIONS
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from tests.jobs.conftest import Procs, wait_for
+from tests.pg_activity import named, settled
 from tests.sync.conftest import JiraFactory, add_source, scalar
-
-NAMED = """select application_name from pg_stat_activity
-            where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'"""
-
-
-def named(probe: psycopg.Connection[Any]) -> Counter[str]:
-    return Counter(r[0] for r in probe.execute(NAMED))
-
-
-def settled(probe: psycopg.Connection[Any], beside: Counter[str], expected: Counter[str]) -> Counter[str]:
-    """The connections beside ``beside`` once they equal ``expected``, or as they stand after 10 s. A backend
-    outlives its client's close by a moment (the helper that waits for the worker to register has one),
-    so one snapshot could count a connection already gone; one that stays (a pool left unnamed) is counted."""
-    deadline = time.monotonic() + 10
-    while True:
-        seen = named(probe) - beside
-        if seen == expected or time.monotonic() > deadline:
-            return seen
-        time.sleep(0.1)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +46,7 @@ def test_a_worker_holds_the_connections_the_operations_guide_counts(
     probe.execute("update platform_settings set value = '5' where key = 'stale_run_after'")  # beats every ~1 s
     before = named(probe)
     procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS=source_process)
-    idle = settled(probe, before, Counter({WORKER_CONNECTIONS: 5}))
+    idle = settled(probe, Counter({WORKER_CONNECTIONS: 5}), beside=before)
     assert idle == Counter({WORKER_CONNECTIONS: 5}), "Procrastinate's pool of four and its LISTEN connection"
 
     jira.fault(latency_ms=600)  # the run lasts long enough to beat, and to be looked at
@@ -80,7 +61,7 @@ def test_a_worker_holds_the_connections_the_operations_guide_counts(
         "the run's first page and its first beat",
         procs,
     )
-    running = settled(probe, before + idle, Counter(per_run))
+    running = settled(probe, Counter(per_run), beside=before + idle)
     assert scalar(probe, "select state from sync_runs where id = %s", (run_id,)) == "running"
     assert running == Counter(per_run), running
 
@@ -92,4 +73,4 @@ def test_a_worker_holds_the_connections_the_operations_guide_counts(
         procs,
     )
     assert scalar(probe, "select state from sync_runs where id = %s", (run_id,)) == "succeeded"
-    assert settled(probe, before, idle) == idle, "the run's connections closed with it"
+    assert settled(probe, idle, beside=before) == idle, "the run's connections closed with it"
