@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -14,9 +15,12 @@ NAMED = """select application_name from pg_stat_activity
 SETTLE = 10.0  # seconds the counts get to settle
 
 
-def named(probe: psycopg.Connection[Any]) -> Counter[str]:
-    """The client connections to ``probe``'s database but ``probe``'s own, counted by name."""
-    return Counter(r[0] for r in probe.execute(NAMED))
+def named(probe: psycopg.Connection[Any], *, since: datetime | None = None) -> Counter[str]:
+    """The client connections to ``probe``'s database but ``probe``'s own, counted by name; with ``since``,
+    only those opened since then (a backend outlives its client's close by a moment)."""
+    if since is None:
+        return Counter(r[0] for r in probe.execute(NAMED))
+    return Counter(r[0] for r in probe.execute(NAMED + " and backend_start >= %s", (since,)))
 
 
 def settled(probe: psycopg.Connection[Any], expected: Counter[str], beside: Counter[str] | None = None) -> Counter[str]:

@@ -39,6 +39,7 @@ from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import EmulatorApp
 from connectors.emulators.slack import SlackEmulator
 from connectors.http import HttpError
+from tests.pg_activity import named
 from tests.sync import forkserver_probe
 from tests.sync.conftest import forkservers, scalar, source_children
 from tests.sync.connectors_conftest import TOKEN, Emulator, add_source, served
@@ -107,14 +108,12 @@ def test_a_listing_in_its_own_process_writes_the_rows_and_counters_of_one_in_the
     # The connections each run holds beside its own, seen at each committed page: those opened since the
     # run began (a backend outlives its client's close by a moment: the run before's may still be listed).
     siblings: dict[bool, set[str]] = {False: set(), True: set()}
-    ask = """select application_name from pg_stat_activity
-              where datname = current_database() and application_name like 'harvester-%%' and backend_start >= %s"""
 
     def note_siblings(apart: bool) -> Callable[[Progress], None]:
         began = scalar(probe, "select clock_timestamp()")
 
         def note(progress: Progress) -> None:
-            siblings[apart].update(r[0] for r in probe.execute(ask, (began,)))
+            siblings[apart].update(named(probe, since=began))
             if apart:
                 children.update(c.pid for c in source_children())
 
