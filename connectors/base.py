@@ -101,10 +101,15 @@ class Preview:
     100-500 ms each): the pipeline may cut and embed their text meanwhile. Each item's context lacks the
     rights (and whatever else needs a request, such as attachment texts), so a Preview is never loaded,
     counted or checkpointed; the same records follow as the page's RawItems or ItemErrors, and what was
-    embedded ahead is used only where their chunks' text is the same. A connector never has to emit one.
+    embedded ahead is used only where their chunks' text is the same. A connector never has to emit one,
+    and emits none when ``SourceConfig.previews`` is off.
+
+    ``ahead`` 1: the items of the page after the one being handed out, announced as soon as the source has
+    answered that page's listing request, while this page's items still wait on theirs (decision 138).
     """
 
     items: tuple[RawItem, ...]
+    ahead: int = 0
 
 
 Emitted = RawItem | ItemError | Checkpoint | Preview
@@ -285,6 +290,9 @@ class SourceConfig:
     # used by a later run of the same source in this process that fetches items by id (webhook deliveries,
     # dead-letter retries); 0: every run reads its own (connectors.directories, decision 125).
     directory_ttl: float = DEFAULT_DIRECTORY_TTL
+    # Whether the consumer uses ``Preview``s (a run with an embedding stage); off, a connector emits none and
+    # spends nothing on them (decision 138).
+    previews: bool = True
 
 
 ANY_CONTAINER = "*"  # CallStats.unread: a unit the connector cannot name by container; deletes nothing

@@ -67,6 +67,73 @@ class Ahead(Generic[R]):
         if self._future is not None and not self._future.cancel():
             wait([self._future])
 
+    def answered(self) -> R | None:
+        """What the request got, if it was sent ahead and the source has already answered; None otherwise
+        (not sent yet, still waiting, or failed: a failure is raised by :meth:`result`, at its turn). Never
+        waits."""
+        f = self._future
+        if f is None or not f.done() or f.cancelled() or f.exception() is not None:
+            return None
+        return f.result()
+
+
+class Listing(Generic[R]):
+    """A listing's pages in order (:meth:`FanOut.listing`), iterated and closed like a generator.
+
+    :meth:`upcoming` shows the page after the one handed out last once the source has answered it, without
+    taking it: a connector may announce that page's items while it still hands out the items of the one
+    before (Jira's previews, decision 138)."""
+
+    def __init__(
+        self,
+        fanout: FanOut,
+        first: Callable[[], R],
+        following: Callable[[R], Callable[[], R] | None],
+        opening: Ahead[R] | None,
+        ahead: bool,
+    ) -> None:
+        self._pending: Ahead[R] | None = None
+        self._pages = self._read(fanout, first, following, opening, ahead)
+
+    def __iter__(self) -> Listing[R]:
+        return self
+
+    def __next__(self) -> R:
+        return next(self._pages)
+
+    def close(self) -> None:
+        """Drop the page asked ahead (cancelled, or waited for if it has started)."""
+        self._pages.close()
+
+    def upcoming(self) -> R | None:
+        """The next page if it was asked for ahead and has already come; None otherwise. Never waits."""
+        pending = self._pending
+        return pending.answered() if pending is not None else None
+
+    def _read(
+        self,
+        fanout: FanOut,
+        first: Callable[[], R],
+        following: Callable[[R], Callable[[], R] | None],
+        opening: Ahead[R] | None,
+        ahead: bool,
+    ) -> Generator[R, None, None]:
+        page = opening.result() if opening is not None else (fanout.timed(first) if ahead else first)()
+        try:
+            while True:
+                read = following(page)
+                if read is not None:
+                    self._pending = fanout.ahead(read) if ahead else Ahead(read, None)
+                yield page
+                pending, self._pending = self._pending, None
+                if pending is None:
+                    return
+                page = pending.result()
+        finally:
+            if self._pending is not None:
+                self._pending.drop()
+                self._pending = None
+
 
 class FanOut:
     """A connector's request pool; ``workers <= 1`` runs everything on the caller's thread.
@@ -135,27 +202,15 @@ class FanOut:
         *,
         opening: Ahead[R] | None = None,
         ahead: bool = True,
-    ) -> Generator[R, None, None]:
+    ) -> Listing[R]:
         """A listing's pages, in order: ``first()`` (or ``opening``'s result: the first page, already asked
         for), then ``following(page)()`` for each page until ``following`` gives None. Each page's successor
         is asked for (:meth:`ahead`) before the page is handed out, so the source prepares it while the page's
         items are read; an error of a page is raised at its turn, after everything before it was handed
-        out; closing the generator drops the page asked ahead (decision 127). ``ahead`` False: every page at
-        its turn, nothing timed (a listing read by a request already on the pool)."""
-        page = opening.result() if opening is not None else (self.timed(first) if ahead else first)()
-        pending: Ahead[R] | None = None
-        try:
-            while True:
-                read = following(page)
-                if read is not None:
-                    pending = self.ahead(read) if ahead else Ahead(read, None)
-                yield page
-                if pending is None:
-                    return
-                page, pending = pending.result(), None
-        finally:
-            if pending is not None:
-                pending.drop()
+        out; closing the listing drops the page asked ahead (decision 127). ``ahead`` False: every page at
+        its turn, nothing timed (a listing read by a request already on the pool). The first page is read
+        when the first is asked for."""
+        return Listing(self, first, following, opening, ahead)
 
     def openings(
         self, units: Sequence[T], first_page: Callable[[T], Callable[[], R]]

@@ -33,6 +33,7 @@ after the pages before it committed.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -88,6 +89,9 @@ class _Job:
     items: list[RawItem]
     stored: Mapping[Identity, Stored]
     future: Future[Prepared]
+    # A preview of a page ahead of the one still coming (decision 138): embedded in a call of its own, so
+    # that the page before's last groups, which wait behind whatever call is running, wait for one group.
+    solo: bool = False
 
 
 class EmbedAhead:
@@ -103,15 +107,18 @@ class EmbedAhead:
     ) -> None:
         self._stage = stage
         self._map_item = map_item
-        # None wakes an idle thread at close, so closing does not wait out its poll.
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        # Jobs by (page, order of submission): a page's groups go before a preview of the page after it that
+        # was queued earlier (decision 138). None (page -1) wakes an idle thread at close, so closing does not
+        # wait out its poll.
+        self._jobs: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
+        self._order = itertools.count()
         self._stop = threading.Event()
         self._join_timeout = join_timeout
         self._thread = threading.Thread(target=self._work, name=name, daemon=True)
-        # Vectors embedded for the page being prepared (content hash -> text): a text repeated across its
-        # groups is embedded once, and every later group of the page is handed the vector.
-        self._page = -1
-        self._known: dict[str, str] = {}
+        # Vectors embedded for each page being prepared (page -> content hash -> vector): a text repeated
+        # across a page's groups is embedded once, and every later group of the page is handed the vector.
+        # A page's are kept while the next page's preview is embedded before its last groups (decision 138).
+        self._known: dict[int, dict[str, str]] = {}
         # Jobs submitted and not yet done: the producer reads it to hand a short group to an idle thread.
         self._pending = 0
         self._pending_lock = threading.Lock()
@@ -123,13 +130,16 @@ class EmbedAhead:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def submit(self, page: int, items: Sequence[RawItem], stored: Mapping[Identity, Stored]) -> Future[Prepared]:
-        """Queue ``items`` of page number ``page`` (pages numbered in order); never blocks."""
+    def submit(
+        self, page: int, items: Sequence[RawItem], stored: Mapping[Identity, Stored], *, solo: bool = False
+    ) -> Future[Prepared]:
+        """Queue ``items`` of page number ``page`` (pages numbered in order); never blocks. ``solo``: a preview
+        of a page ahead, embedded in a call of its own."""
         future: Future[Prepared] = Future()
         with self._pending_lock:
             self._pending += 1
         future.add_done_callback(self._done)
-        self._jobs.put(_Job(page, list(items), stored, future))
+        self._jobs.put((page, next(self._order), _Job(page, list(items), stored, future, solo)))
         return future
 
     @property
@@ -144,12 +154,12 @@ class EmbedAhead:
     def close(self) -> None:
         """Stop after the job in hand (an embedding call is not interrupted); queued jobs are cancelled."""
         self._stop.set()
-        self._jobs.put(None)
+        self._jobs.put((-1, next(self._order), None))
         if self._thread.is_alive():
             self._thread.join(self._join_timeout)
         while True:
             try:
-                job = self._jobs.get_nowait()
+                _, _, job = self._jobs.get_nowait()
             except queue.Empty:
                 break
             if job is not None:
@@ -160,36 +170,29 @@ class EmbedAhead:
         return not self._thread.is_alive()
 
     def _work(self) -> None:
-        held: _Job | None = None  # a later page's group taken while gathering this page's
-        try:
-            while not self._stop.is_set():
-                if held is not None:
-                    jobs, held = [held], None
-                else:
-                    try:
-                        first = self._jobs.get(timeout=POLL)
-                    except queue.Empty:
-                        continue
-                    if first is None:
-                        continue  # woken to stop
-                    jobs = [first]
-                # Only groups of one page share a call: a failed call then fails that page alone, and the
-                # pages before it commit, as when every group had a call of its own.
-                while len(jobs) < COALESCE:
-                    try:
-                        job = self._jobs.get_nowait()
-                    except queue.Empty:
-                        break
-                    if job is None:
-                        break  # woken to stop: the jobs in hand are prepared first
-                    if job.page != jobs[0].page:
-                        held = job
-                        break
-                    jobs.append(job)
-                self._prepare([job for job in jobs if job.future.set_running_or_notify_cancel()])
-        finally:
-            if held is not None:
-                held.future.cancel()
+        while not self._stop.is_set():
+            try:
+                _, _, first = self._jobs.get(timeout=POLL)
+            except queue.Empty:
+                continue
+            if first is None:
+                continue  # woken to stop
+            jobs = [first]
+            # Only groups of one page share a call: a failed call then fails that page alone, and the
+            # pages before it commit, as when every group had a call of its own.
+            while len(jobs) < (1 if first.solo else COALESCE):
+                try:
+                    entry = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                job = entry[2]
+                if job is None:
+                    break  # woken to stop: the jobs in hand are prepared first
+                if job.page != jobs[0].page or job.solo:
+                    self._jobs.put(entry)  # a later page's, or a preview ahead: it keeps its place
+                    break
+                jobs.append(job)
+            self._prepare([job for job in jobs if job.future.set_running_or_notify_cancel()])
 
     def _prepare(self, jobs: list[_Job]) -> None:
         """Map each job's items, then cut and embed the changed entities of consecutive jobs in one call;
@@ -217,11 +220,13 @@ class EmbedAhead:
         if not segment:
             return
         page = segment[0][0].page
-        if page != self._page:
-            self._page, self._known = page, {}
+        if page not in self._known:
+            for older in [n for n in self._known if n < page - 1]:
+                del self._known[older]
+        known = self._known.setdefault(page, {})
         changed = [entry for _, _, group in segment for entry in group]
         try:
-            ready = self._stage.prepare(changed, self._known) if changed else Ready()
+            ready = self._stage.prepare(changed, known) if changed else Ready()
         except BaseException as exc:
             # Which text failed the call is not known, so every group that sent one fails with it; a group
             # that sent none (nothing changed, or only malformed items) did not depend on the call.
@@ -233,7 +238,7 @@ class EmbedAhead:
             return
         # Content-addressed, so every group of the call may be handed all of it and what the page embedded
         # before: the transaction looks up the hashes its own entities need.
-        self._known = vectors = {**self._known, **ready.vectors}
+        self._known[page] = vectors = {**known, **ready.vectors}
         for job, mapped, group in segment:
             own: set[Identity] = {(e.source_type, e.source_entity_id) for e, _ in group}
             cut = {identity: chunks for identity, chunks in ready.cut.items() if identity in own}

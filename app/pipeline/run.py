@@ -289,9 +289,8 @@ class _Run:
         self.gate_conn: psycopg.Connection[Any] | None = None
         # Maps, cuts and embeds each page's items ahead of its transaction (prefetch with a PreparingStage).
         self.embed_ahead: EmbedAhead | None = None
-        # What the items of page ``stored_page`` stored when first handed to it (None: nothing stored).
-        self.stored_page = -1
-        self.stored_read: dict[tuple[str, str], Stored | None] = {}
+        # What the items of each page in hand stored when first handed to it (None: nothing stored), by page.
+        self.stored_read: dict[int, dict[tuple[str, str], Stored | None]] = {}
         self.claim = claim
         self.settings = settings
         self.lease = lease
@@ -464,6 +463,8 @@ class _Run:
             eq.clear_seen(self.conn, run_id=self.claim.id)
 
     def _scoped(self, config: SourceConfig) -> SourceConfig:
+        # Previews serve the embedding stage alone (decision 138): without it a connector builds none.
+        config = replace(config, previews=bool(self.prefetch) and isinstance(self.chunks, PreparingStage))
         if self.scope_kind == "containers":
             return replace(config, scope_mode="selected", scope_list=tuple(self.scope.get("containers", ())))
         return config
@@ -558,14 +559,16 @@ class _Run:
                 yield self._page(buf, dict(item.position), total, False, futures)
                 buf, group, futures, number = [], [], [], number + 1
             elif isinstance(item, Preview):
-                # Items whose rights are still being read (decision 107): their text is embedded now, and
-                # the page's own groups, queued behind, find those vectors (content-addressed, per page).
+                # Items whose rights are still being read (decision 107), or the next page's, announced while
+                # this page's items wait on the source (decision 138): their text is embedded now, and the
+                # page's own groups, queued behind, find those vectors (content-addressed, per page).
                 # Their futures are dropped: nothing of a preview is loaded, and whatever failed here the
                 # page's own groups do again and raise.
                 if self.embed_ahead is not None:
-                    self._read_stored(number, item.items)  # the page's, at once
+                    ahead = number + item.ahead
+                    self._read_stored(ahead, item.items)  # the page's, at once
                     for g in range(0, len(item.items), GROUP):
-                        self._embed_ahead(number, list(item.items[g : g + GROUP]))
+                        self._embed_ahead(ahead, list(item.items[g : g + GROUP]), solo=ahead != number)
             else:
                 buf.append(item)
                 if self.embed_ahead is not None and isinstance(item, RawItem):
@@ -596,7 +599,7 @@ class _Run:
     ) -> Page:
         return Page(items, position, total, complete, self.stats.api_calls, self.stats.rate_limited, tuple(ahead))
 
-    def _embed_ahead(self, number: int, items: list[RawItem]) -> Future[Prepared]:
+    def _embed_ahead(self, number: int, items: list[RawItem], *, solo: bool = False) -> Future[Prepared]:
         """Hand ``items`` of page ``number`` to the embedding thread with what they store now, read on the
         producer's connection (the run's own may be inside a page transaction). Producer thread only."""
         assert self.embed_ahead is not None
@@ -605,16 +608,18 @@ class _Run:
         for i in items:
             if (s := known[(i.source_type, i.source_entity_id)]) is not None:
                 stored[(i.source_type, i.source_entity_id)] = s
-        return self.embed_ahead.submit(number, items, stored)
+        return self.embed_ahead.submit(number, items, stored, solo=solo)
 
     def _read_stored(self, number: int, items: Sequence[RawItem]) -> Mapping[tuple[str, str], Stored | None]:
         """What the items of page ``number`` store, read once per item and page: a page's items announced
         by a Preview come again as its own items, and the producer that reads is the side a fetch-bound run
         waits for (decision 126). Producer thread only."""
         assert self.gate_conn is not None
-        if number != self.stored_page:
-            self.stored_page, self.stored_read = number, {}
-        known = self.stored_read
+        if number not in self.stored_read:
+            # A page's reads are kept while a preview of the next one comes (decision 138), no longer.
+            for older in [n for n in self.stored_read if n < number - 1]:
+                del self.stored_read[older]
+        known = self.stored_read.setdefault(number, {})
         wanted = {(i.source_type, i.source_entity_id) for i in items} - known.keys()
         if wanted:
             rows = [{"source_type": t, "source_entity_id": sid} for t, sid in wanted]

@@ -186,6 +186,9 @@ class JiraConnector:
         self._leads: dict[str, Mapping[str, Any] | None] = {}  # project -> its lead, read once per run
         self._key_ids: dict[str, str] = {}
         self._missing_keys: set[str] = set()
+        # The next listing page's issues, once announced ahead by a Preview (decision 138): that page then
+        # emits no preview of its own.
+        self._announced: list[Any] | None = None
 
     @property
     def scope(self) -> str | None:
@@ -395,7 +398,7 @@ class JiraConnector:
             with closing(self.fanout.listing(first, after_v3)) as pages:
                 for found in pages:
                     page = _obj(found)
-                    yield from self._emit_page(page.get("issues"), candidates, set())
+                    yield from self._emit_page(page.get("issues"), candidates, set(), pages.upcoming)
                     last = after_v3(found) is None
                     yield Checkpoint(
                         {"phase": "scope", "api": 3, "token": page.get("nextPageToken"), "done": last}, total
@@ -424,7 +427,7 @@ class JiraConnector:
                 total = int(page["total"]) if isinstance(page.get("total"), int) else None
                 start_at = begin + len(issues)
                 begin = max(0, start_at - overlap)
-                last_ids = yield from self._emit_page(issues, candidates, last_ids)
+                last_ids = yield from self._emit_page(issues, candidates, last_ids, pages.upcoming)
                 here = {"phase": "scope", "api": 2, "start_at": start_at, "last_ids": sorted(last_ids)}
                 yield Checkpoint(here, total)
 
@@ -460,8 +463,12 @@ class JiraConnector:
         self._keep_fields(got.pop(0))
         return got
 
-    def _emit_page(self, issues: Any, candidates: set[str], skip_ids: set[str]) -> Generator[Emitted, None, set[str]]:
-        """Emit one page's items; returns the ids on the page (generator return value)."""
+    def _emit_page(
+        self, issues: Any, candidates: set[str], skip_ids: set[str], upcoming: Callable[[], Any] | None = None
+    ) -> Generator[Emitted, None, set[str]]:
+        """Emit one page's items; returns the ids on the page (generator return value). ``upcoming``: the
+        listing's next page once the source has answered it (``Listing.upcoming``): its issues are announced
+        as a Preview ahead while this page's items still wait on their rights and attachments (decision 138)."""
         ids: set[str] = set()
         wanted: list[Any] = []
         for issue in issues or []:
@@ -469,15 +476,34 @@ class JiraConnector:
             ids.add(sid)
             if not (sid and sid in skip_ids):
                 wanted.append(issue)
-        preview = self._preview(wanted, neighbour=False)
-        if preview is not None:
-            yield preview
+        if issues is None or issues is not self._announced:  # else announced while the page before went out
+            preview = self._preview(wanted, neighbour=False)
+            if preview is not None:
+                yield preview
+        self._announced = None
+        announce = upcoming if self.config.previews else None
         for issue, item in self._emitted(wanted, [False] * len(wanted)):
             for key in _linked_keys(issue):
                 if self._maybe_outside(key):
                     candidates.add(key)
             yield item
+            if announce is not None and (found := announce()) is not None:
+                announce = None
+                ahead = self._announce(found, ids)
+                if ahead is not None:
+                    yield ahead
+
         return ids
+
+    def _announce(self, found: Any, ids: set[str]) -> Preview | None:
+        """A Preview (``ahead`` 1) of the next listing page's issues, ``found``, but those of this page (``ids``:
+        a Server page starts a few issues back). The next page then emits no preview of its own."""
+        issues = _obj(found).get("issues")
+        if not isinstance(issues, list):
+            return None
+        self._announced = issues
+        items = self._preview_items([i for i in issues if str(_obj(i).get("id") or "") not in ids], neighbour=False)
+        return Preview(items, ahead=1) if items else None
 
     def _emitted(self, issues: list[Any], neighbours: Sequence[bool]) -> Iterator[tuple[Any, RawItem | ItemError]]:
         """Each issue with its item, in order: the rights the issues need resolved first (two rounds of
@@ -548,11 +574,18 @@ class JiraConnector:
     def _preview(self, issues: Sequence[Any], *, neighbour: bool) -> Preview | None:
         """The issues as items without their rights, when reading those rights takes requests (a first page,
         a page naming a new project or security level): the pipeline cuts and embeds their text while
-        ``_resolve_acls`` waits on the source (decision 107). Makes no request: no epic ids, no attachment
-        texts; a malformed issue is left out (its ItemError follows with the page)."""
+        ``_resolve_acls`` waits on the source (decision 107). None when the consumer takes no previews."""
+        if not self.config.previews:
+            return None
         projects, levels = self._unread_rights(issues)
         if not (projects or levels):
             return None
+        items = self._preview_items(issues, neighbour=neighbour)
+        return Preview(items) if items else None
+
+    def _preview_items(self, issues: Sequence[Any], *, neighbour: bool) -> tuple[RawItem, ...]:
+        """The issues as items with their rights unknown. Makes no request: no epic ids, no attachment texts;
+        a malformed issue is left out (its ItemError follows with the page)."""
         items: list[RawItem] = []
         for issue in issues:
             data = self._filtered(_obj(issue))
@@ -563,7 +596,7 @@ class JiraConnector:
             ctx = JiraItemContext(field_map=self._field_map, neighbour=neighbour, acl_unknown=True)
             updated = parse_time(fields.get("updated"))
             items.append(RawItem("ticket", str(data["id"]), data, datetime.now(UTC), updated, project, ctx))
-        return Preview(tuple(items)) if items else None
+        return tuple(items)
 
     def _filtered(self, data: Mapping[str, Any]) -> Mapping[str, Any]:
         """The issue without its comments when the comments filter is off and the server sent them anyway

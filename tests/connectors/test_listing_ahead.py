@@ -16,12 +16,13 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 
-from connectors.base import CallStats, Checkpoint, Connector, SourceConfig
+from connectors.base import CallStats, Checkpoint, Connector, Preview, RawItem, SourceConfig
 from connectors.confluence.client import ConfluenceConnector
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
@@ -45,6 +46,12 @@ def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> A
     return resp.json() if resp.content else None
 
 
+def committed(shapes: list[Any]) -> list[Any]:
+    """What a run commits of a stream: its previews left out. With the listing asked ahead a Jira page may be
+    announced while the page before is handed out (decision 138), which the sequential listing cannot do."""
+    return [s for s in shapes if s[0] != "preview"]
+
+
 def listed(emu: RunningEmulator, make: Make, ahead: bool, since: datetime | None = None) -> tuple[list[Any], int]:
     """The shapes one enumeration emitted, and the emulator's latency depth for it."""
     control(emu, "DELETE", "stats")
@@ -63,7 +70,7 @@ def compare(
     least ``pages`` listing pages."""
     before, depth_off = listed(emu, make, False, since)
     after, depth_on = listed(emu, make, True, since)
-    assert after == before
+    assert committed(after) == committed(before)
     assert sum(1 for s in before if s[0] == "checkpoint") >= pages, "listing pages"
     return before, depth_on, depth_off
 
@@ -90,6 +97,53 @@ def test_a_jira_search_page_is_asked_for_while_the_one_before_is_read(jira: Runn
     # Four search pages: the first is timed (slower than AHEAD_AFTER), and the three after it leave the
     # chain (each read while the page before it is worked on).
     assert depth_on <= depth_off - 3, (depth_on, depth_off)
+
+
+@pytest.mark.parametrize("api", [3, 2])
+def test_a_jira_search_page_asked_ahead_is_previewed_while_the_page_before_is_read(
+    jira: RunningEmulator, api: int
+) -> None:
+    """Decision 138: once the search page asked ahead has come, its issues are announced by a Preview with
+    ``ahead`` 1, before the page being handed out ends, so the embedding stage has their text while that
+    page's items still wait on their rights and attachments. The announced page then emits no preview of its
+    own, and the announcement holds the same issues, in order, with the same payloads. A consumer that takes
+    no previews (``SourceConfig.previews`` off: a run without the embedding stage) is sent none, and what
+    a run commits is the same either way."""
+    filters = {"force_api_v2": api == 2}
+
+    def stream(previews: bool) -> list[Any]:
+        cfg = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "all", (), filters, previews=previews)
+        connector = JiraConnector(cfg, CallStats(), page_size=15)
+        try:
+            return list(connector.enumerate(None, None))
+        finally:
+            connector.close()
+
+    emitted = stream(True)
+    pages: list[list[Any]] = [[]]
+    for e in emitted:
+        pages[-1].append(e)
+        if isinstance(e, Checkpoint):
+            pages.append([])
+    announced = 0
+    for n, page in enumerate(pages[:-1]):
+        ahead = [e for e in page if isinstance(e, Preview) and e.ahead == 1]
+        if not ahead:
+            continue
+        (preview,) = ahead
+        announced += 1
+        following = pages[n + 1]
+        items = [e for e in following if isinstance(e, RawItem)]
+        assert [i.source_entity_id for i in preview.items] == [i.source_entity_id for i in items]
+        assert [i.payload for i in preview.items] == [i.payload for i in items]
+        assert not [e for e in following if isinstance(e, Preview) and e.ahead == 0]
+    # The first page's items wait for two rounds of rights look-ups, the second search page for one request.
+    assert announced >= 1
+    assert [e.ahead for e in pages[0] if isinstance(e, Preview)] == [0, 1]  # its own, then the next page's
+
+    quiet = stream(False)
+    assert not [e for e in quiet if isinstance(e, Preview)]
+    assert committed([shape(e) for e in quiet]) == committed([shape(e) for e in emitted])
 
 
 @pytest.mark.parametrize("page_size", [3, 50], ids=["pages-of-3", "one-page-a-listing"])
@@ -178,7 +232,7 @@ def test_an_error_of_the_page_asked_ahead_is_raised_at_its_turn() -> None:
                         shapes.append(shape(emitted))
             finally:
                 connector.close()
-            got[ahead] = (shapes, str(refused.value))
+            got[ahead] = (committed(shapes), str(refused.value))
     assert got[True] == got[False]
     shapes, reason = got[True]
     assert "400" in reason
@@ -206,6 +260,44 @@ def test_a_listing_closed_early_leaves_no_request_running() -> None:
             assert emu.app.faults.in_flight == 0
         finally:
             connector.close()
+
+
+def test_a_listing_shows_its_page_asked_ahead_once_it_came_never_waiting_and_never_raising() -> None:
+    """``Listing.upcoming`` (decision 138): None while the page asked ahead is still at the source, that page
+    once it came (and the same page again at its turn), None for one that failed, whose error is raised at
+    its turn."""
+    pool = FanOut(2)
+    held = threading.Event()
+
+    def first() -> int:
+        time.sleep(AHEAD_AFTER + 0.02)  # timed slow: the next page is asked ahead, on the pool
+        return 1
+
+    def read(n: int) -> int:
+        if n == 2:
+            assert held.wait(10)
+            time.sleep(AHEAD_AFTER + 0.02)
+        if n == 3:
+            raise ValueError("third page refused")
+        return n
+
+    listing = pool.listing(first, lambda page: partial(read, page + 1) if page < 3 else None)
+    try:
+        assert next(listing) == 1
+        assert listing.upcoming() is None  # still at the source
+        held.set()
+        deadline = time.monotonic() + 10
+        while listing.upcoming() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert listing.upcoming() == 2
+        assert next(listing) == 2
+        time.sleep(0.1)  # the third page's request has failed by now
+        assert listing.upcoming() is None
+        with pytest.raises(ValueError, match="third page refused"):
+            next(listing)
+    finally:
+        listing.close()
+        pool.close()
 
 
 def test_ahead_runs_on_the_pool_once_the_source_was_timed_slow_and_else_at_its_turn() -> None:

@@ -194,6 +194,53 @@ def test_a_preview_s_vectors_serve_its_page_and_its_failure_fails_only_that_page
         ahead.close()
 
 
+def test_a_page_s_last_groups_go_before_a_preview_of_the_next_page_queued_earlier() -> None:
+    """Decision 138: a preview of the page ahead reaches the thread as solo groups, each embedded in a call
+    of its own and after every group of the page before, whenever that one was queued. The page before's
+    last groups, which decide when it commits, then wait for one group's call, not for the whole preview."""
+    embedder = HeldEmbedder()
+    ahead = EmbedAhead(VectorStage(embedder), _map).__enter__()
+    try:
+        ahead.submit(1, [_raw(0, "held call")], stored={})
+        assert embedder.started.wait(10)
+        preview = [ahead.submit(2, [_raw(n, f"next page, item {n}")], stored={}, solo=True) for n in (10, 11, 12)]
+        last = ahead.submit(1, [_raw(1, "this page's last group")], stored={})
+        embedder.release.set()
+        last.result(timeout=30)
+        for f in preview:
+            f.result(timeout=30)
+    finally:
+        ahead.close()
+    stage = VectorStage(HashEmbedder())
+
+    def texts(n: int, text: str) -> list[str]:
+        return sorted(c.text for c in stage.chunks_of(_map(_raw(n, text))))
+
+    assert [sorted(call) for call in embedder.calls] == [
+        texts(0, "held call"),
+        texts(1, "this page's last group"),
+        *(texts(n, f"next page, item {n}") for n in (10, 11, 12)),
+    ]
+
+
+def test_a_preview_ahead_s_vectors_serve_its_page_after_the_page_before_s_last_groups() -> None:
+    """Decision 138: the next page's preview is embedded, then the page before's last group, then the next
+    page's own groups: those find the preview's vectors (kept per page) and embed nothing again."""
+    embedder = HeldEmbedder()
+    embedder.release.set()
+    ahead = EmbedAhead(VectorStage(embedder), _map).__enter__()
+    try:
+        following = [_raw(n, f"next page, item {n}") for n in (10, 11)]
+        ahead.submit(2, following, stored={}, solo=True).result(timeout=30)  # the preview ahead
+        ahead.submit(1, [_raw(1, "this page's last group")], stored={}).result(timeout=30)
+        own = ahead.submit(2, following, stored={}).result(timeout=30)
+    finally:
+        ahead.close()
+    assert len(embedder.calls) == 2  # the preview's, the page before's; none for the page's own group
+    needed = {c.content_hash for chunks in own.ready.cut.values() for c in chunks}
+    assert needed and needed <= set(own.ready.vectors)
+
+
 def test_closing_an_idle_thread_does_not_wait_out_its_poll(monkeypatch: pytest.MonkeyPatch) -> None:
     # close() wakes the idle thread instead of leaving it to notice the stop at its next poll: with a poll
     # longer than the join's timeout, the thread has still ended when close() returns. (It used to cost

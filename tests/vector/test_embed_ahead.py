@@ -17,7 +17,7 @@ import pytest
 
 from app.digest import sha256_hex
 from app.embedding import EmbeddingError, Vectors
-from app.pipeline.ahead import GROUP
+from app.pipeline.ahead import GROUP, EmbedAhead
 from app.pipeline.load import Batch, load_batch
 from app.pipeline.run import execute_run
 from app.queries import chunks as cq
@@ -26,6 +26,7 @@ from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
 from app.vector.stage import VectorStage
 from connectors.emulators.confluence import ConfluenceEmulator
+from connectors.jira.client import JiraConnector
 from tests.sync.conftest import Jira, JiraFactory
 from tests.sync.connectors_conftest import TOKEN, served
 from tests.sync.test_overlap import committed_order, source_order
@@ -92,7 +93,9 @@ def role_lookups(jira: Jira) -> int:
     return sum(n for route, n in routes.items() if "/role" in route)
 
 
-def run(conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, stage: VectorStage, prefetch: int) -> Any:
+def run(
+    conn: psycopg.Connection[Any], keyring: Keyring, source_id: int, stage: VectorStage | None, prefetch: int
+) -> Any:
     run_id = start_run(conn, source_id, mode="full", trigger="manual")
     outcome = execute_run(conn, run_id, worker_id="ahead-test", keyring=keyring, chunks=stage, prefetch=prefetch)
     return run_id, outcome
@@ -197,6 +200,76 @@ def test_a_page_s_text_is_embedded_while_its_rights_are_read_and_only_once(
     loaded = probe.execute(rights, (ahead_source,)).fetchall()
     assert loaded == probe.execute(rights, (sequential,)).fetchall()
     assert all(principals for _, principals in loaded)  # real rights, not the preview's (visible to nobody)
+
+
+def test_the_next_search_page_is_embedded_while_the_page_before_waits_on_the_source(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decision 138: against a source slow enough for the listing to be asked ahead, the second search page's
+    issues reach the embedding thread, as solo groups of that page, while the first page's items still wait on
+    the source, before any group of the second page's own; its own groups then embed nothing again. The rows,
+    rights and chunks are those of a run with neither read-ahead nor previews."""
+    jira = jira_factory(150)  # two search pages of the connector's 100
+    jira.fault(latency_ms=60)  # above AHEAD_AFTER: the second search page is asked ahead
+    sequential = add_source(conn, keyring, jira, name="sequential")
+    ahead_source = add_source(conn, keyring, jira, name="ahead")
+    _, first = run(conn, keyring, sequential, VectorStage(CountingEmbedder(HashEmbedder())), prefetch=0)
+    submitted: list[tuple[int, bool, int]] = []  # page, solo, items
+    real_submit = EmbedAhead.submit
+
+    def spied(self: EmbedAhead, page: int, items: Sequence[Any], stored: Any, *, solo: bool = False) -> Any:
+        submitted.append((page, solo, len(items)))
+        return real_submit(self, page, items, stored, solo=solo)
+
+    monkeypatch.setattr(EmbedAhead, "submit", spied)
+    embedder = CountingEmbedder(HashEmbedder())
+    _, second = run(conn, keyring, ahead_source, VectorStage(embedder), prefetch=3)
+
+    assert (first.state, second.state, second.done) == ("succeeded", "succeeded", 150)
+    announced = [n for page, solo, n in submitted if page == 1 and solo]
+    assert sum(announced) == 50  # the whole second page, announced ahead
+    first_solo = next(i for i, (page, solo, _) in enumerate(submitted) if page == 1 and solo)
+    first_own = next(i for i, (page, solo, _) in enumerate(submitted) if page == 1 and not solo)
+    assert first_solo < first_own
+    # Announced while the first page's items still came: some of its own groups follow the announcement.
+    assert any(page == 0 and not solo for page, solo, _ in submitted[first_solo:])
+    # No text twice; the rows, rights and chunks are the sequential run's.
+    assert len(embedder.texts) == len(set(embedder.texts))
+    assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
+    rights = "select source_entity_id, acl_principals from entities where source_id = %s order by 1"
+    loaded = probe.execute(rights, (ahead_source,)).fetchall()
+    assert loaded == probe.execute(rights, (sequential,)).fetchall()
+
+
+def test_a_run_without_the_embedding_stage_has_its_connector_build_no_preview(
+    conn: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Decision 138: previews serve the embedding stage alone; a run without it (or without read-ahead) tells
+    the connector so (``SourceConfig.previews``), which then spends nothing on them, though its first page's
+    rights take requests and its second search page is asked ahead."""
+    jira = jira_factory(150)
+    jira.fault(latency_ms=60)
+    built: list[int] = []
+    real = JiraConnector._preview_items
+
+    def counted(self: JiraConnector, issues: Sequence[Any], *, neighbour: bool) -> Any:
+        built.append(len(issues))
+        return real(self, issues, neighbour=neighbour)
+
+    monkeypatch.setattr(JiraConnector, "_preview_items", counted)
+    for n, (stage, prefetch) in enumerate(((None, 3), (VectorStage(CountingEmbedder(HashEmbedder())), 0))):
+        _, outcome = run(conn, keyring, add_source(conn, keyring, jira, name=f"plain-{n}"), stage, prefetch)
+        assert (outcome.state, outcome.done) == ("succeeded", 150)
+    assert built == []
+    _, outcome = run(conn, keyring, add_source(conn, keyring, jira, name="embedding"), VectorStage(HashEmbedder()), 3)
+    assert outcome.state == "succeeded" and sum(built) >= 150  # the first page's own, the second announced
 
 
 def test_a_read_ahead_made_stale_by_a_later_commit_is_completed_in_the_transaction(
