@@ -92,8 +92,13 @@ class Listing(Generic[R]):
         opening: Ahead[R] | None,
         ahead: bool,
     ) -> None:
+        self._fanout = fanout
+        self._first = first
+        self._following = following
+        self._opening = opening
+        self._ahead = ahead
         self._pending: Ahead[R] | None = None
-        self._pages = self._read(fanout, first, following, opening, ahead)
+        self._pages = self._read()
 
     def __iter__(self) -> Listing[R]:
         return self
@@ -110,20 +115,14 @@ class Listing(Generic[R]):
         pending = self._pending
         return pending.answered() if pending is not None else None
 
-    def _read(
-        self,
-        fanout: FanOut,
-        first: Callable[[], R],
-        following: Callable[[R], Callable[[], R] | None],
-        opening: Ahead[R] | None,
-        ahead: bool,
-    ) -> Generator[R, None, None]:
-        page = opening.result() if opening is not None else (fanout.timed(first) if ahead else first)()
+    def _read(self) -> Generator[R, None, None]:
+        first, opening, ahead = self._first, self._opening, self._ahead
+        page = opening.result() if opening is not None else (self._fanout.timed(first) if ahead else first)()
         try:
             while True:
-                read = following(page)
+                read = self._following(page)
                 if read is not None:
-                    self._pending = fanout.ahead(read) if ahead else Ahead(read, None)
+                    self._pending = self._fanout.ahead(read) if ahead else Ahead(read, None)
                 yield page
                 pending, self._pending = self._pending, None
                 if pending is None:

@@ -70,7 +70,9 @@ def run_twice(
         control(emu, "DELETE", "stats")
         conn: Connector = make(fanout, CallStats())
         try:
-            shapes = [shape(e) for e in conn.enumerate(since, None)]
+            # Previews left out: whether a Jira page is announced within the page before depends on how fast
+            # the listing answered (decision 138); they are never committed.
+            shapes = [shape(e) for e in conn.enumerate(since, None) if not isinstance(e, Preview)]
             out.append((shapes, control(emu, "GET", "stats")["max_in_latency"]))
         finally:
             conn.close()
