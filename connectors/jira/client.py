@@ -492,7 +492,6 @@ class JiraConnector:
                 ahead = self._announce(found, ids)
                 if ahead is not None:
                     yield ahead
-
         return ids
 
     def _announce(self, found: Any, ids: set[str]) -> Preview | None:
