@@ -39,6 +39,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from app.chunking import Identity, Ready
 from app.pipeline.load import PreparingStage
@@ -59,6 +60,18 @@ EARLY_AFTER = 0.1
 # for more). 4 x 16 items: enough texts to sort away most padding, a tail of a few seconds at most.
 COALESCE = 4
 POLL = 0.2  # seconds between stop checks of the idle thread
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def of_page(by_page: dict[int, dict[K, V]], page: int) -> dict[K, V]:
+    """``page``'s entry of a per-page store, made when missing. A page's entry is kept while the next page's
+    comes (a preview of it, announced ahead, decision 138), no longer: older pages' go when a new one comes."""
+    if page not in by_page:
+        for older in [n for n in by_page if n < page - 1]:
+            del by_page[older]
+    return by_page.setdefault(page, {})
 
 
 # An entity to cut and embed, with the (hash, model) of every chunk it stores now.
@@ -220,10 +233,7 @@ class EmbedAhead:
         if not segment:
             return
         page = segment[0][0].page
-        if page not in self._known:
-            for older in [n for n in self._known if n < page - 1]:
-                del self._known[older]
-        known = self._known.setdefault(page, {})
+        known = of_page(self._known, page)
         changed = [entry for _, _, group in segment for entry in group]
         try:
             ready = self._stage.prepare(changed, known) if changed else Ready()

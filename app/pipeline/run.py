@@ -41,7 +41,7 @@ from app.chunking import Ready
 from app.embedding import EmbeddingError
 from app.errors import HarvesterError
 from app.pipeline import completeness
-from app.pipeline.ahead import EARLY_AFTER, GROUP, EmbedAhead, Prepared, Stored
+from app.pipeline.ahead import EARLY_AFTER, GROUP, EmbedAhead, Prepared, Stored, of_page
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
@@ -615,11 +615,7 @@ class _Run:
         by a Preview come again as its own items, and the producer that reads is the side a fetch-bound run
         waits for (decision 126). Producer thread only."""
         assert self.gate_conn is not None
-        if number not in self.stored_read:
-            # A page's reads are kept while a preview of the next one comes (decision 138), no longer.
-            for older in [n for n in self.stored_read if n < number - 1]:
-                del self.stored_read[older]
-        known = self.stored_read.setdefault(number, {})
+        known = of_page(self.stored_read, number)
         wanted = {(i.source_type, i.source_entity_id) for i in items} - known.keys()
         if wanted:
             rows = [{"source_type": t, "source_entity_id": sid} for t, sid in wanted]

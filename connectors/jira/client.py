@@ -476,7 +476,7 @@ class JiraConnector:
             ids.add(sid)
             if not (sid and sid in skip_ids):
                 wanted.append(issue)
-        if issues is None or issues is not self._announced:  # else announced while the page before went out
+        if issues is not self._announced:  # else announced while the page before went out
             preview = self._preview(wanted, neighbour=False)
             if preview is not None:
                 yield preview

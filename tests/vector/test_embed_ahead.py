@@ -88,6 +88,12 @@ class RightsAtFirstCall(CountingEmbedder):
         return super().embed(texts)
 
 
+def rights_of(probe: psycopg.Connection[Any], source_id: int) -> list[tuple[str, list[str]]]:
+    """Each entity's id and principals, in id order."""
+    rights = "select source_entity_id, acl_principals from entities where source_id = %s order by 1"
+    return probe.execute(rights, (source_id,)).fetchall()
+
+
 def role_lookups(jira: Jira) -> int:
     routes: dict[str, int] = jira.stats()["by_route"]
     return sum(n for route, n in routes.items() if "/role" in route)
@@ -196,9 +202,8 @@ def test_a_page_s_text_is_embedded_while_its_rights_are_read_and_only_once(
     # No text twice; the rows, rights and chunks are the sequential run's.
     assert len(embedder.texts) == len(set(embedder.texts))
     assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
-    rights = "select source_entity_id, acl_principals from entities where source_id = %s order by 1"
-    loaded = probe.execute(rights, (ahead_source,)).fetchall()
-    assert loaded == probe.execute(rights, (sequential,)).fetchall()
+    loaded = rights_of(probe, ahead_source)
+    assert loaded == rights_of(probe, sequential)
     assert all(principals for _, principals in loaded)  # real rights, not the preview's (visible to nobody)
 
 
@@ -240,9 +245,7 @@ def test_the_next_search_page_is_embedded_while_the_page_before_waits_on_the_sou
     # No text twice; the rows, rights and chunks are the sequential run's.
     assert len(embedder.texts) == len(set(embedder.texts))
     assert [r[1:] for r in stored_chunks(probe, ahead_source)] == [r[1:] for r in stored_chunks(probe, sequential)]
-    rights = "select source_entity_id, acl_principals from entities where source_id = %s order by 1"
-    loaded = probe.execute(rights, (ahead_source,)).fetchall()
-    assert loaded == probe.execute(rights, (sequential,)).fetchall()
+    assert rights_of(probe, ahead_source) == rights_of(probe, sequential)
 
 
 def test_a_run_without_the_embedding_stage_has_its_connector_build_no_preview(
