@@ -227,21 +227,32 @@ class JiraConnector:
         12, bad input), each with the line that names it in the run's notes and keeps it from deletion; the
         rest of the scope runs."""
         projects, _ = _scope_items(self.config)
+        keys = list(dict.fromkeys(p.upper() for p in projects))
+        api = self.api()
         marks: list[tuple[str, str]] = []
-        for key in dict.fromkeys(p.upper() for p in projects):
-            try:
-                self.http.get_json(f"/rest/api/{self.api()}/project/{key}")
-            except HttpError as exc:
-                if exc.transient:
-                    raise
+        # Asked a few at a time: each is a round trip before the run's first search (decision 139). An
+        # error that is not the project's own (transient) is raised at that project's turn, as in turn.
+        for key, status in self.fanout.ordered(partial(self._project_status, api), keys):
+            if status is not None:
                 marks.append(
                     (
                         key,
                         f"jira project {key} named in scope_list is not visible to the credential "
-                        f"({exc.status}); its issues were not read and nothing of it was changed",
+                        f"({status}); its issues were not read and nothing of it was changed",
                     )
                 )
         return frozenset(k for k, _ in marks), tuple(marks)
+
+    def _project_status(self, api: int, key: str) -> tuple[str, int | None]:
+        """Request only (safe on the fan-out): ``key`` and None when ``/project/{key}`` shows it, else the
+        status that hid it; a transient failure is raised."""
+        try:
+            self.http.get_json(f"/rest/api/{api}/project/{key}")
+        except HttpError as exc:
+            if exc.transient:
+                raise
+            return key, exc.status
+        return key, None
 
     def _filter(self, name: str) -> bool:
         return self._filters.get(name, False)
@@ -267,7 +278,7 @@ class JiraConnector:
         """Anything updated strictly after ``since``? JQL compares by the minute, so the page (issues of
         ``since``'s minute and later) is checked against the exact ``updated`` times; a full page of
         same-minute issues counts as a delta (cheaper to sync once than to page on)."""
-        api = self.api()
+        api = self._instance(since)
         params: dict[str, Any] = {"jql": self._jql(since), "maxResults": DELTA_PAGE, "fields": "updated"}
         path = "/rest/api/3/search/jql" if api == 3 else "/rest/api/2/search"
         issues = _obj(self.http.get_json(path, params)).get("issues") or []
@@ -281,7 +292,7 @@ class JiraConnector:
         return False
 
     def enumerate(self, since: datetime | None, checkpoint: Mapping[str, Any] | None) -> Iterator[Emitted]:
-        api = self.api()
+        api = self._instance(since)
         position = dict(checkpoint or {})
         jql = self._jql(since)
         candidates: set[str] = set()
@@ -825,6 +836,14 @@ class JiraConnector:
                 self._api = 3 if info.get("deploymentType") == "Cloud" else 2
                 self._kept.put("api", self._api)
         return self._api
+
+    def _instance(self, since: datetime | None) -> int:
+        """The API version; with ``since``, the user's zone its JQL is written in is read beside it, not
+        after it: both are round trips before the first search, and neither needs the other (decision 139)."""
+        if since is not None and self._api is None and not self._tz_known:
+            for _ in self.fanout.ordered(call, [self.api, self._user_zone]):
+                pass
+        return self.api()
 
     def _jql(self, since: datetime | None) -> str:
         parts = [f"({self.scope})"] if self.scope else []

@@ -1,0 +1,90 @@
+"""What a Jira listing reads before its first search (issue 15 §1, decision 139).
+
+An incremental listing needs the API version (``/serverInfo``) and the user's zone its JQL is written in
+(``/myself``); neither needs the other, so both are asked at once. A scoped listing checks every project
+its scope names (``/project/{key}``), a few at a time. Each listing below runs against the real emulator
+over HTTP with only those requests answered late, once with the fan-out and once one by one (``fanout=1``,
+the order every request had before): both must emit the same stream and note the same hidden projects;
+the emulator's ``max_in_latency`` (the most late requests it held at once) says whether they overlapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import httpx
+import pytest
+
+from connectors.base import CallStats, SourceConfig
+from connectors.emulators.jira import JiraEmulator
+from connectors.emulators.kit import RunningEmulator, serve
+from connectors.jira.client import JiraConnector
+from tests.connectors.test_fanout import shape
+
+TOKEN = "preamble-token"
+LATE_MS = 300  # long enough that requests sent together are certainly held together
+# The emulator's route patterns, as its stats name them: the project read alone, not its sub-resources.
+PROJECT_ROUTE = r"/project/\(\?P<key>\[\^/\]\+\)$"
+
+
+def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
+    resp = httpx.request(method, emu.base_url + "/_emulator/" + path, json=body)
+    resp.raise_for_status()
+    return resp.json() if resp.content else None
+
+
+@pytest.fixture(params=["server", "cloud"])
+def jira(request: pytest.FixtureRequest) -> Iterator[RunningEmulator]:
+    with serve(JiraEmulator(24, seed=5, token=TOKEN, deployment=request.param)) as running:
+        yield running
+
+
+def listed(
+    emu: RunningEmulator, late: dict[str, int], *, fanout: int, scope: tuple[str, ...] = (), since: datetime | None
+) -> tuple[list[Any], frozenset[str], int]:
+    """One enumeration with the routes ``late`` names answered late: what it emitted, the scope units it
+    noted unreadable, and the most late requests the emulator held at once."""
+    control(emu, "DELETE", "faults")
+    control(emu, "POST", "faults", {"route_latency_ms": late})
+    control(emu, "DELETE", "stats")
+    stats = CallStats()
+    mode: Literal["all", "selected"] = "selected" if scope else "all"
+    connector = JiraConnector(
+        SourceConfig(1, emu.base_url, f"bot@example.com:{TOKEN}", mode, scope, {}, fanout=fanout), stats
+    )
+    try:
+        shapes = [shape(e) for e in connector.enumerate(since, None)]
+    finally:
+        connector.close()
+    control(emu, "DELETE", "faults")
+    return shapes, frozenset(stats.unread), control(emu, "GET", "stats")["max_in_latency"]
+
+
+def test_an_incremental_listing_asks_the_api_version_and_the_users_zone_at_once(jira: RunningEmulator) -> None:
+    late = {"serverInfo$": LATE_MS, "myself$": LATE_MS}
+    since = datetime(2020, 1, 1, tzinfo=UTC)
+    in_turn, _, held_in_turn = listed(jira, late, fanout=1, since=since)
+    together, _, held_together = listed(jira, late, fanout=4, since=since)
+    assert together == in_turn
+    assert sum(1 for s in together if s[0] == "item") == 24
+    assert (held_in_turn, held_together) == (1, 2)
+
+
+def test_a_full_listing_reads_no_zone_and_asks_the_api_version_alone(jira: RunningEmulator) -> None:
+    # Without ``since`` the JQL names no time: /myself is not read at all (only the version is late here).
+    shapes, _, held = listed(jira, {"serverInfo$|myself$": LATE_MS}, fanout=4, since=None)
+    assert sum(1 for s in shapes if s[0] == "item") == 24
+    assert held == 1
+    assert control(jira, "GET", "stats")["by_route"].get("GET /rest/api/(?P<v>[23])/myself", 0) == 0
+
+
+def test_the_projects_a_scope_names_are_checked_a_few_at_a_time(jira: RunningEmulator) -> None:
+    scope = ("ALPHA", "BETA", "GHOST")  # GHOST does not exist: noted, and the rest of the scope is read
+    in_turn, unread_in_turn, held_in_turn = listed(jira, {PROJECT_ROUTE: LATE_MS}, fanout=1, scope=scope, since=None)
+    together, unread_together, held_together = listed(jira, {PROJECT_ROUTE: LATE_MS}, fanout=4, scope=scope, since=None)
+    assert together == in_turn
+    assert sum(1 for s in together if s[0] == "item") > 0
+    assert unread_together == unread_in_turn == {"GHOST"}
+    assert (held_in_turn, held_together) == (1, 3)
