@@ -263,20 +263,22 @@ class ConfluenceConnector:
     def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
         """Pages per in-scope space as CQL reports them (``totalSize`` of a one-row search)."""
         scoped = [s["key"] for s in self._spaces()]
-        out: dict[str, int | None] = {}
-        for key in sorted({*containers, *scoped}):
-            if key not in scoped:
-                out[key] = 0  # held but out of scope now: the source has none of it in scope
-                continue
-            try:
-                params = {"cql": f'type=page and space = "{key}"', "limit": 1}
-                data = self.http.get_json("/rest/api/content/search", params)
-            except HttpError:
-                out[key] = None
-                continue
-            total = data.get("totalSize") if isinstance(data, Mapping) else None
-            out[key] = total if isinstance(total, int) and not isinstance(total, bool) else None
-        return out
+        keys = sorted({*containers, *scoped})
+        asked = [key for key in keys if key in scoped]
+        # One count a space, a few at a time (decision 139): an audit of fifty spaces is fifty round trips.
+        counted = dict(zip(asked, self.fanout.ordered(self._space_count, asked), strict=True))
+        # A space held but out of scope now: the source has none of it in scope.
+        return {key: counted.get(key, 0) for key in keys}
+
+    def _space_count(self, key: str) -> int | None:
+        """Request only (safe on the fan-out): the pages of space ``key`` as CQL reports them (``totalSize``
+        of a one-row search); None when it cannot be read."""
+        try:
+            data = self.http.get_json("/rest/api/content/search", {"cql": f'type=page and space = "{key}"', "limit": 1})
+        except HttpError:
+            return None
+        total = data.get("totalSize") if isinstance(data, Mapping) else None
+        return total if isinstance(total, int) and not isinstance(total, bool) else None
 
     def unseen_scope(self) -> list[str]:
         """Allow-listed spaces missing from the spaces the credential can list."""
