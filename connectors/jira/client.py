@@ -371,15 +371,22 @@ class JiraConnector:
         if self.config.scope_mode != "selected":
             return []
         projects, _ = _scope_items(self.config)
-        unseen: list[str] = []
-        for key in dict.fromkeys(projects):
-            try:
-                self.http.get_json(f"/rest/api/2/project/{key}")
-            except HttpError as exc:
-                if exc.status not in (403, 404):
-                    raise
-                unseen.append(key)
-        return unseen
+        keys = list(dict.fromkeys(projects))
+        # A few at a time (decision 139): a connection test is waited for by the person who asked for it.
+        return [
+            key for key, hidden in zip(keys, self.fanout.ordered(self._project_hidden, keys), strict=True) if hidden
+        ]
+
+    def _project_hidden(self, key: str) -> bool:
+        """Request only (safe on the fan-out): whether ``/project/{key}`` answers 403 or 404; any other
+        failure is raised."""
+        try:
+            self.http.get_json(f"/rest/api/2/project/{key}")
+        except HttpError as exc:
+            if exc.status not in (403, 404):
+                raise
+            return True
+        return False
 
     def close(self) -> None:
         self.fanout.close()

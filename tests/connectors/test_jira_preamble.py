@@ -6,6 +6,7 @@ its scope names (``/project/{key}``), a few at a time. Each listing below runs a
 over HTTP with only those requests answered late, once with the fan-out and once one by one (``fanout=1``,
 the order every request had before): both must emit the same stream and note the same hidden projects;
 the emulator's ``max_in_latency`` (the most late requests it held at once) says whether they overlapped.
+A connection test looks the scope's projects up the same way.
 """
 
 from __future__ import annotations
@@ -88,3 +89,23 @@ def test_the_projects_a_scope_names_are_checked_a_few_at_a_time(jira: RunningEmu
     assert sum(1 for s in together if s[0] == "item") > 0
     assert unread_together == unread_in_turn == {"GHOST"}
     assert (held_in_turn, held_together) == (1, 3)
+
+
+def test_a_connection_test_looks_the_scope_projects_up_a_few_at_a_time(jira: RunningEmulator) -> None:
+    # What the Admin Panel's "test connection" waits for: the projects a selected scope names.
+    scope: tuple[str, ...] = ("ALPHA", "GHOST", "BETA", "NOPE")
+    got: dict[int, tuple[list[str], int]] = {}
+    for fanout in (1, 4):
+        control(jira, "DELETE", "faults")
+        control(jira, "POST", "faults", {"route_latency_ms": {PROJECT_ROUTE: LATE_MS}})
+        control(jira, "DELETE", "stats")
+        config = SourceConfig(1, jira.base_url, f"bot@example.com:{TOKEN}", "selected", scope, {}, fanout=fanout)
+        connector = JiraConnector(config, CallStats())
+        try:
+            unseen = connector.unseen_scope()
+        finally:
+            connector.close()
+        control(jira, "DELETE", "faults")
+        got[fanout] = (unseen, control(jira, "GET", "stats")["max_in_latency"])
+    assert got[4][0] == got[1][0] == ["GHOST", "NOPE"]  # in the scope's order
+    assert (got[1][1], got[4][1]) == (1, 4)
