@@ -1,12 +1,14 @@
-"""What a Jira listing reads before its first search (issue 15 §1, decision 139).
+"""What a listing reads before its first search, asked at once where nothing orders it (issue 15 §1,
+decision 139).
 
-An incremental listing needs the API version (``/serverInfo``) and the user's zone its JQL is written in
+A Jira incremental listing needs the API version (``/serverInfo``) and the user's zone its JQL is written in
 (``/myself``); neither needs the other, so both are asked at once. A scoped listing checks every project
 its scope names (``/project/{key}``), a few at a time. Each listing below runs against the real emulator
 over HTTP with only those requests answered late, once with the fan-out and once one by one (``fanout=1``,
 the order every request had before): both must emit the same stream and note the same hidden projects;
 the emulator's ``max_in_latency`` (the most late requests it held at once) says whether they overlapped.
-A connection test looks the scope's projects up the same way.
+A connection test looks the scope's projects up the same way. A Confluence incremental listing needs the
+space list (its CQL names the spaces) and the user's zone (``/user/current``): asked together too.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import httpx
 import pytest
 
 from connectors.base import CallStats, SourceConfig
+from connectors.confluence.client import ConfluenceConnector
+from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 from connectors.jira.client import JiraConnector
@@ -109,3 +113,26 @@ def test_a_connection_test_looks_the_scope_projects_up_a_few_at_a_time(jira: Run
         got[fanout] = (unseen, control(jira, "GET", "stats")["max_in_latency"])
     assert got[4][0] == got[1][0] == ["GHOST", "NOPE"]  # in the scope's order
     assert (got[1][1], got[4][1]) == (1, 4)
+
+
+@pytest.mark.parametrize("flavour", ["cloud", "server"])
+def test_a_confluence_incremental_listing_asks_the_spaces_and_the_users_zone_at_once(flavour: str) -> None:
+    since = datetime(2020, 1, 1, tzinfo=UTC)
+    with serve(ConfluenceEmulator(pages=24, seed=3, token=TOKEN)) as emu:
+        base = emu.base_url + ("/wiki" if flavour == "cloud" else "")
+        got: dict[int, tuple[list[Any], int]] = {}
+        for fanout in (1, 4):
+            control(emu, "DELETE", "faults")
+            control(emu, "POST", "faults", {"route_latency_ms": {r"/rest/api/space$|user/current$": LATE_MS}})
+            control(emu, "DELETE", "stats")
+            config = SourceConfig(1, base, f"bot@demo.example:{TOKEN}", "all", (), {}, fanout=fanout)
+            connector = ConfluenceConnector(config, CallStats())
+            try:
+                shapes = [shape(e) for e in connector.enumerate(since, None)]
+            finally:
+                connector.close()
+            control(emu, "DELETE", "faults")
+            got[fanout] = (shapes, control(emu, "GET", "stats")["max_in_latency"])
+    assert got[4][0] == got[1][0]
+    assert sum(1 for s in got[4][0] if s[0] == "item") > 0
+    assert (got[1][1], got[4][1]) == (1, 2)
