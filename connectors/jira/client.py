@@ -349,7 +349,7 @@ class JiraConnector:
         keys = sorted({*containers, *listed})
         projects = [key for key in keys if PROJECT_KEY_RE.match(key)]
         # One count a project, a few at a time (decision 139): an audit of fifty projects is fifty round trips.
-        count = partial(self._project_count, api, self.scope)
+        count = partial(self._project_count, api, self.scope if projects else None)
         counted = dict(zip(projects, self.fanout.ordered(count, projects), strict=True))
         return {key: counted.get(key) for key in keys}
 
