@@ -11,9 +11,7 @@ unknown to the source included; the emulator's ``max_in_latency`` says whether t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
 
-import httpx
 import pytest
 
 from connectors.base import CallStats, SourceConfig
@@ -22,17 +20,12 @@ from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 from connectors.jira.client import JiraConnector
+from tests.connectors.test_listing_ahead import control
 
 TOKEN = "counts-token"
 LATE_MS = 300  # long enough that requests sent together are certainly held together
 
 Counts = Callable[[int], Mapping[str, int | None]]
-
-
-def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
-    resp = httpx.request(method, emu.base_url + "/_emulator/" + path, json=body)
-    resp.raise_for_status()
-    return resp.json() if resp.content else None
 
 
 def audited(emu: RunningEmulator, late: str, counts: Counts, fanout: int) -> tuple[Mapping[str, int | None], int]:

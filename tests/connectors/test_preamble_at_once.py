@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import httpx
 import pytest
 
 from connectors.base import CallStats, SourceConfig
@@ -28,18 +27,12 @@ from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
 from connectors.jira.client import JiraConnector
 from tests.connectors.test_fanout import shape
-from tests.connectors.test_listing_ahead import committed
+from tests.connectors.test_listing_ahead import committed, control
 
 TOKEN = "preamble-token"
 LATE_MS = 300  # long enough that requests sent together are certainly held together
 # The emulator's route patterns, as its stats name them: the project read alone, not its sub-resources.
 PROJECT_ROUTE = r"/project/\(\?P<key>\[\^/\]\+\)$"
-
-
-def control(emu: RunningEmulator, method: str, path: str, body: Any = None) -> Any:
-    resp = httpx.request(method, emu.base_url + "/_emulator/" + path, json=body)
-    resp.raise_for_status()
-    return resp.json() if resp.content else None
 
 
 @pytest.fixture(params=["server", "cloud"])
