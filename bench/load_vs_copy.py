@@ -122,6 +122,10 @@ def copy_rows(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str
     return timed
 
 
+def _timestamp(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
 def _copy_page(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[str, Any]], types: list[str]) -> None:
     with conn.cursor() as cur, cur.copy(f"copy entities ({COLUMNS}) from stdin (format binary)") as cp:
         cp.set_types(types)
@@ -138,8 +142,8 @@ def _copy_page(conn: psycopg.Connection[Any], source_id: int, rows: list[dict[st
                     r["body"],
                     r["url"],
                     r["author"],
-                    datetime.fromisoformat(r["source_created_at"]),
-                    datetime.fromisoformat(r["source_updated_at"]),
+                    _timestamp(r["source_created_at"]),
+                    _timestamp(r["source_updated_at"]),
                     Jsonb(r["metadata"]),
                     r["acl_principals"],
                     r["aliases"],

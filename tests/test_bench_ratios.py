@@ -258,3 +258,28 @@ def test_preamble_prints_the_wait_for_the_first_item_at_once_against_in_turn() -
         out
     )
     assert all(t > 0 for row in rows.values() for t in row[1:]), out
+
+
+def test_pg_cost_names_each_statement_of_a_run_and_counts_its_rows() -> None:
+    out = run_bench("pg_cost.py", "--items", "300", "--only", "jira,slack", "--top", "20", timeout=300)
+    for name in ("jira", "slack"):
+        head = re.search(
+            rf"^{name}: (\d+) items, run {NUM} s: statements {NUM} ms, PostgreSQL CPU {NUM} s .*"
+            rf"binary COPY of the same rows: {NUM} ms, CPU {NUM} s .*CPU ratio {NUM}$",
+            out,
+            re.MULTILINE,
+        )
+        assert head is not None, out
+        items = int(head.group(1))
+        section = out[head.end() : out.find("\n\n", head.end()) if "\n\n" in out[head.end() :] else len(out)]
+        lines = {
+            m.group(1).strip(): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(rf"^  (.+?)\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}%$", section, re.MULTILINE)
+        }
+        # Each page's statements are named after their generated query: every item was upserted and
+        # marked seen once, and each new row's source was checked by a foreign key (inside the upsert).
+        assert lines["UpsertEntities"][1] == items, section
+        assert lines["MarkSeen"][1] == items, section
+        assert lines["within foreign-key checks"][0] >= items, section
+        assert lines["InsertRefs"][1] > 0, section
+        assert float(head.group(3)) > 0 and float(head.group(5)) > 0, head.group(0)
