@@ -271,7 +271,8 @@ def test_pg_cost_names_each_statement_of_a_run_and_counts_its_rows() -> None:
         )
         assert head is not None, out
         items = int(head.group(1))
-        section = out[head.end() : out.find("\n\n", head.end()) if "\n\n" in out[head.end() :] else len(out)]
+        end = out.find("\n\n", head.end())  # the next connector's block starts after a blank line
+        section = out[head.end() : end if end != -1 else len(out)]
         lines = {
             m.group(1).strip(): (int(m.group(2)), int(m.group(3)))
             for m in re.finditer(rf"^  (.+?)\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}%$", section, re.MULTILINE)
