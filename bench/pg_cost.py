@@ -4,8 +4,8 @@ One full run of each connector (read-ahead on, as a worker runs it) against its 
 on an embedded server that counts every statement (``pg_stat_statements``, ``track = all``). For each
 statement the run's database executed: calls, rows, milliseconds, microseconds an item and its share of the
 run's database time. Statements run inside another (triggers' statements, foreign-key checks) are printed
-indented under "within", with their share of the same total: their time is already part of the statement
-that fired them. PostgreSQL merges every foreign-key check into one line (its query text differs only in the
+indented under "within", named after the function that runs them, with their share of the same total: their
+time is already part of the statement that fired them. PostgreSQL merges every foreign-key check into one line (its query text differs only in the
 table), "foreign-key checks".
 
 Baseline, in the same run: binary COPY of the same entity rows (built by the product's mapping and
@@ -86,17 +86,36 @@ def query_names() -> list[tuple[str, str]]:
     return sorted(found, key=lambda f: -len(f[0]))
 
 
-def name_of(text: str, names: list[tuple[str, str]]) -> str:
+def function_bodies(url: str) -> list[tuple[str, str]]:
+    """(normalised body, name) of the schema's functions: a trigger's statements are named after the function
+    that runs them."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "select p.proname, p.prosrc from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+            "where n.nspname = 'public' and p.prokind = 'f'"
+        ).fetchall()
+    return [(_normal(body), name) for name, body in rows]
+
+
+def name_of(text: str, names: list[tuple[str, str]], functions: list[tuple[str, str]]) -> str:
+    """A generated query's name, "foreign-key checks", the function whose body holds the statement, or the
+    statement's opening."""
     normal = _normal(text)
     if normal.startswith("select ? from only "):
         return "foreign-key checks"
     for opening, name in names:
         if len(opening) >= 20 and normal.startswith(opening):
             return name
+    # Inside a function, parameters stand where its variables were: match up to the first of them.
+    opening = normal.split("?")[0]
+    if len(opening) >= 20:
+        for body, function in functions:
+            if opening in body:
+                return f"{function}(): {normal[:40]}"
     return f"other: {normal[:60]}"
 
 
-def statement_lines(server_url: str, names: list[tuple[str, str]]) -> list[Line]:
+def statement_lines(server_url: str, names: list[tuple[str, str]], functions: list[tuple[str, str]]) -> list[Line]:
     """What the databases dropped since the last reset executed (the run's database is dropped after its
     run; the maintenance database's own statements stay out)."""
     with psycopg.connect(server_url, autocommit=True) as conn:
@@ -106,7 +125,7 @@ def statement_lines(server_url: str, names: list[tuple[str, str]]) -> list[Line]
         ).fetchall()
     merged: dict[tuple[str, bool], Line] = {}
     for query, toplevel, calls, count, ms in rows:
-        key = (name_of(query, names), bool(toplevel))
+        key = (name_of(query, names, functions), bool(toplevel))
         old = merged.get(key, Line(key[0], key[1], 0, 0, 0.0))
         merged[key] = Line(key[0], key[1], old.calls + calls, old.rows + count, old.ms + ms)
     return sorted(merged.values(), key=lambda line: -line.ms)
@@ -183,12 +202,13 @@ def main(argv: list[str] | None = None) -> None:
         admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
         with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
             migrate(with_dbname(server_url, template), Path(backups))
+        functions = function_bodies(with_dbname(server_url, template))
         for case in wanted:
             with emulator(case, args.items) as url:
                 reset(server_url)
                 spent: list[Cpu] = []
                 run_s, outcome = pipeline(case, url, server_url, template, DEFAULT_PREFETCH, spent=spent)
-                lines = statement_lines(server_url, names)
+                lines = statement_lines(server_url, names, functions)
                 # The rows to copy come from a bare listing after the run: payloads held through the run
                 # would make each of its collections walk them (decision 92).
                 count, _, raw = bare(case, url, keep=True)

@@ -283,4 +283,6 @@ def test_pg_cost_names_each_statement_of_a_run_and_counts_its_rows() -> None:
         assert lines["MarkSeen"][1] == items, section
         assert lines["within foreign-key checks"][0] >= items, section
         assert lines["InsertRefs"][1] > 0, section
+        # A trigger's statements are named after the function that runs them (the entities' totals).
+        assert any(label.startswith("within tg_entities__totals(): ") for label in lines), section
         assert float(head.group(3)) > 0 and float(head.group(5)) > 0, head.group(0)
