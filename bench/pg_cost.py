@@ -5,8 +5,8 @@ on an embedded server that counts every statement (``pg_stat_statements``, ``tra
 statement the run's database executed: calls, rows, milliseconds, microseconds an item and its share of the
 run's database time. Statements run inside another (triggers' statements, foreign-key checks) are printed
 indented under "within", named after the function that runs them, with their share of the same total: their
-time is already part of the statement that fired them. PostgreSQL merges every foreign-key check into one line (its query text differs only in the
-table), "foreign-key checks".
+time is already part of the statement that fired them. The foreign-key checks are one line, "foreign-key
+checks" (PostgreSQL 18 counts them as one statement: their texts differ only in the table's name).
 
 Baseline, in the same run: binary COPY of the same entity rows (built by the product's mapping and
 ``entity_row`` before the clock starts) into ``entities`` of a fresh database, pages of 100, a commit each,
