@@ -232,7 +232,8 @@ class JiraConnector:
         marks: list[tuple[str, str]] = []
         # Asked a few at a time: each is a round trip before the run's first search (decision 139). An
         # error that is not the project's own (transient) is raised at that project's turn, as in turn.
-        for key, status in self.fanout.ordered(partial(self._project_status, api), keys):
+        look = partial(self._project_hiding, api, lambda exc: exc.transient)
+        for key, status in zip(keys, self.fanout.ordered(look, keys), strict=True):
             if status is not None:
                 marks.append(
                     (
@@ -243,16 +244,16 @@ class JiraConnector:
                 )
         return frozenset(k for k, _ in marks), tuple(marks)
 
-    def _project_status(self, api: int, key: str) -> tuple[str, int | None]:
-        """Request only (safe on the fan-out): ``key`` and None when ``/project/{key}`` shows it, else the
-        status that hid it; a transient failure is raised."""
+    def _project_hiding(self, api: int, fatal: Callable[[HttpError], bool], key: str) -> int | None:
+        """Request only (safe on the fan-out): None when ``/project/{key}`` shows the project, else the status
+        that hid it; a failure ``fatal`` says is not the project's own is raised."""
         try:
             self.http.get_json(f"/rest/api/{api}/project/{key}")
         except HttpError as exc:
-            if exc.transient:
+            if fatal(exc):
                 raise
-            return key, exc.status
-        return key, None
+            return exc.status
+        return None
 
     def _filter(self, name: str) -> bool:
         return self._filters.get(name, False)
@@ -373,20 +374,9 @@ class JiraConnector:
         projects, _ = _scope_items(self.config)
         keys = list(dict.fromkeys(projects))
         # A few at a time (decision 139): a connection test is waited for by the person who asked for it.
-        return [
-            key for key, hidden in zip(keys, self.fanout.ordered(self._project_hidden, keys), strict=True) if hidden
-        ]
-
-    def _project_hidden(self, key: str) -> bool:
-        """Request only (safe on the fan-out): whether ``/project/{key}`` answers 403 or 404; any other
-        failure is raised."""
-        try:
-            self.http.get_json(f"/rest/api/2/project/{key}")
-        except HttpError as exc:
-            if exc.status not in (403, 404):
-                raise
-            return True
-        return False
+        # Only 403 and 404 mean "not visible"; any other failure is raised.
+        look = partial(self._project_hiding, 2, lambda exc: exc.status not in (403, 404))
+        return [key for key, status in zip(keys, self.fanout.ordered(look, keys), strict=True) if status is not None]
 
     def close(self) -> None:
         self.fanout.close()
