@@ -1,4 +1,6 @@
-"""A throw-away migrated database on the embedded server for benchmarks (dropped on exit)."""
+"""The benches' embedded PostgreSQL: a scratch server (settings applied, restarted), one that counts every
+statement, or a freshly migrated database on one, each gone on exit. Every bench that needs a server of its
+own starts it here."""
 
 from __future__ import annotations
 
@@ -11,14 +13,13 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from app.db import embedded
 from app.db.migrate import migrate
 
 
 @contextmanager
-def _server(settings: Mapping[str, str] | None = None) -> Iterator[tuple[embedded.EmbeddedServer, Path]]:
+def embedded_server(settings: Mapping[str, str] | None = None) -> Iterator[tuple[embedded.EmbeddedServer, Path]]:
     """A new embedded server and its scratch directory, both gone on exit. ``settings`` are set by ``alter
     system`` and the server restarted, as a deployment would for settings only read at start; a server that
     does not come back (a library its build lacks) stops the bench with one line naming them."""
@@ -49,7 +50,7 @@ def statements_server() -> Iterator[str]:
     ``track = all``: statements run by triggers and foreign-key checks on lines of their own), gone on exit.
     The extension's view is created in the maintenance database, where it shows every database's statements."""
     settings = {"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all"}
-    with _server(settings) as (server, _):
+    with embedded_server(settings) as (server, _):
         admin = server.url("postgres")
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute("create extension if not exists pg_stat_statements")
@@ -64,12 +65,10 @@ def bench_database(shared_buffers: str | None = None) -> Iterator[str]:
     embedded default of 128 MB holds no index of a bench at scale. Setting it restarts the server.
     """
     name = f"bench_{uuid.uuid4().hex[:8]}"
-    with _server(None if shared_buffers is None else {"shared_buffers": shared_buffers}) as (server, data_dir):
+    with embedded_server(None if shared_buffers is None else {"shared_buffers": shared_buffers}) as (server, data_dir):
         admin = server.url("postgres")
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
-        params = conninfo_to_dict(admin)
-        params["dbname"] = name
-        url = make_conninfo("", **params)
+        url = server.url(name)
         migrate(url, data_dir / "backups")
         yield url

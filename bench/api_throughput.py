@@ -55,26 +55,23 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import psycopg
-from psycopg import sql
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from app.api.auth import new_token, token_hash  # noqa: E402
-from app.db import embedded  # noqa: E402
 from app.db.connect import connect  # noqa: E402
-from app.db.migrate import migrate  # noqa: E402
 from app.queries import runs as rq  # noqa: E402
 from app.queries import tokens as tq  # noqa: E402
 from app.secrets import Keyring  # noqa: E402
 from app.services.sources import NewSource, create_source  # noqa: E402
+from bench._db import bench_database  # noqa: E402
 
 SECRET = "bench-webhook-secret-000000"
 Req = tuple[str, str, dict[str, str], bytes | None]  # method, path, headers, body
@@ -247,23 +244,6 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
-
-
-@contextmanager
-def database() -> Iterator[str]:
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-api-", dir="/tmp"))
-    server = embedded.start(data_dir)
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = server.url("postgres")
-    try:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
-        url = server.url(name)
-        migrate(url, data_dir / "backups")
-        yield url
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 # base URL -> the serving process, whose CPU time per request the bench reports beside req/s: on a
@@ -491,7 +471,7 @@ def main() -> None:
 
     load_before = os.getloadavg()
     key = os.urandom(32)
-    with database() as url, tempfile.TemporaryDirectory(prefix="hv-api-bench-") as data_dir:
+    with bench_database() as url, tempfile.TemporaryDirectory(prefix="hv-api-bench-") as data_dir:
         source_id, token = seed(url, Keyring(key))
         # The served API's data dir (backups of its start-up migration check): not the user's default.
         env = {

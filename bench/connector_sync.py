@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -39,7 +38,6 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from app.db import embedded
 from app.db.connect import connect
 from app.db.migrate import migrate
 from app.heap import settle
@@ -47,6 +45,7 @@ from app.pipeline.run import execute_run
 from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source, start_run
+from bench._db import embedded_server
 from connectors.base import CallStats, RawItem, SourceConfig
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
@@ -85,13 +84,8 @@ def postgres() -> Iterator[str]:
     if external:
         yield with_dbname(external, "postgres")
         return
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
-    server = embedded.start(data_dir)
-    try:
+    with embedded_server() as (server, _):
         yield server.url("postgres")
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def admin(server_url: str, statement: sql.Composed) -> None:

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import cast
@@ -28,14 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from app.db import embedded
 from app.db.connect import connect
-from app.db.migrate import migrate
 from app.embedding.local import LocalEmbedder, pad_batch
 from app.pipeline.load import Batch, load_batch
 from app.secrets import Keyring
 from app.services.sources import NewSource, create_source
 from app.vector.stage import VectorStage
+from bench._db import bench_database
 from bench.embed_throughput import VOCABULARY
 from connectors.base import Acl, Entity
 
@@ -86,42 +83,34 @@ def main() -> None:
             )
         return time.perf_counter() - started
 
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-", dir="/tmp"))
-    server = embedded.start(data_dir)
-    try:
-        url = server.url()
-        migrate(url, data_dir / "backups")
-        with connect(url) as conn:
-            source_id = create_source(
-                conn, Keyring(current=os.urandom(32)),
-                NewSource(name="bench", connector_type="jira", base_url="http://127.0.0.1:9", credential="x"),
-            )
-            load_batch(conn, source_id=source_id, run_id=0, batch=Batch(entities=entities), record_seen=False)
-            conn.commit()
-            ids: dict[str, int] = {
-                str(e): cast(int, i) for e, i in conn.execute("select source_entity_id, id from entities").fetchall()
-            }
-            changed = [(int(ids[e.source_entity_id]), e) for e in entities]
+    with bench_database() as url, connect(url) as conn:
+        source_id = create_source(
+            conn, Keyring(current=os.urandom(32)),
+            NewSource(name="bench", connector_type="jira", base_url="http://127.0.0.1:9", credential="x"),
+        )
+        load_batch(conn, source_id=source_id, run_id=0, batch=Batch(entities=entities), record_seen=False)
+        conn.commit()
+        ids: dict[str, int] = {
+            str(e): cast(int, i) for e, i in conn.execute("select source_entity_id, id from entities").fetchall()
+        }
+        changed = [(int(ids[e.source_entity_id]), e) for e in entities]
 
-            def pipeline() -> float:
-                conn.execute("delete from entity_chunks")
-                conn.commit()
-                started = time.perf_counter()
-                stage.apply(conn, changed)
-                conn.commit()
-                return time.perf_counter() - started
-
-            bare()  # warm-up: the session's arenas
-            pipeline()
-            bare_s, pipe_s = [], []
-            for _ in range(args.repeats):
-                bare_s.append(bare())
-                pipe_s.append(pipeline())
-            written = conn.execute("select count(*) from entity_chunks").fetchone()
+        def pipeline() -> float:
+            conn.execute("delete from entity_chunks")
             conn.commit()
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
+            started = time.perf_counter()
+            stage.apply(conn, changed)
+            conn.commit()
+            return time.perf_counter() - started
+
+        bare()  # warm-up: the session's arenas
+        pipeline()
+        bare_s, pipe_s = [], []
+        for _ in range(args.repeats):
+            bare_s.append(bare())
+            pipe_s.append(pipeline())
+        written = conn.execute("select count(*) from entity_chunks").fetchone()
+        conn.commit()
 
     bare_rate, pipe_rate = len(texts) / min(bare_s), len(texts) / min(pipe_s)
     print(f"model       {embedder.model_name}, {embedder.threads} threads, batch {args.batch_size}")

@@ -49,33 +49,15 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 import psutil  # noqa: E402
 import psycopg  # noqa: E402
-from psycopg import sql  # noqa: E402
 
-from app.db import embedded  # noqa: E402
-from app.db.migrate import migrate  # noqa: E402
 from app.secrets import Keyring  # noqa: E402
 from app.services.jobs import start_and_defer  # noqa: E402
 from app.services.sources import NewSource, create_source  # noqa: E402
-from bench._cpu import busy, cpu, emulators, parallel_speed, postgres_cpu  # noqa: E402
+from bench._cpu import busy, cpu, data_directory, emulators, parallel_speed, postgres_cpu  # noqa: E402
+from bench._db import bench_database  # noqa: E402
 from bench._emulator import jira_emulator  # noqa: E402
 
 TOKEN = "bench-token"
-
-
-@contextmanager
-def database() -> Iterator[tuple[str, Path]]:
-    data_dir = Path(tempfile.mkdtemp(prefix="hv-bench-workers-", dir="/tmp"))
-    server = embedded.start(data_dir)
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    try:
-        with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-            conn.execute(sql.SQL("create database {}").format(sql.Identifier(name)))
-        url = server.url(name)
-        migrate(url, data_dir / "backups")
-        yield url, data_dir
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @contextmanager
@@ -166,7 +148,8 @@ def main() -> None:
     key = os.urandom(32)
     logs = Path(tempfile.mkdtemp(prefix="hv-bench-workers-logs-", dir="/tmp"))
     with ExitStack() as stack:
-        url, data_dir = stack.enter_context(database())
+        url = stack.enter_context(bench_database())
+        data_dir = data_directory(url)  # where its PostgreSQL's CPU is found
         bases = [stack.enter_context(jira_emulator(args.issues, seed=s, token=TOKEN)) for s in (1, 2)]
         for base in bases:
             with httpx.Client(base_url=base, timeout=30) as control:
