@@ -286,3 +286,24 @@ def test_pg_cost_names_each_statement_of_a_run_and_counts_its_rows() -> None:
         # A trigger's statements are named after the function that runs them (the entities' totals).
         assert any(label.startswith("within tg_entities__totals(): ") for label in lines), section
         assert float(head.group(3)) > 0 and float(head.group(5)) > 0, head.group(0)
+
+
+def test_db_distance_prints_each_distance_and_joins_pages_when_the_database_is_far() -> None:
+    out = run_bench("db_distance.py", "--items", "600", "--rtt-ms", "20", "--repeats", "1", "--only", "jira",
+                    timeout=600)  # fmt: skip
+    rows = {
+        float(m.group(1)): m.groups()
+        for m in re.finditer(
+            rf"^jira\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM} / {NUM} s, (\d+) pages joined",
+            out,
+            re.MULTILINE,
+        )
+    }
+    assert set(rows) == {0.0, 20.0}, out
+    far = rows[20.0]
+    # The round trip a client saw through the proxy is at least the one asked for, and far above the socket's.
+    assert float(far[1]) >= 20 > float(rows[0.0][1]), out
+    # Every write waits eight round trips of 20 ms or more: the writer falls behind and pages join (the bench
+    # itself exits when a page joined with joining off).
+    assert int(far[8]) > 0, out
+    assert all(float(v) > 0 for v in far[2:6]), out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -88,3 +89,98 @@ def test_a_write_that_failed_while_the_run_stopped_for_another_reason_is_the_one
     # Earlier in page order, so it is what the sequential loop would have raised; the later one is its context.
     assert isinstance(raised.value.__context__, KeyError)
     assert writes.failed == [0]
+
+
+def _join_small(limit: int) -> Callable[[list[int], list[int]], list[int] | None]:
+    """Join two works of page numbers while they hold ``limit`` pages at most."""
+
+    def join(waiting: list[int], work: list[int]) -> list[int] | None:
+        return [*waiting, *work] if len(waiting) + len(work) <= limit else None
+
+    return join
+
+
+class Joined(Writes):
+    """Writes of works that are lists of page numbers (joined pages), each recorded as one write."""
+
+    def __init__(self, fail_on: int | None = None, pause: float = 0.0) -> None:
+        super().__init__(fail_on, pause)
+        self.writes: list[list[int]] = []
+        self.started = threading.Event()
+
+    def write_pages(self, pages: list[int]) -> None:
+        self.started.set()
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        time.sleep(self.pause)
+        with self.lock:
+            self.in_flight -= 1
+        if self.fail_on in pages:
+            raise RuntimeError(f"pages {pages} refused")
+        self.writes.append(pages)
+
+    def failed_pages(self, pages: list[int]) -> None:
+        self.failed.append(pages[0])
+
+
+def _first_started(writer: WriteBehind[list[int]], writes: Joined) -> None:
+    """Hand page 0 over and wait until the writer has taken it (a page handed over before that joins it)."""
+    writer.submit([0])
+    assert writes.started.wait(30)
+
+
+def test_pages_handed_over_while_the_writer_is_busy_join_the_waiting_one_in_order() -> None:
+    writes = Joined(pause=0.3)
+    with WriteBehind(writes.write_pages, writes.failed_pages, name="test-write", join=_join_small(3)) as writer:
+        # Page 0 is being written; 1 waits for it, 2 and 3 join 1, 4 cannot (three pages already): it waits
+        # for the writer to take [1, 2, 3], then waits itself and takes 5 and 6 in.
+        _first_started(writer, writes)
+        for page in range(1, 7):
+            writer.submit([page])
+        writer.drain()
+    assert writes.writes == [[0], [1, 2, 3], [4, 5, 6]]
+    assert writer.joined == 4
+    assert writes.most_in_flight == 1
+
+
+def test_a_waiting_page_is_written_without_another_hand_over() -> None:
+    writes = Joined(pause=0.2)
+    with WriteBehind(writes.write_pages, writes.failed_pages, name="test-write", join=_join_small(10)) as writer:
+        _first_started(writer, writes)
+        writer.submit([1])  # waits behind page 0
+        deadline = time.monotonic() + 30  # a guard against a hang, not a timing assertion
+        while writes.writes != [[0], [1]]:
+            assert time.monotonic() < deadline, writes.writes
+            time.sleep(0.01)
+        # Nothing was handed over or drained meanwhile: the writer took the waiting page by itself.
+        assert writer.joined == 0
+
+
+def test_a_failed_write_drops_the_pages_that_joined_behind_it() -> None:
+    writes = Joined(fail_on=0, pause=0.3)
+    with (
+        pytest.raises(RuntimeError, match=r"pages \[0\] refused"),
+        WriteBehind(writes.write_pages, writes.failed_pages, name="test-write", join=_join_small(10)) as writer,
+    ):
+        _first_started(writer, writes)
+        for page in range(1, 4):
+            writer.submit([page])  # 1, 2 and 3 wait joined while 0 is written, and 0 fails
+        writer.drain()
+    assert writes.writes == []
+    assert writes.failed == [0]
+
+
+def test_a_page_that_may_not_join_waits_its_turn() -> None:
+    writes = Joined(pause=0.2)
+
+    def odd_apart(waiting: list[int], work: list[int]) -> list[int] | None:
+        return None if work[0] % 2 else [*waiting, *work]
+
+    with WriteBehind(writes.write_pages, writes.failed_pages, name="test-write", join=odd_apart) as writer:
+        _first_started(writer, writes)
+        for page in range(1, 5):
+            writer.submit([page])
+    # 1 waits behind 0; 2 joins it; 3 may not join, so it waits for [1, 2] to start; 4 joins 3.
+    assert writes.writes == [[0], [1, 2], [3, 4]]
+    assert [p for w in writes.writes for p in w] == list(range(5))

@@ -147,6 +147,36 @@ class PageWrite:
     rate_limited: int
 
 
+# Items one joined write may carry (decision 142): up to ten pages of 100 share a transaction's round trips
+# when the writer falls behind, and a transaction's rows, locks and page text stay small. 0: no joins
+# (bench/db_distance.py's "apart" runs).
+JOIN_MAX_ITEMS = 1000
+
+
+def join_writes(waiting: PageWrite, work: PageWrite) -> PageWrite | None:
+    """One write for two consecutive pages (``waiting`` first), committed with the later page's checkpoint
+    and counters, or None when they must be written apart.
+
+    Only pages of entities join: within one transaction the dead-letter queue, the seen-set and the
+    soft-deletes are written in a fixed order per batch, while two pages one after the other may hold the
+    same item as a failure and then as an entity, or as gone and then back; written apart, the later page
+    wins, as it must. The entities of a joined batch keep their order: the loader keeps each identity's last
+    sighting. Pages whose vectors were prepared join only pages whose vectors were prepared too."""
+    a, b = waiting.batch, work.batch
+    if JOIN_MAX_ITEMS <= 0 or a.errors or a.gone or b.errors or b.gone:
+        return None
+    if len(a.entities) + len(b.entities) > JOIN_MAX_ITEMS:
+        return None
+    if (waiting.ready is None) != (work.ready is None):
+        return None
+    ready = None
+    if waiting.ready is not None and work.ready is not None:
+        ready = Ready()
+        ready.merge(waiting.ready)
+        ready.merge(work.ready)
+    return replace(work, batch=Batch(entities=[*a.entities, *b.entities]), ready=ready)
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     """One page to commit, with what the run knew once it was fetched (the producer may be pages ahead,
@@ -190,6 +220,8 @@ class RunOutcome:
     # Seconds it waited for the writer thread to end the page before (read-ahead on, decision 122); with
     # read-ahead off the run's thread writes each page itself and this stays 0.
     write_wait: float = 0.0
+    # Pages committed in the transaction of the page before them: the writer had fallen behind (decision 142).
+    write_joined: int = 0
 
 
 def try_lane(conn: psycopg.Connection[Any], source_id: int) -> bool:
@@ -392,7 +424,9 @@ class _Run:
                 # (decision 122); entered last, so it is closed first: the write in flight ends before the
                 # producer stops and before any failure handling uses the connection.
                 writer = self.writer = (
-                    stages.enter_context(WriteBehind(self._write_page, self._rewind, name=f"run-{self.claim.id}-write"))
+                    stages.enter_context(
+                        WriteBehind(self._write_page, self._rewind, name=f"run-{self.claim.id}-write", join=join_writes)
+                    )
                     if self.prefetch
                     else None
                 )
@@ -866,6 +900,7 @@ class _Run:
             "page_wait_s": round(self.page_wait, 3),
             "vector_wait_s": round(self.vector_wait, 3),
             "write_wait_s": round(self._write_wait(), 3),
+            "write_joined": self.writer.joined if self.writer is not None else 0,
             "state": state,
         }
         if state == "failed":
@@ -886,6 +921,7 @@ class _Run:
             self.page_wait,
             self.vector_wait,
             self._write_wait(),
+            self.writer.joined if self.writer is not None else 0,
         )
 
     def _write_wait(self) -> float:

@@ -341,10 +341,11 @@ def test_a_run_reports_how_long_its_thread_waited_for_the_writer(
     jira_factory: JiraFactory,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # Each page's upsert takes 0.4 s longer in the database (a statement trigger that sleeps), far more than
-    # mapping a page: with read-ahead the run's thread hands each page to the writer and then waits for it,
-    # so it waits most of the 6 x 0.4 s and says so, in the outcome and in the run's end log line. With
-    # read-ahead off it writes each page itself and waits for no writer.
+    # Each write's upsert takes 0.4 s longer in the database (a statement trigger that sleeps), far more than
+    # mapping a page: with read-ahead the run's thread hands pages to the writer faster than it writes them,
+    # so pages join the waiting write (decision 142), and the run's thread waits for the writer, at the least
+    # for most of the last write, and says so, in the outcome and in the run's end log line. With read-ahead
+    # off it writes each page itself, waits for no writer and joins nothing.
     jira = jira_factory(ISSUES)
     probe.execute(
         "create function overlap_slow() returns trigger language plpgsql as $$"
@@ -364,14 +365,16 @@ def test_a_run_reports_how_long_its_thread_waited_for_the_writer(
             assert (outcome.state, outcome.done) == ("succeeded", ISSUES)
             ended = [r for r in caplog.records if r.getMessage() == f"run {run_id} ended succeeded"]
             assert len(ended) == 1
-            waits[prefetch] = (outcome.write_wait, vars(ended[0])["write_wait_s"])
+            logged = vars(ended[0])
+            waits[prefetch] = (outcome.write_wait, logged["write_wait_s"], outcome.write_joined, logged["write_joined"])
     finally:
         probe.execute("drop trigger if exists overlap_slow on entities")
         probe.execute("drop function if exists overlap_slow()")
 
-    assert waits[0] == (0.0, 0.0)
-    behind, logged = waits[DEFAULT_PREFETCH]
-    assert behind >= 6 * 0.4 * 0.75 and logged == round(behind, 3)
+    assert waits[0] == (0.0, 0.0, 0, 0)
+    behind, logged, joined, joined_logged = waits[DEFAULT_PREFETCH]
+    assert behind >= 0.4 * 0.75 and logged == round(behind, 3)
+    assert 0 < joined < 6 and joined_logged == joined
 
 
 def test_a_run_without_read_ahead_never_asks_for_a_listing_page_ahead(

@@ -20,6 +20,7 @@ from app.pipeline import checkpoint
 from app.pipeline.run import execute_run
 from app.queries import runs as rq
 from app.secrets import Keyring
+from bench._proxy import delayed
 from tests.conftest import REPO
 from tests.sync.conftest import TOKEN, Jira, JiraFactory, scalar
 
@@ -195,3 +196,50 @@ def test_a_killed_bulk_import_run_resumes_with_its_capped_boundary_and_loads_not
     assert last is not None and last.state == "succeeded"
     assert last.entities_done == forgotten  # only the forgotten ids, mapped again
     assert probe.execute(rows, (source_id,)).fetchall() == loaded  # and no row changed
+
+
+def test_a_run_whose_database_is_a_hop_away_joins_pages_and_a_killed_one_resumes_exactly(
+    probe: psycopg.Connection[Any],
+    fresh_db_url: str,
+    cli_env: dict[str, str],
+    spawned: list[subprocess.Popen[bytes]],
+    jira_factory: JiraFactory,
+) -> None:
+    """Decision 142 through the real boundary: the database 40 ms a round trip away (bench/_proxy.py, a
+    process that delays every byte), a ``harvester sync`` process whose writer falls behind and joins pages
+    into one transaction, killed with SIGKILL after its first commit (a joined write in flight rolls back).
+    The run resumed elsewhere, as far from the database, joins pages too, and loads every issue once."""
+    jira = jira_factory(ISSUES)
+    source_id = _add_jira(cli_env, "far", jira)
+    with delayed(fresh_db_url, 40) as far:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "sync", "far", "--mode", "full"],
+            cwd=REPO,
+            env={**cli_env, "HARVESTER_DATABASE_URL": far},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        spawned.append(proc)
+        run_id = _kill_after_a_page(probe, proc, source_id, "full")
+        killed = rq.get_run(probe, id=run_id)
+        assert killed is not None and killed.state == "running"
+        assert killed.entities_done is not None and 0 < killed.entities_done < ISSUES
+        probe.execute("update platform_settings set value = '1' where key in ('stale_run_after', 'takeover_grace')")
+        time.sleep(2.5)  # let the dead worker's heartbeat go stale, then the takeover grace pass
+        keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
+
+        with connect(far, autocommit=True) as conn:
+            outcome = execute_run(conn, run_id, worker_id="other", keyring=keyring)
+
+    assert outcome.state == "succeeded", outcome.detail
+    # Each write waits eight round trips of 40 ms; the next pages are mapped long before it ends.
+    assert outcome.write_joined > 0
+    run = rq.get_run(probe, id=run_id)
+    assert run is not None and (run.state, run.deliveries) == ("succeeded", 2)
+    assert run.checkpoint is not None
+    assert run.entities_done == ISSUES == run.checkpoint["enumerated"]
+    counts = probe.execute(
+        "select count(*), count(distinct (source_type, source_entity_id)) from entities where source_id = %s",
+        (source_id,),
+    ).fetchone()
+    assert counts == (ISSUES, ISSUES)
