@@ -354,7 +354,7 @@ def test_a_run_reports_how_long_its_thread_waited_for_the_writer(
     probe.execute(
         "create trigger overlap_slow after insert on entities for each statement execute function overlap_slow()"
     )
-    waits: dict[int, tuple[float, Any]] = {}
+    waits: dict[int, tuple[float, Any, int, Any]] = {}
     try:
         for prefetch in (0, DEFAULT_PREFETCH):
             source_id = add_source(conn, keyring, jira, name=f"jira-{prefetch}")

@@ -77,37 +77,26 @@ def _kill_after_a_page(probe: psycopg.Connection[Any], proc: subprocess.Popen[by
     return int(row[0])
 
 
-def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
-    probe: psycopg.Connection[Any],
-    fresh_db_url: str,
-    cli_env: dict[str, str],
-    spawned: list[subprocess.Popen[bytes]],
-    jira_factory: JiraFactory,
-) -> None:
-    jira = jira_factory(ISSUES)
-    source_id = _add_jira(cli_env, "big", jira)
-    jira.fault(latency_ms=200)
+def _spawn_full_sync(env: dict[str, str], name: str, spawned: list[subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    """``harvester sync <name> --mode full`` as a process of its own (killed at the test's end if alive)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "sync", "big", "--mode", "full"],
+        [sys.executable, "-m", "app.cli", "sync", name, "--mode", "full"],
         cwd=REPO,
-        env=cli_env,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     spawned.append(proc)
-    run_id = _kill_after_a_page(probe, proc, source_id, "full")
-    killed = rq.get_run(probe, id=run_id)
-    assert killed is not None and killed.state == "running"
-    assert killed.entities_done is not None and killed.entities_done < ISSUES
+    return proc
+
+
+def _let_it_be_taken_over(probe: psycopg.Connection[Any]) -> None:
     probe.execute("update platform_settings set value = '1' where key in ('stale_run_after', 'takeover_grace')")
     time.sleep(2.5)  # let the dead worker's heartbeat go stale, then the takeover grace pass
-    jira.clear_faults()
-    keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
 
-    with connect(fresh_db_url, autocommit=True) as conn:
-        outcome = execute_run(conn, run_id, worker_id="other", keyring=keyring)
 
-    assert outcome.state == "succeeded"
+def _assert_resumed_once(probe: psycopg.Connection[Any], run_id: int, source_id: int) -> None:
+    """The run ended on its second delivery, elsewhere, having loaded every issue exactly once."""
     run = rq.get_run(probe, id=run_id)
     assert run is not None
     assert (run.state, run.deliveries, run.worker_id) == ("succeeded", 2, "other")
@@ -118,6 +107,32 @@ def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
         (source_id,),
     ).fetchone()
     assert counts == (ISSUES, ISSUES)
+
+
+def test_run_killed_mid_way_resumes_elsewhere_without_lost_or_doubled_rows(
+    probe: psycopg.Connection[Any],
+    fresh_db_url: str,
+    cli_env: dict[str, str],
+    spawned: list[subprocess.Popen[bytes]],
+    jira_factory: JiraFactory,
+) -> None:
+    jira = jira_factory(ISSUES)
+    source_id = _add_jira(cli_env, "big", jira)
+    jira.fault(latency_ms=200)
+    proc = _spawn_full_sync(cli_env, "big", spawned)
+    run_id = _kill_after_a_page(probe, proc, source_id, "full")
+    killed = rq.get_run(probe, id=run_id)
+    assert killed is not None and killed.state == "running"
+    assert killed.entities_done is not None and killed.entities_done < ISSUES
+    _let_it_be_taken_over(probe)
+    jira.clear_faults()
+    keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
+
+    with connect(fresh_db_url, autocommit=True) as conn:
+        outcome = execute_run(conn, run_id, worker_id="other", keyring=keyring)
+
+    assert outcome.state == "succeeded"
+    _assert_resumed_once(probe, run_id, source_id)
 
 
 def test_cli_sync_exits_zero_when_the_run_succeeds(
@@ -168,8 +183,7 @@ def test_a_killed_bulk_import_run_resumes_with_its_capped_boundary_and_loads_not
     assert killed.entities_done is not None and 0 < killed.entities_done < BULK
     kept = killed.checkpoint["boundary_ids"]
     assert len(kept) == 7 and set(kept) <= set(touched)
-    probe.execute("update platform_settings set value = '1' where key in ('stale_run_after', 'takeover_grace')")
-    time.sleep(2.5)  # let the dead worker's heartbeat go stale, then the takeover grace pass
+    _let_it_be_taken_over(probe)
     jira.clear_faults()
     keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
     monkeypatch.setattr(checkpoint, "BOUNDARY_IDS_KEPT", 7)
@@ -212,20 +226,12 @@ def test_a_run_whose_database_is_a_hop_away_joins_pages_and_a_killed_one_resumes
     jira = jira_factory(ISSUES)
     source_id = _add_jira(cli_env, "far", jira)
     with delayed(fresh_db_url, 40) as far:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "sync", "far", "--mode", "full"],
-            cwd=REPO,
-            env={**cli_env, "HARVESTER_DATABASE_URL": far},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        spawned.append(proc)
+        proc = _spawn_full_sync({**cli_env, "HARVESTER_DATABASE_URL": far}, "far", spawned)
         run_id = _kill_after_a_page(probe, proc, source_id, "full")
         killed = rq.get_run(probe, id=run_id)
         assert killed is not None and killed.state == "running"
         assert killed.entities_done is not None and 0 < killed.entities_done < ISSUES
-        probe.execute("update platform_settings set value = '1' where key in ('stale_run_after', 'takeover_grace')")
-        time.sleep(2.5)  # let the dead worker's heartbeat go stale, then the takeover grace pass
+        _let_it_be_taken_over(probe)
         keyring = Keyring(bytes.fromhex(cli_env["HARVESTER_SECRET_KEY"]))
 
         with connect(far, autocommit=True) as conn:
@@ -234,12 +240,4 @@ def test_a_run_whose_database_is_a_hop_away_joins_pages_and_a_killed_one_resumes
     assert outcome.state == "succeeded", outcome.detail
     # Each write waits eight round trips of 40 ms; the next pages are mapped long before it ends.
     assert outcome.write_joined > 0
-    run = rq.get_run(probe, id=run_id)
-    assert run is not None and (run.state, run.deliveries) == ("succeeded", 2)
-    assert run.checkpoint is not None
-    assert run.entities_done == ISSUES == run.checkpoint["enumerated"]
-    counts = probe.execute(
-        "select count(*), count(distinct (source_type, source_entity_id)) from entities where source_id = %s",
-        (source_id,),
-    ).fetchone()
-    assert counts == (ISSUES, ISSUES)
+    _assert_resumed_once(probe, run_id, source_id)
