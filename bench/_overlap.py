@@ -40,9 +40,7 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -57,7 +55,6 @@ from psycopg import sql
 
 from app.chunking import Ready
 from app.db.connect import connect
-from app.db.migrate import migrate
 from app.embedding.base import Vectors
 from app.embedding.local import LocalEmbedder, pad_batch
 from app.heap import settle
@@ -66,11 +63,9 @@ from app.pipeline.load import ChunkStage
 from app.pipeline.run import DEFAULT_PREFETCH, RunOutcome, execute_run
 from app.pipeline.source_process import start_forkserver
 from app.registry import get_spec
-from app.secrets import Keyring
-from app.services.sources import NewSource, create_source, start_run
 from app.vector.stage import VectorStage
 from bench._cpu import cpu, data_directory, emulators, parallel_speed, postgres_cpu
-from bench.connector_sync import TOKEN, admin, postgres, with_dbname
+from bench.connector_sync import TOKEN, admin, fresh_run, migrated_template, postgres, with_dbname
 from connectors.base import CallStats, Entity, RawItem, SourceConfig
 
 
@@ -185,33 +180,22 @@ def pipeline(
     thread waited for); its CPU by process is appended to ``spent``, and (a :class:`TimedStage`) when its first
     texts reached the stage, in seconds from the start, to ``firsts``."""
     firsts = [] if firsts is None else firsts
-    name = f"hv_bench_{uuid.uuid4().hex[:10]}"
-    admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
-    try:
-        keyring = Keyring(current=os.urandom(32))
-        with connect(with_dbname(server_url, name), autocommit=True) as conn:
-            source_id = create_source(
-                conn, keyring, NewSource(name=case.name, connector_type=case.name, base_url=base_url + case.path,
-                                         credential=TOKEN),
-            )  # fmt: skip
-            run_id = start_run(conn, source_id, mode="full", trigger="manual")
-            pg_dir = data_directory(server_url) if spent is not None else None
-            before = _cpu_now(pg_dir) if spent is not None else Cpu()
-            if isinstance(chunks, TimedStage):
-                chunks.first = None
-            started = time.perf_counter()
-            outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring, chunks=chunks, prefetch=prefetch,
-                                  source_process=source_process)  # fmt: skip
-            elapsed = time.perf_counter() - started
-            if spent is not None:
-                spent.append(_cpu_now(pg_dir) - before)
-            if isinstance(chunks, TimedStage) and chunks.first is not None:
-                firsts.append(chunks.first - started)
-        if outcome.state != "succeeded" or outcome.errors:
-            raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
-        return elapsed, outcome
-    finally:
-        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+    with fresh_run(server_url, template, case.name, base_url + case.path) as (conn, keyring, run_id):
+        pg_dir = data_directory(server_url) if spent is not None else None
+        before = _cpu_now(pg_dir) if spent is not None else Cpu()
+        if isinstance(chunks, TimedStage):
+            chunks.first = None
+        started = time.perf_counter()
+        outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring, chunks=chunks, prefetch=prefetch,
+                              source_process=source_process)  # fmt: skip
+        elapsed = time.perf_counter() - started
+        if spent is not None:
+            spent.append(_cpu_now(pg_dir) - before)
+        if isinstance(chunks, TimedStage) and chunks.first is not None:
+            firsts.append(chunks.first - started)
+    if outcome.state != "succeeded" or outcome.errors:
+        raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
+    return elapsed, outcome
 
 
 class TimedStage(VectorStage):
@@ -380,49 +364,42 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average before: {load_average()}; prefetch after = {DEFAULT_PREFETCH} pages")
     # The bounds below assume the cores run side by side at full speed; on a virtual machine they need not.
     print(f"two CPU-bound processes at once each run at {parallel_speed():.2f} x the speed of one alone")
-    with postgres() as server_url:
-        template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
-        admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
-        try:
-            with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
-                migrate(with_dbname(server_url, template), Path(backups))
-            if "plain" not in skip:
-                print("\n(1) no injected latency: pipeline items/s / bare items/s (goal >= 0.80)")
-                print(f"{'connector':<11} {'items':>6} {'bare/s':>8} {'before/s':>9} {'after/s':>8} "
-                      f"{'before':>7} {'after':>7} {'bound':>7}   CPU s: ours + emulator (+ PostgreSQL)")  # fmt: skip
-                for case in wanted:
-                    with emulator(case, args.items) as url:
-                        b = measure(case, url, server_url, template, args.repeats, apart=args.source_process)
-                    rate = [b.items / t for t in (b.bare, b.before, b.after)]
-                    c = b.after_cpu
-                    # The best ratio the after run's CPU allows on this machine (its floor wall time); a run
-                    # also fetches everything the bare loop does, so it is never above 1.
-                    bound = min(1.0, b.bare / c.floor())
-                    print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
-                          f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f} {bound:>7.2f}   "
-                          f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s, after "
-                          f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.after:.2f} s, "
-                          f"waited {b.after_waits[0]:.2f} s for pages, {b.after_waits[2]:.2f} s for the writer"
-                          f"   load {load_average()}")  # fmt: skip
-                    if args.source_process:
-                        print(_apart_row(case, b))
-            if "latency" not in skip:
-                print(f"\n(2) {args.latency_ms} ms per request: full-run wall / bare fetch wall (goal <= 1.10)")
-                print(f"{'connector':<11} {'items':>6} {'bare s':>8} {'before s':>9} {'after s':>8} "
-                      f"{'before':>7} {'after':>7}")  # fmt: skip
-                for case in wanted:
-                    with emulator(case, args.latency_items) as url:
-                        set_latency(url, args.latency_ms)
-                        b = measure(case, url, server_url, template, args.repeats, apart=args.source_process)
-                    print(f"{case.name:<11} {b.items:>6} {b.bare:>8.2f} {b.before:>9.2f} {b.after:>8.2f} "
-                          f"{b.before / b.bare:>7.2f} {b.after / b.bare:>7.2f}   load {load_average()}")  # fmt: skip
-                    if args.source_process:
-                        print(f"{case.name + ' apart':<11} {b.items:>6} {'':>8} {'':>9} {b.apart:>8.2f} {'':>7} "
-                              f"{b.apart / b.bare:>7.2f}   the listing in a process of its own")  # fmt: skip
-            if "embed" not in skip:
-                embed_section(args, server_url, template, wanted)
-        finally:
-            admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(template)))
+    with postgres() as server_url, migrated_template(server_url) as template:
+        if "plain" not in skip:
+            print("\n(1) no injected latency: pipeline items/s / bare items/s (goal >= 0.80)")
+            print(f"{'connector':<11} {'items':>6} {'bare/s':>8} {'before/s':>9} {'after/s':>8} "
+                  f"{'before':>7} {'after':>7} {'bound':>7}   CPU s: ours + emulator (+ PostgreSQL)")  # fmt: skip
+            for case in wanted:
+                with emulator(case, args.items) as url:
+                    b = measure(case, url, server_url, template, args.repeats, apart=args.source_process)
+                rate = [b.items / t for t in (b.bare, b.before, b.after)]
+                c = b.after_cpu
+                # The best ratio the after run's CPU allows on this machine (its floor wall time); a run
+                # also fetches everything the bare loop does, so it is never above 1.
+                bound = min(1.0, b.bare / c.floor())
+                print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
+                      f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f} {bound:>7.2f}   "
+                      f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s, after "
+                      f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.after:.2f} s, "
+                      f"waited {b.after_waits[0]:.2f} s for pages, {b.after_waits[2]:.2f} s for the writer"
+                      f"   load {load_average()}")  # fmt: skip
+                if args.source_process:
+                    print(_apart_row(case, b))
+        if "latency" not in skip:
+            print(f"\n(2) {args.latency_ms} ms per request: full-run wall / bare fetch wall (goal <= 1.10)")
+            print(f"{'connector':<11} {'items':>6} {'bare s':>8} {'before s':>9} {'after s':>8} "
+                  f"{'before':>7} {'after':>7}")  # fmt: skip
+            for case in wanted:
+                with emulator(case, args.latency_items) as url:
+                    set_latency(url, args.latency_ms)
+                    b = measure(case, url, server_url, template, args.repeats, apart=args.source_process)
+                print(f"{case.name:<11} {b.items:>6} {b.bare:>8.2f} {b.before:>9.2f} {b.after:>8.2f} "
+                      f"{b.before / b.bare:>7.2f} {b.after / b.bare:>7.2f}   load {load_average()}")  # fmt: skip
+                if args.source_process:
+                    print(f"{case.name + ' apart':<11} {b.items:>6} {'':>8} {'':>9} {b.apart:>8.2f} {'':>7} "
+                          f"{b.apart / b.bare:>7.2f}   the listing in a process of its own")  # fmt: skip
+        if "embed" not in skip:
+            embed_section(args, server_url, template, wanted)
 
 
 class FixedBatches(LocalEmbedder):

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -93,6 +94,45 @@ def admin(server_url: str, statement: sql.Composed) -> None:
         conn.execute(statement)
 
 
+@contextmanager
+def migrated_template(server_url: str) -> Iterator[str]:
+    """The name of a new database on ``server_url``'s server, migrated, for each run's database to be cloned
+    from (a clone costs a file copy, a migration seconds); dropped on exit."""
+    template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
+    admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
+    try:
+        with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
+            migrate(with_dbname(server_url, template), Path(backups))
+        yield template
+    finally:
+        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(template)))
+
+
+@contextmanager
+def cloned(server_url: str, template: str) -> Iterator[str]:
+    """The URL of a new database cloned from ``template``; dropped on exit."""
+    name = f"hv_bench_{uuid.uuid4().hex[:10]}"
+    admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
+    try:
+        yield with_dbname(server_url, name)
+    finally:
+        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+
+
+@contextmanager
+def fresh_run(
+    server_url: str, template: str, connector: str, base_url: str
+) -> Iterator[tuple[psycopg.Connection[Any], Keyring, int]]:
+    """A database cloned from ``template`` holding one ``connector`` source at ``base_url`` and its full run,
+    started and not yet executed: the connection to run it on, the keyring its credential is sealed with,
+    and the run's id. The database is dropped on exit."""
+    with cloned(server_url, template) as url, connect(url, autocommit=True) as conn:
+        keyring = Keyring(current=os.urandom(32))
+        source = NewSource(name=connector, connector_type=connector, base_url=base_url, credential=TOKEN)
+        source_id = create_source(conn, keyring, source)
+        yield conn, keyring, start_run(conn, source_id, mode="full", trigger="manual")
+
+
 def bare(case: Case, base_url: str) -> tuple[int, float]:
     spec = get_spec(case.name)
     config = SourceConfig(1, base_url + case.path, TOKEN, "all", (), {})
@@ -105,24 +145,13 @@ def bare(case: Case, base_url: str) -> tuple[int, float]:
 
 
 def pipeline(case: Case, base_url: str, server_url: str, template: str) -> tuple[int, float]:
-    name = f"hv_bench_{uuid.uuid4().hex[:10]}"
-    admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
-    try:
-        keyring = Keyring(current=os.urandom(32))
-        with connect(with_dbname(server_url, name), autocommit=True) as conn:
-            source_id = create_source(
-                conn, keyring, NewSource(name=case.name, connector_type=case.name, base_url=base_url + case.path,
-                                         credential=TOKEN),
-            )  # fmt: skip
-            run_id = start_run(conn, source_id, mode="full", trigger="manual")
-            started = time.perf_counter()
-            outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring)
-            elapsed = time.perf_counter() - started
-        if outcome.state != "succeeded" or outcome.errors:
-            raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
-        return outcome.done, elapsed
-    finally:
-        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+    with fresh_run(server_url, template, case.name, base_url + case.path) as (conn, keyring, run_id):
+        started = time.perf_counter()
+        outcome = execute_run(conn, run_id, worker_id="bench", keyring=keyring)
+        elapsed = time.perf_counter() - started
+    if outcome.state != "succeeded" or outcome.errors:
+        raise SystemExit(f"{case.name}: run ended {outcome.state} with {outcome.errors} errors: {outcome.detail}")
+    return outcome.done, elapsed
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -133,30 +162,23 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settle()  # this process runs syncs as a worker does, and settles its heap as one (decision 92)
     wanted = {n for n in args.only.split(",") if n} or {c.name for c in CASES}
-    with postgres() as server_url:
-        template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
-        admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
-        try:
-            with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
-                migrate(with_dbname(server_url, template), Path(backups))
-            print(f"{'connector':<11} {'items':>6} {'bare items/s':>13} {'pipeline items/s':>17} {'ratio':>6}")
-            for case in CASES:
-                if case.name not in wanted:
-                    continue
-                with serve(case.build(args.items)) as running:
-                    best_bare = best_pipe = 0.0
-                    count = 0
-                    for _ in range(args.repeats):
-                        n, t = bare(case, running.base_url)
-                        best_bare = max(best_bare, n / t)
-                        m, u = pipeline(case, running.base_url, server_url, template)
-                        best_pipe = max(best_pipe, m / u)
-                        if n != m:
-                            raise SystemExit(f"{case.name}: bare loop saw {n} items, the run loaded {m}")
-                        count = n
-                print(f"{case.name:<11} {count:>6} {best_bare:>13.0f} {best_pipe:>17.0f} {best_pipe / best_bare:>6.2f}")
-        finally:
-            admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(template)))
+    with postgres() as server_url, migrated_template(server_url) as template:
+        print(f"{'connector':<11} {'items':>6} {'bare items/s':>13} {'pipeline items/s':>17} {'ratio':>6}")
+        for case in CASES:
+            if case.name not in wanted:
+                continue
+            with serve(case.build(args.items)) as running:
+                best_bare = best_pipe = 0.0
+                count = 0
+                for _ in range(args.repeats):
+                    n, t = bare(case, running.base_url)
+                    best_bare = max(best_bare, n / t)
+                    m, u = pipeline(case, running.base_url, server_url, template)
+                    best_pipe = max(best_pipe, m / u)
+                    if n != m:
+                        raise SystemExit(f"{case.name}: bare loop saw {n} items, the run loaded {m}")
+                    count = n
+            print(f"{case.name:<11} {count:>6} {best_bare:>13.0f} {best_pipe:>17.0f} {best_pipe / best_bare:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -21,23 +21,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
-import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from psycopg import sql
 
 import app.pipeline.run as run_module
-from app.db.migrate import migrate
 from app.heap import settle
 from app.pipeline.run import DEFAULT_PREFETCH, RunOutcome
 from bench._overlap import CASES, bare, emulator, load_average, pipeline
 from bench._proxy import delayed, round_trip
-from bench.connector_sync import admin, postgres, with_dbname
+from bench.connector_sync import migrated_template, postgres
 
 
 @dataclass
@@ -75,22 +71,15 @@ def main(argv: list[str] | None = None) -> None:
     joined_max = run_module.JOIN_MAX_ITEMS
     print(f"load average before: {load_average()}; prefetch {DEFAULT_PREFETCH} pages; joined writes up to "
           f"{joined_max} items")  # fmt: skip
-    with postgres() as direct:
-        template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
-        admin(direct, sql.SQL("create database {}").format(sql.Identifier(template)))
-        try:
-            with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
-                migrate(with_dbname(direct, template), Path(backups))
-            print(f"{'connector':<11} {'rtt ms':>6} {'seen':>6} {'apart s':>8} {'joined s':>9} {'joined/apart':>13} "
-                  f"{'bare/joined':>12}   writer waits apart / joined, pages joined")  # fmt: skip
-            for case in wanted:
-                with emulator(case, args.items) as url:
-                    _, bare_s, _ = bare(case, url)
-                    for _ in range(args.repeats - 1):
-                        bare_s = min(bare_s, bare(case, url)[1])
-                    _rows(case.name, url, direct, template, distances, args.repeats, bare_s, joined_max)
-        finally:
-            admin(direct, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(template)))
+    with postgres() as direct, migrated_template(direct) as template:
+        print(f"{'connector':<11} {'rtt ms':>6} {'seen':>6} {'apart s':>8} {'joined s':>9} {'joined/apart':>13} "
+              f"{'bare/joined':>12}   writer waits apart / joined, pages joined")  # fmt: skip
+        for case in wanted:
+            with emulator(case, args.items) as url:
+                _, bare_s, _ = bare(case, url)
+                for _ in range(args.repeats - 1):
+                    bare_s = min(bare_s, bare(case, url)[1])
+                _rows(case.name, url, direct, template, distances, args.repeats, bare_s, joined_max)
 
 
 def _rows(

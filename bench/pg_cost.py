@@ -26,8 +26,6 @@ import importlib
 import pkgutil
 import re
 import sys
-import tempfile
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +33,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg
-from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from app import queries
 from app.db.connect import connect
-from app.db.migrate import migrate
 from app.heap import settle
 from app.pipeline.run import DEFAULT_PREFETCH
 from app.pipeline.transform import entity_row
@@ -49,7 +46,7 @@ from app.services.sources import NewSource, create_source
 from bench._cpu import data_directory, postgres_cpu
 from bench._db import statements_server
 from bench._overlap import CASES, Case, Cpu, bare, emulator, pipeline
-from bench.connector_sync import TOKEN, admin, with_dbname
+from bench.connector_sync import TOKEN, cloned, migrated_template, with_dbname
 from bench.load_vs_copy import copy_rows
 from connectors.base import Entity
 
@@ -140,10 +137,8 @@ def copy_cost(server_url: str, template: str, case: Case, entities: list[Entity]
     """Milliseconds PostgreSQL spent executing binary COPY of ``entities``' rows into a fresh database (counted
     as the run's statements are), and the server's CPU seconds meanwhile."""
     rows = [entity_row(e) for e in entities]
-    name = f"hv_bench_{uuid.uuid4().hex[:10]}"
-    admin(server_url, sql.SQL("create database {} template {}").format(sql.Identifier(name), sql.Identifier(template)))
-    try:
-        with connect(with_dbname(server_url, name), autocommit=False) as conn:
+    with cloned(server_url, template) as url:
+        with connect(url, autocommit=False) as conn:
             source_id = create_source(
                 conn, Keyring(current=b"k" * 32),
                 NewSource(name=case.name, connector_type=case.name, base_url="http://127.0.0.1:9", credential=TOKEN),
@@ -159,12 +154,10 @@ def copy_cost(server_url: str, template: str, case: Case, entities: list[Entity]
                 "select coalesce(sum(total_exec_time), 0) from pg_stat_statements "
                 "where toplevel and query ilike 'copy entities%%' "
                 "and dbid = (select oid from pg_database where datname = %s)",
-                (name,),
+                (conninfo_to_dict(url)["dbname"],),
             ).fetchone()
-        assert row is not None
-        return float(row[0]), cpu_s
-    finally:
-        admin(server_url, sql.SQL("drop database if exists {} with (force)").format(sql.Identifier(name)))
+    assert row is not None
+    return float(row[0]), cpu_s
 
 
 def report(
@@ -197,11 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     settle()
     wanted = [c for c in CASES if c.name in ({n for n in args.only.split(",") if n} or {c.name for c in CASES})]
     names = query_names()
-    with statements_server() as server_url:
-        template = f"hv_bench_template_{uuid.uuid4().hex[:8]}"
-        admin(server_url, sql.SQL("create database {}").format(sql.Identifier(template)))
-        with tempfile.TemporaryDirectory(prefix="hv-bench-backups-") as backups:
-            migrate(with_dbname(server_url, template), Path(backups))
+    with statements_server() as server_url, migrated_template(server_url) as template:
         functions = function_bodies(with_dbname(server_url, template))
         for case in wanted:
             with emulator(case, args.items) as url:

@@ -121,13 +121,3 @@ def test_watermark_boundary_prints_now_and_before() -> None:
     out = run_bench("watermark_boundary.py", "--small", "100", "--large", "400", "--repeats", "1", timeout=300)
     for label in ("now", "before"):
         assert re.search(rf"^{label}\s+{NUM} us /\s+{NUM} us an item, ratio 400 / 100 items: {NUM}", out, re.M), out
-
-
-def test_vector_search_prints_recall_and_p95_of_every_visibility_and_both_index_types() -> None:
-    out = run_bench("vector_search.py", "--chunks", "3000", "--queries", "10", "--clusters", "30", timeout=300)
-    for label in ("unfiltered ", " 50 % vis ", " 10 % vis ", "  1 % vis "):
-        got = re.search(rf"^{re.escape(label)}\s*recall@10 {NUM} ", out, re.M)
-        assert got is not None and 0 <= float(got.group(1)) <= 1, out
-    for index in ("vector ", "halfvec"):
-        got = re.search(rf"^{index} idx build\s+{NUM}s, size\s+{NUM} MiB, recall@10 {NUM}, p95 {NUM} ms", out, re.M)
-        assert got is not None and float(got.group(2)) > 0 and 0 <= float(got.group(3)) <= 1, out

@@ -42,7 +42,7 @@ def test_every_generated_file_is_marked_do_not_edit() -> None:
 
 # Queries kept for tests and benchmarks only, each with where it is used (checked below, so this list cannot rot).
 NOT_FOR_PRODUCTION = {
-    ("search", "search_entities_exact"): "ground truth for recall: tests/vector, bench/vector_search.py",
+    ("search", "search_entities_exact"): "ground truth for recall: tests/vector, bench/search_million.py",
 }
 
 

@@ -340,7 +340,7 @@ def search_entities_exact(
 ) -> list[SearchEntitiesExactRow]:
     """SearchEntities' visibility rules with an exact scan (no index): each visible
     entity's nearest chunk, the k nearest entities; the ground truth for recall
-    and the baseline for latency in bench/vector_search.py.
+    and the baseline for latency in bench/search_million.py.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         rows = cur.execute(

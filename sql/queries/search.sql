@@ -132,7 +132,7 @@ order by h.distance, h.entity_id;
 -- name: SearchEntitiesExact :many
 -- SearchEntities' visibility rules with an exact scan (no index): each visible entity's nearest chunk,
 -- the k nearest entities; the ground truth for recall and the baseline for latency in
--- bench/vector_search.py.
+-- bench/search_million.py.
 select best.chunk_id, best.entity_id, best.distance
 from (select distinct on (c.entity_id) c.id as chunk_id, c.entity_id,
              (c.embedding <=> sqlc.arg(query_embedding)::vector)::float8 as distance
