@@ -56,8 +56,9 @@ import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
@@ -105,25 +106,35 @@ def bytes_app(body: bytes) -> object:
     return Litestar([const_bytes])
 
 
-def floor_app(url: str) -> object:
-    """The second baseline: one database round trip per request through the API's pool, nothing else."""
+def _pool_lifespan(url: str, state: dict[str, Any]) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """A Litestar lifespan that opens the API's own pool on ``url`` at start-up, as ``state["db"]``, and closes
+    it at shutdown (the baselines' database path is the API's)."""
     from contextlib import asynccontextmanager
 
     import anyio.to_thread
-    from litestar import Litestar, get
 
     from app.api.db import Database, open_pool
 
-    state: dict[str, Database] = {}
-
     @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+    async def lifespan(app: Any) -> AsyncIterator[None]:
         pool = await anyio.to_thread.run_sync(lambda: open_pool(url))
         state["db"] = Database(pool)
         try:
             yield
         finally:
             await anyio.to_thread.run_sync(pool.close)
+
+    return lifespan
+
+
+def floor_app(url: str) -> object:
+    """The second baseline: one database round trip per request through the API's pool, nothing else."""
+    from litestar import Litestar, get
+
+    from app.api.db import Database
+
+    state: dict[str, Database] = {}
+    lifespan = _pool_lifespan(url, state)
 
     @get("/const", sync_to_thread=True)
     def select_one() -> dict[str, int]:
@@ -145,23 +156,12 @@ def rows_app(url: str, source_id: int) -> object:
     rows as JSON through Litestar's serializer: no token, no middleware, no input guard, no parameters, no
     progress or scrubbing. Ours divided by it is what our own layers cost on top of the same database
     work; ours divided by the constant handler stays the issue's goal."""
-    from contextlib import asynccontextmanager
-
-    import anyio.to_thread
     from litestar import Litestar, get
 
-    from app.api.db import Database, open_pool
+    from app.api.db import Database
 
     state: dict[str, Database] = {}
-
-    @asynccontextmanager
-    async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        pool = await anyio.to_thread.run_sync(lambda: open_pool(url))
-        state["db"] = Database(pool)
-        try:
-            yield
-        finally:
-            await anyio.to_thread.run_sync(pool.close)
+    lifespan = _pool_lifespan(url, state)
 
     @get("/const", sync_to_thread=True)
     def same_rows() -> list[rq.SyncRunHistoryRow]:
@@ -194,7 +194,6 @@ def async_floor_app(url: str) -> object:
     ``RECENTLY_USED`` seconds, as the API's sync pool does."""
     import time
     from contextlib import asynccontextmanager
-    from typing import Any
 
     from litestar import Litestar, get
     from psycopg_pool import AsyncConnectionPool
