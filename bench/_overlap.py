@@ -42,7 +42,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 import numpy as np
 import psutil
-from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from app.chunking import Ready
 from app.db.connect import connect
@@ -65,7 +65,7 @@ from app.pipeline.source_process import start_forkserver
 from app.registry import get_spec
 from app.vector.stage import VectorStage
 from bench._cpu import cpu, data_directory, emulators, parallel_speed, postgres_cpu
-from bench.connector_sync import TOKEN, admin, fresh_run, migrated_template, postgres, with_dbname
+from bench.connector_sync import TOKEN, cloned, fresh_run, migrated_template, postgres
 from connectors.base import CallStats, Entity, RawItem, SourceConfig
 
 
@@ -430,15 +430,14 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str, want
         # Before decision 131: a pass takes up to batch_size rows however long they are.
         variants["rows-only"] = LocalEmbedder(threads=args.embed_threads, batch_tokens=1 << 30)
     templates = {name: template for name in variants}
-    if args.index_compare:
-        # The same embedder, its runs into databases made from a template without the vector index.
-        variants["no-index"] = variants["product"]
-        templates["no-index"] = f"{template}_no_index"
-        admin(server_url, sql.SQL("create database {} template {}").format(
-            sql.Identifier(templates["no-index"]), sql.Identifier(template)))  # fmt: skip
-        with connect(with_dbname(server_url, templates["no-index"]), autocommit=True) as conn:
-            conn.execute("drop index entity_chunks_embedding_hnsw_idx")
-    try:
+    with ExitStack() as stack:
+        if args.index_compare:
+            # The same embedder, its runs into databases made from a template without the vector index.
+            variants["no-index"] = variants["product"]
+            no_index = stack.enter_context(cloned(server_url, template))
+            with connect(no_index, autocommit=True) as conn:
+                conn.execute("drop index entity_chunks_embedding_hnsw_idx")
+            templates["no-index"] = str(conninfo_to_dict(no_index)["dbname"])
         for e in variants.values():
             e.embed(["warm-up: the session's arenas"] * 8)
         threads = variants["product"].threads
@@ -446,10 +445,6 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str, want
               "max(bare fetch, bare embed) (goal <= 1.15)")  # fmt: skip
         for case in wanted:
             _embed_section(args, server_url, variants, templates, case)
-    finally:
-        if args.index_compare:
-            admin(server_url, sql.SQL("drop database if exists {} with (force)").format(
-                sql.Identifier(templates["no-index"])))  # fmt: skip
 
 
 def _embed_section(

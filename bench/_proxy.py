@@ -75,8 +75,8 @@ async def _serve(socket_path: str | None, target: str | None, delay: float) -> N
 
 @contextmanager
 def delayed(url: str, rtt_ms: float) -> Iterator[str]:
-    """``url`` (a server on a Unix socket) reached through a proxy process that adds ``rtt_ms`` a round
-    trip; the proxy stops on exit."""
+    """``url`` (its server on a Unix socket or a TCP port) reached through a proxy process that adds
+    ``rtt_ms`` a round trip; the proxy stops on exit."""
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     params = conninfo_to_dict(url)

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import app.pipeline.run as run_module
 from app.heap import settle
 from app.pipeline.run import DEFAULT_PREFETCH, RunOutcome
-from bench._overlap import CASES, bare, emulator, load_average, pipeline
+from bench._overlap import CASES, Case, bare, emulator, load_average, pipeline
 from bench._proxy import delayed, round_trip
 from bench.connector_sync import migrated_template, postgres
 
@@ -46,8 +46,7 @@ class Best:
             self.seconds, self.outcome = seconds, outcome
 
 
-def timed(case_name: str, base_url: str, server_url: str, template: str, join_max: int) -> tuple[float, RunOutcome]:
-    case = next(c for c in CASES if c.name == case_name)
+def timed(case: Case, base_url: str, server_url: str, template: str, join_max: int) -> tuple[float, RunOutcome]:
     saved = run_module.JOIN_MAX_ITEMS
     run_module.JOIN_MAX_ITEMS = join_max
     try:
@@ -76,14 +75,12 @@ def main(argv: list[str] | None = None) -> None:
               f"{'bare/joined':>12}   writer waits apart / joined, pages joined")  # fmt: skip
         for case in wanted:
             with emulator(case, args.items) as url:
-                _, bare_s, _ = bare(case, url)
-                for _ in range(args.repeats - 1):
-                    bare_s = min(bare_s, bare(case, url)[1])
-                _rows(case.name, url, direct, template, distances, args.repeats, bare_s, joined_max)
+                bare_s = min(bare(case, url)[1] for _ in range(args.repeats))
+                _rows(case, url, direct, template, distances, args.repeats, bare_s, joined_max)
 
 
 def _rows(
-    name: str,
+    case: Case,
     url: str,
     direct: str,
     template: str,
@@ -97,13 +94,13 @@ def _rows(
             seen = round_trip(server_url)
             apart, joined = Best(), Best()
             for _ in range(repeats):
-                apart.keep(*timed(name, url, server_url, template, 0))
-                joined.keep(*timed(name, url, server_url, template, joined_max))
+                apart.keep(*timed(case, url, server_url, template, 0))
+                joined.keep(*timed(case, url, server_url, template, joined_max))
         a, j = apart.outcome, joined.outcome
         assert a is not None and j is not None
         if a.write_joined:
-            raise SystemExit(f"{name}: {a.write_joined} pages joined with joining off")
-        print(f"{name:<11} {rtt:>6.1f} {seen:>6.2f} {apart.seconds:>8.2f} {joined.seconds:>9.2f} "
+            raise SystemExit(f"{case.name}: {a.write_joined} pages joined with joining off")
+        print(f"{case.name:<11} {rtt:>6.1f} {seen:>6.2f} {apart.seconds:>8.2f} {joined.seconds:>9.2f} "
               f"{joined.seconds / apart.seconds:>13.2f} {bare_s / joined.seconds:>12.2f}   "
               f"{a.write_wait:.2f} / {j.write_wait:.2f} s, {j.write_joined} pages joined"
               f"   load {load_average()}")  # fmt: skip

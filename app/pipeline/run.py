@@ -900,7 +900,7 @@ class _Run:
             "page_wait_s": round(self.page_wait, 3),
             "vector_wait_s": round(self.vector_wait, 3),
             "write_wait_s": round(self._write_wait(), 3),
-            "write_joined": self.writer.joined if self.writer is not None else 0,
+            "write_joined": self._write_joined(),
             "state": state,
         }
         if state == "failed":
@@ -921,11 +921,14 @@ class _Run:
             self.page_wait,
             self.vector_wait,
             self._write_wait(),
-            self.writer.joined if self.writer is not None else 0,
+            self._write_joined(),
         )
 
     def _write_wait(self) -> float:
         return self.writer.waited if self.writer is not None else 0.0
+
+    def _write_joined(self) -> int:
+        return self.writer.joined if self.writer is not None else 0
 
     def _fields(self) -> dict[str, Any]:
         """What every run log line carries (issue 10 §3)."""
