@@ -28,6 +28,7 @@ def _page(first: int, n: int, *, ready: Ready | None = None, **batch: list) -> P
         errors=first,
         api_calls=first // 10,
         rate_limited=first // 100,
+        stopped_at=(first + n, 1000, first),
     )
 
 
@@ -38,6 +39,17 @@ def test_two_pages_of_entities_join_with_the_later_checkpoint_and_counters() -> 
     assert [e.source_entity_id for e in joined.batch.entities] == [str(i) for i in range(200)]
     later = (b.checkpoint, b.done, b.total, b.errors, b.api_calls, b.rate_limited)
     assert (joined.checkpoint, joined.done, joined.total, joined.errors, joined.api_calls, joined.rate_limited) == later
+
+
+def test_a_joined_write_that_fails_stops_the_run_at_its_first_page_s_counters() -> None:
+    # Neither page commits when their one transaction fails: the run reports what the sequential loop
+    # reports when the first of them fails, not the later page's counters (decision 144).
+    a, b, c = _page(0, 100), _page(100, 100), _page(200, 100)
+    joined = join_writes(a, b)
+    assert joined is not None
+    joined = join_writes(joined, c)
+    assert joined is not None and joined.done == c.done
+    assert joined.stopped_at == a.stopped_at == (100, 1000, 0)
 
 
 def test_an_item_on_both_pages_keeps_both_sightings_in_order_for_the_loader_to_keep_the_last() -> None:

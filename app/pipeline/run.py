@@ -145,6 +145,10 @@ class PageWrite:
     errors: int
     api_calls: int
     rate_limited: int
+    # The counters a failed write leaves the run with: those of its first page (done, total, errors). The
+    # sequential loop would have stopped at that page; a joined write (decision 142) that fails commits none
+    # of its pages, so the run must not report the later pages as done (decision 144).
+    stopped_at: tuple[int, int | None, int]
 
 
 # Items one joined write may carry (decision 142): up to ten pages of 100 share a transaction's round trips
@@ -155,7 +159,8 @@ JOIN_MAX_ITEMS = 1000
 
 def join_writes(waiting: PageWrite, work: PageWrite) -> PageWrite | None:
     """One write for two consecutive pages (``waiting`` first), committed with the later page's checkpoint
-    and counters, or None when they must be written apart.
+    and counters, or None when they must be written apart. Should the joined write fail, the run stops at
+    ``waiting``'s counters (``stopped_at``): none of the pages committed.
 
     Only pages of entities join: within one transaction the dead-letter queue, the seen-set and the
     soft-deletes are written in a fixed order per batch, while two pages one after the other may hold the
@@ -174,7 +179,7 @@ def join_writes(waiting: PageWrite, work: PageWrite) -> PageWrite | None:
         ready = Ready()
         ready.merge(waiting.ready)
         ready.merge(work.ready)
-    return replace(work, batch=Batch(entities=[*a.entities, *b.entities]), ready=ready)
+    return replace(work, batch=Batch(entities=[*a.entities, *b.entities]), ready=ready, stopped_at=waiting.stopped_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -732,6 +737,7 @@ class _Run:
             errors=self.errors,
             api_calls=page.api_calls,
             rate_limited=page.rate_limited,
+            stopped_at=(self.done, self.total, self.errors),
         )
 
     def _write_page(self, work: PageWrite) -> None:
@@ -771,9 +777,9 @@ class _Run:
             self.on_progress(self.progress)
 
     def _rewind(self, work: PageWrite) -> None:
-        """The write of ``work`` failed: the run's counters go back to that page's, as if the run had
-        stopped there (the sequential loop would not have mapped the next page)."""
-        self.done, self.total, self.errors = work.done, work.total, work.errors
+        """The write of ``work`` failed: the run's counters go back to its first page's, as if the run had
+        stopped there (the sequential loop would not have mapped the next page; decision 144)."""
+        self.done, self.total, self.errors = work.stopped_at
 
     def _checkpoint(self) -> RunCheckpoint:
         # Scope units the connector found unreadable (CallStats.unread) are kept like unread containers.

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -164,6 +165,35 @@ def test_a_page_that_fails_after_later_pages_were_fetched_resumes_exactly(
     assert run is not None and (run.entities_done, run.deliveries) == (ISSUES, 2)
 
 
+@contextmanager
+def slow_then_refused(probe: psycopg.Connection[Any], slow: str, seconds: float, refused: str) -> Iterator[None]:
+    """While open, inserting entity ``slow`` takes ``seconds`` (the run's thread maps on meanwhile) and
+    inserting ``refused`` raises inside its page's transaction (a row the database refuses)."""
+    probe.execute(
+        """
+        create function overlap_refuse() returns trigger language plpgsql as $$
+        begin
+          if new.source_entity_id = tg_argv[0] then
+            perform pg_sleep(tg_argv[1]::float);
+          end if;
+          if new.source_entity_id = tg_argv[2] then
+            raise exception 'refused % for the test', new.source_entity_id;
+          end if;
+          return new;
+        end $$
+        """
+    )
+    probe.execute(
+        "create trigger overlap_refuse before insert on entities for each row "
+        f"execute function overlap_refuse('{slow}', '{seconds}', '{refused}')"
+    )
+    try:
+        yield
+    finally:
+        probe.execute("drop trigger if exists overlap_refuse on entities")
+        probe.execute("drop function if exists overlap_refuse()")
+
+
 def test_a_page_whose_write_fails_ends_the_run_as_the_sequential_loop_does(
     conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
 ) -> None:
@@ -174,24 +204,8 @@ def test_a_page_whose_write_fails_ends_the_run_as_the_sequential_loop_does(
     jira = jira_factory(ISSUES)
     expected = source_order(jira)
     refused = expected[100]
-    probe.execute(
-        """
-        create function overlap_refuse() returns trigger language plpgsql as $$
-        begin
-          if new.source_entity_id = tg_argv[0] then
-            perform pg_sleep(0.5);  -- the run's thread maps the next page meanwhile
-            raise exception 'refused % for the test', new.source_entity_id;
-          end if;
-          return new;
-        end $$
-        """
-    )
-    probe.execute(
-        "create trigger overlap_refuse before insert on entities for each row "
-        f"execute function overlap_refuse('{refused}')"
-    )
     ended: dict[int, tuple[Any, ...]] = {}
-    try:
+    with slow_then_refused(probe, refused, 0.5, refused):
         for prefetch in (0, DEFAULT_PREFETCH):
             source_id = add_source(conn, keyring, jira, name=f"jira-{prefetch}")
             run_id = start_run(conn, source_id, mode="full", trigger="manual")
@@ -207,15 +221,35 @@ def test_a_page_whose_write_fails_ends_the_run_as_the_sequential_loop_does(
                 run.error_detail,
                 committed_order(probe, source_id),
             )
-    finally:
-        probe.execute("drop trigger if exists overlap_refuse on entities")
-        probe.execute("drop function if exists overlap_refuse()")
 
     state, _, _, run_state, _, detail, committed = ended[0]
     assert (state, run_state) == ("failed", "failed")
     assert detail is not None and f"refused {refused} for the test" in detail
     assert committed == expected[:100]
     assert ended[DEFAULT_PREFETCH] == ended[0]
+
+
+def test_a_joined_write_that_fails_commits_none_of_its_pages_and_counts_up_to_its_first(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    # The first page's write takes 2 s, so the pages mapped meanwhile join into one waiting write
+    # (decision 142); a row of the third page is refused, so that joined write fails as a whole. The run
+    # keeps the first page, none of the joined ones, and reports the counters of the first page it did not
+    # commit (200), not those of the last page that joined (decision 144).
+    jira = jira_factory(ISSUES)
+    expected = source_order(jira)
+    refused = expected[250]
+    with slow_then_refused(probe, expected[0], 2.0, refused):
+        source_id = add_source(conn, keyring, jira)
+        run_id = start_run(conn, source_id, mode="full", trigger="manual")
+        outcome = run_once(conn, run_id, keyring)
+    run = rq.get_run(probe, id=run_id)
+    assert run is not None and run.error_detail is not None
+    assert f"refused {refused} for the test" in run.error_detail
+    assert outcome.write_joined >= 1
+    assert (outcome.state, run.state) == ("failed", "failed")
+    assert committed_order(probe, source_id) == expected[:100]
+    assert (outcome.done, run.entities_done) == (200, 200)
 
 
 # ---------------------------------------------------------------- an embedder that stalls
