@@ -344,6 +344,27 @@ $$;
 
 COMMENT ON FUNCTION public.harvester_take_rate_token(p_key text) IS 'Takes one request token of a credential''s rate budget: 0 = go now, else seconds to wait.';
 
+CREATE FUNCTION public.harvester_webhook_job_waiting(p_source_id bigint) RETURNS boolean
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $_$
+declare
+    waiting boolean;
+begin
+    execute $q$
+        select exists (
+            select 1 from public.procrastinate_jobs j
+             where j.status = 'todo'
+               and j.task_name = 'harvester:apply_webhook'
+               and j.args ? 'source_id'
+               and (j.args ->> 'source_id')::bigint = $1)
+    $q$ into waiting using p_source_id;
+    return waiting;
+end;
+$_$;
+
+COMMENT ON FUNCTION public.harvester_webhook_job_waiting(p_source_id bigint) IS 'Whether a todo apply_webhook job for the source exists: it will take whatever the source has pending.';
+
 CREATE FUNCTION public.procrastinate_cancel_job_v1(job_id bigint, abort boolean, delete_job boolean) RETURNS bigint
     LANGUAGE plpgsql
     AS $$
@@ -1836,6 +1857,19 @@ CREATE UNLOGGED TABLE public.webhook_delivery_totals (
 
 COMMENT ON TABLE public.webhook_delivery_totals IS 'Remembered webhook deliveries per source, split into slots by backend (metrics), kept exact by statement triggers on webhook_deliveries (sql/triggers/850_webhook_delivery_totals.sql); a source''s figure is the sum of its slots.';
 
+CREATE TABLE public.webhook_pending (
+    source_id bigint NOT NULL,
+    source_type text NOT NULL,
+    source_entity_id text NOT NULL,
+    received_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_pending_source_entity_id_nonempty CHECK ((source_entity_id <> ''::text)),
+    CONSTRAINT webhook_pending_source_type_nonempty CHECK ((source_type <> ''::text))
+);
+
+COMMENT ON TABLE public.webhook_pending IS 'Items announced by accepted webhook deliveries and not yet in a run: one row per item, however many deliveries named it. apply_webhook takes them into one items-scoped run (decision 145).';
+
+COMMENT ON COLUMN public.webhook_pending.received_at IS 'When the first delivery still pending named the item: the oldest are taken first when a run takes a bounded share.';
+
 ALTER TABLE ONLY public.procrastinate_events ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_events_id_seq'::regclass);
 
 ALTER TABLE ONLY public.procrastinate_jobs ALTER COLUMN id SET DEFAULT nextval('public.procrastinate_jobs_id_seq'::regclass);
@@ -1946,6 +1980,9 @@ ALTER TABLE ONLY public.webhook_deliveries
 
 ALTER TABLE ONLY public.webhook_delivery_totals
     ADD CONSTRAINT webhook_delivery_totals_pkey PRIMARY KEY (source_id, slot);
+
+ALTER TABLE ONLY public.webhook_pending
+    ADD CONSTRAINT webhook_pending_pkey PRIMARY KEY (source_id, source_type, source_entity_id);
 
 CREATE INDEX acl_principal_totals_source_id_idx ON public.acl_principal_totals USING btree (source_id);
 
@@ -2167,3 +2204,6 @@ ALTER TABLE ONLY public.sync_run_totals
 
 ALTER TABLE ONLY public.sync_runs
     ADD CONSTRAINT sync_runs_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.webhook_pending
+    ADD CONSTRAINT webhook_pending_source_id_fkey FOREIGN KEY (source_id) REFERENCES public.sources(id) ON DELETE CASCADE;

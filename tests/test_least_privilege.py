@@ -8,6 +8,9 @@ either process at start with one line naming what to do.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import os
 import subprocess
 import sys
@@ -32,6 +35,7 @@ from tests.api.conftest import start_server
 from tests.conftest import REPO
 
 JIRA_TOKEN = "emulator-token-0001"
+HOOK_SECRET = "least-privilege-hook-secret-0145"
 ISSUES = 12
 
 
@@ -147,6 +151,8 @@ def test_api_and_worker_logins_serve_a_call_and_run_a_sync(
                     "connector_type": "jira",
                     "base_url": jira.base_url,
                     "credential": JIRA_TOKEN,
+                    "webhook_enabled": True,
+                    "webhook_secret": HOOK_SECRET,
                 },
             )
             assert created.status_code == 201, created.text
@@ -165,7 +171,34 @@ def test_api_and_worker_logins_serve_a_call_and_run_a_sync(
         with psycopg.connect(fresh_db_url) as conn:
             loaded = conn.execute("select count(*) from entities").fetchone()
         assert loaded is not None and loaded[0] >= ISSUES
+
+        # A webhook delivery: the API login adds its item to the pending set and defers the job, the worker
+        # login takes the set into a run (decision 145).
+        body = json.dumps({"webhookEvent": "jira:issue_updated", "issue": {"id": "10003", "fields": {}}}).encode()
+        signature = hmac.new(HOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+        hook = httpx.post(
+            f"{api.base_url}/api/v1/webhooks/{created.json()['id']}",
+            content=body,
+            headers={"content-type": "application/json", "X-Hub-Signature": f"sha256={signature}"},
+            timeout=30,
+        )
+        assert hook.status_code == 202, hook.text
+        deadline = time.monotonic() + 120
+        webhook_run = None
+        while time.monotonic() < deadline:
+            assert worker.poll() is None, (tmp_path / "worker.log").read_text(errors="replace")
+            with psycopg.connect(fresh_db_url) as conn:
+                webhook_run = conn.execute(
+                    "select state, error_detail, scope from sync_runs where trigger = 'webhook'"
+                ).fetchone()
+            if webhook_run is not None and webhook_run[0] not in ("queued", "running"):
+                break
+            time.sleep(0.3)
+        assert webhook_run is not None, (tmp_path / "worker.log").read_text(errors="replace")
+        assert webhook_run[:2] == ("succeeded", None), (tmp_path / "worker.log").read_text(errors="replace")
+        assert webhook_run[2]["items"] == [{"source_type": "ticket", "source_entity_id": "10003"}]
         assert "permission denied" not in api.logs()
+        assert "permission denied" not in (tmp_path / "worker.log").read_text(errors="replace")
     finally:
         _stop(worker)
         api.stop()

@@ -60,6 +60,16 @@ QUERY_FUNCTIONS: list[tuple[str, str, str, str]] = [
     ("delete_dead_letters", dead_letters.DELETE_DEAD_LETTERS, "source_id bigint, rows jsonb", "void"),
     ("record_delivery", webhooks.RECORD_DELIVERY, "source_id bigint, delivery_id text", "text"),
     ("prune_deliveries", webhooks.PRUNE_DELIVERIES, "", "void"),
+    ("lock_webhook_pending", webhooks.LOCK_WEBHOOK_PENDING, "lock_class integer, source_id bigint", "void"),
+    ("add_webhook_pending", webhooks.ADD_WEBHOOK_PENDING, "source_id bigint, items jsonb", "void"),
+    (
+        "take_webhook_pending",
+        webhooks.TAKE_WEBHOOK_PENDING,
+        "source_id bigint, max_items integer",
+        "table (source_type text, source_entity_id text)",
+    ),
+    ("webhook_pending_exists", webhooks.WEBHOOK_PENDING_EXISTS, "source_id bigint", "boolean"),
+    ("drop_webhook_pending", webhooks.DROP_WEBHOOK_PENDING, "source_id bigint", "void"),
     (
         "claim_run",
         runs.CLAIM_RUN,

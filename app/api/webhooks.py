@@ -56,8 +56,8 @@ class WebhooksController(Controller):
         def work() -> Intake:
             with db.tx() as conn:
 
-                def defer(sid: int, upserts: list[list[str]], deletes: list[list[str]]) -> None:
-                    defer_in(conn, APPLY_WEBHOOK, source_id=sid, upserts=upserts, deletes=deletes)
+                def defer(sid: int) -> None:
+                    defer_in(conn, APPLY_WEBHOOK, source_id=sid)
 
                 return receive(conn, keyring, source_id, headers, body, defer)
 

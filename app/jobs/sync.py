@@ -23,6 +23,7 @@ from procrastinate import RetryStrategy
 from app.config import load_config
 from app.db.connect import WORKER_ROLE, assume_role, connect
 from app.jobs.common import QUEUE, db_url, worker_id
+from app.jobs.webhooks import defer_pending_after
 from app.pipeline.reconnect import execute_with_reconnect
 from app.pipeline.run import LaneBusy
 from app.queries import runs as rq
@@ -78,6 +79,11 @@ def _run(run_id: int, me: str) -> str:
         source_process=config.source_process,
     )
     log.info("run %s ended %s (%s items, %s errors)", run_id, outcome.state, outcome.done, outcome.errors)
+    try:
+        if defer_pending_after(run_id):
+            log.info("run %s ended with webhook items pending for its source: a job takes them now", run_id)
+    except Exception:  # the run's own end is recorded; the retrying webhook job still takes the items
+        log.exception("run %s: could not defer a job for its source's pending webhook items", run_id)
     return outcome.state
 
 

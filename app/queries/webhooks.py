@@ -5,10 +5,86 @@
 # source: webhooks.sql
 """Typed psycopg 3 functions for the queries in webhooks.sql."""
 
+import dataclasses
 from typing import Any
 
 import psycopg
 from psycopg.rows import tuple_row
+from psycopg.types.json import Jsonb
+
+ADD_WEBHOOK_PENDING = """
+insert into webhook_pending (source_id, source_type, source_entity_id)
+select %(source_id)s::bigint, r.source_type, r.source_entity_id
+from jsonb_to_recordset(%(items)s::jsonb) as r(source_type text, source_entity_id text)
+on conflict on constraint webhook_pending_pkey do nothing
+"""
+
+
+def add_webhook_pending(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+    items: Any,
+) -> int:
+    """Adds a delivery's items ([{source_type, source_entity_id}], a run scope's
+    shape) to the source's pending set; an item already pending keeps its place.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            ADD_WEBHOOK_PENDING,
+            {"source_id": source_id, "items": Jsonb(items)},
+        )
+        return cur.rowcount
+
+
+DROP_WEBHOOK_PENDING = """
+delete from webhook_pending where source_id = %(source_id)s::bigint
+"""
+
+
+def drop_webhook_pending(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+) -> int:
+    """Forgets a source's pending items (the source is no longer active: its webhooks
+    are dropped, as refused).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            DROP_WEBHOOK_PENDING,
+            {"source_id": source_id},
+        )
+        return cur.rowcount
+
+
+LOCK_WEBHOOK_PENDING = """
+select pg_advisory_xact_lock(%(lock_class)s::integer, (%(source_id)s::bigint %% 2147483647)::integer)
+"""
+
+
+def lock_webhook_pending(
+    conn: psycopg.Connection[Any],
+    *,
+    lock_class: int,
+    source_id: int,
+) -> None:
+    """Coalesced webhook items (decision 145): deliveries add to a source's pending
+    set, apply_webhook takes it. Held until the transaction ends: serialises, per
+    source, adding items together with deciding whether a job must be deferred,
+    and a job's taking of the set, so no item is added after a job took the set on
+    the belief that that job would take it. Ids past the integer range share a key
+    with another source's: they only wait for each other.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            LOCK_WEBHOOK_PENDING,
+            {
+                "lock_class": lock_class,
+                "source_id": source_id,
+            },
+        )
+
 
 PRUNE_DELIVERIES = """
 delete from webhook_deliveries where expires_at < now()
@@ -62,4 +138,92 @@ def record_delivery(
     if row is None:
         return None
     value: str = row[0]
+    return value
+
+
+TAKE_WEBHOOK_PENDING = """
+with taken as (
+    delete from webhook_pending p
+    where p.source_id = %(source_id)s::bigint
+      and (p.source_type, p.source_entity_id) in (
+        select q.source_type, q.source_entity_id
+        from webhook_pending q
+        where q.source_id = %(source_id)s::bigint
+        order by q.received_at, q.source_type, q.source_entity_id
+        limit %(max_items)s::integer)
+    returning p.source_type, p.source_entity_id, p.received_at)
+select t.source_type::text as source_type, t.source_entity_id::text as source_entity_id
+from taken t
+order by t.received_at, t.source_type, t.source_entity_id
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TakeWebhookPendingRow:
+    """One row of TakeWebhookPending."""
+
+    source_type: str
+    source_entity_id: str
+
+
+def take_webhook_pending(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+    max_items: int,
+) -> list[TakeWebhookPendingRow]:
+    """Removes and returns up to max_items of the source's pending items, oldest
+    first (the caller's transaction: rolled back, they are pending again).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            TAKE_WEBHOOK_PENDING,
+            {"source_id": source_id, "max_items": max_items},
+        ).fetchall()
+    return [TakeWebhookPendingRow(*row) for row in rows]
+
+
+WEBHOOK_JOB_WAITING = """
+select harvester_webhook_job_waiting(%(source_id)s::bigint)::boolean as waiting
+"""
+
+
+def webhook_job_waiting(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+) -> bool | None:
+    """Whether a todo apply_webhook job for the source exists (it will take the
+    pending set).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            WEBHOOK_JOB_WAITING,
+            {"source_id": source_id},
+        ).fetchone()
+    if row is None:
+        return None
+    value: bool = row[0]
+    return value
+
+
+WEBHOOK_PENDING_EXISTS = """
+select exists (select 1 from webhook_pending where source_id = %(source_id)s::bigint)::boolean as pending
+"""
+
+
+def webhook_pending_exists(
+    conn: psycopg.Connection[Any],
+    *,
+    source_id: int,
+) -> bool | None:
+    """Whether the source has items pending."""
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            WEBHOOK_PENDING_EXISTS,
+            {"source_id": source_id},
+        ).fetchone()
+    if row is None:
+        return None
+    value: bool = row[0]
     return value

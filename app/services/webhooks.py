@@ -1,10 +1,12 @@
 """Webhook intake (seed 000 "Реал-тайм"): verify the HMAC, dedupe on the signed body, enqueue; never sync inline.
 
 The request path only reads the source, checks the signature with the connector's own verifier, records
-the delivery's key in the unlogged ``webhook_deliveries`` table (TTL from settings) and defers the job
-``apply_webhook`` (app/jobs/webhooks.py), which starts an items-scoped incremental run. The delivery row
-and the job commit together or not at all from the sender's point of view: the job is deferred before
-the delivery row commits, so a failure answers 5xx and the sender's retry is not mistaken for a replay.
+the delivery's key in the unlogged ``webhook_deliveries`` table (TTL from settings), adds the delivery's
+items to the source's pending set (``webhook_pending``) and defers the job ``apply_webhook``
+(app/jobs/webhooks.py) unless one is already waiting for the source; that job takes the whole pending set
+into one items-scoped incremental run (decision 145: a burst of deliveries during a run becomes one run
+after it, not one run each). The delivery row, its items and the job commit together or not at all from
+the sender's point of view, so a failure answers 5xx and the sender's retry is not mistaken for a replay.
 
 The de-duplication key is the SHA-256 of the verified body, never a header the signature does not cover
 (issue 11): an ``X-Atlassian-Webhook-Identifier`` can be changed by anyone replaying a captured signed
@@ -30,7 +32,12 @@ from app.secrets import Keyring
 from connectors.base import ConnectorSpec, MalformedPayload, WebhookEvent
 
 Verifier = Callable[[Mapping[str, str], bytes, str], bool]
-Defer = Callable[[int, list[list[str]], list[list[str]]], None]
+Defer = Callable[[int], None]  # queue apply_webhook(source_id) in the caller's transaction
+
+# Advisory lock class of a source's pending set (the two-int form, beside the lanes' "HVST").
+PENDING_LOCK_CLASS = 0x48565750  # "HVWP"
+# Items one webhook run takes at most; what is left waits for the next run (a job is deferred for it).
+MAX_RUN_ITEMS = 5000
 
 
 class WebhookRefused(Exception):
@@ -115,5 +122,33 @@ def receive(
         return Intake("duplicate", delivery)
     if not event.upserts and not event.deletes:
         return Intake("ignored", delivery)
-    defer(source_id, [list(k) for k in event.upserts], [list(k) for k in event.deletes])
+    items = scope_items([list(k) for k in event.upserts], [list(k) for k in event.deletes])
+    announce(conn, source_id, items, defer)
     return Intake("accepted", delivery, items=len(event.upserts) + len(event.deletes))
+
+
+def scope_items(upserts: list[list[str]], deletes: list[list[str]]) -> list[dict[str, str]]:
+    """A delivery's items in a run scope's shape, each once, in order. Deleted items are fetched like the
+    others: the connector answers ItemGone and the loader soft-deletes them."""
+    seen: dict[tuple[str, str], None] = {}
+    for source_type, source_entity_id in [*upserts, *deletes]:
+        seen[(str(source_type), str(source_entity_id))] = None
+    return [{"source_type": t, "source_entity_id": i} for t, i in seen]
+
+
+def announce(conn: psycopg.Connection[Any], source_id: int, items: list[dict[str, str]], defer: Defer) -> None:
+    """Add ``items`` to the source's pending set and defer apply_webhook unless a job already waits to take
+    it, in the caller's transaction. Under the set's lock until commit: a job that starts meanwhile takes
+    the set only after these items are in it."""
+    wq.lock_webhook_pending(conn, lock_class=PENDING_LOCK_CLASS, source_id=source_id)
+    wq.add_webhook_pending(conn, source_id=source_id, items=items)
+    if not wq.webhook_job_waiting(conn, source_id=source_id):
+        defer(source_id)
+
+
+def take_pending(conn: psycopg.Connection[Any], source_id: int) -> list[dict[str, str]]:
+    """Remove and return the source's pending items (oldest first, at most MAX_RUN_ITEMS) in the caller's
+    transaction; rolled back, they are pending again. Holds the set's lock until the transaction ends."""
+    wq.lock_webhook_pending(conn, lock_class=PENDING_LOCK_CLASS, source_id=source_id)
+    rows = wq.take_webhook_pending(conn, source_id=source_id, max_items=MAX_RUN_ITEMS)
+    return [{"source_type": r.source_type, "source_entity_id": r.source_entity_id} for r in rows]

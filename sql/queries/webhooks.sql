@@ -15,3 +15,49 @@ returning w.delivery_id;
 -- name: PruneDeliveries :execrows
 -- Drops delivery ids past their TTL (periodic job).
 delete from webhook_deliveries where expires_at < now();
+
+-- Coalesced webhook items (decision 145): deliveries add to a source's pending set, apply_webhook takes it.
+
+-- name: LockWebhookPending :exec
+-- Held until the transaction ends: serialises, per source, adding items together with deciding whether a
+-- job must be deferred, and a job's taking of the set, so no item is added after a job took the set on the
+-- belief that that job would take it. Ids past the integer range share a key with another source's: they
+-- only wait for each other.
+select pg_advisory_xact_lock(sqlc.arg(lock_class)::integer, (sqlc.arg(source_id)::bigint % 2147483647)::integer);
+
+-- name: AddWebhookPending :execrows
+-- Adds a delivery's items ([{source_type, source_entity_id}], a run scope's shape) to the source's pending
+-- set; an item already pending keeps its place.
+insert into webhook_pending (source_id, source_type, source_entity_id)
+select sqlc.arg(source_id)::bigint, r.source_type, r.source_entity_id
+from jsonb_to_recordset(sqlc.arg(items)::jsonb) as r(source_type text, source_entity_id text)
+on conflict on constraint webhook_pending_pkey do nothing;
+
+-- name: WebhookJobWaiting :one
+-- Whether a todo apply_webhook job for the source exists (it will take the pending set).
+select harvester_webhook_job_waiting(sqlc.arg(source_id)::bigint)::boolean as waiting;
+
+-- name: WebhookPendingExists :one
+-- Whether the source has items pending.
+select exists (select 1 from webhook_pending where source_id = sqlc.arg(source_id)::bigint)::boolean as pending;
+
+-- name: TakeWebhookPending :many
+-- Removes and returns up to max_items of the source's pending items, oldest first (the caller's
+-- transaction: rolled back, they are pending again).
+with taken as (
+    delete from webhook_pending p
+    where p.source_id = sqlc.arg(source_id)::bigint
+      and (p.source_type, p.source_entity_id) in (
+        select q.source_type, q.source_entity_id
+        from webhook_pending q
+        where q.source_id = sqlc.arg(source_id)::bigint
+        order by q.received_at, q.source_type, q.source_entity_id
+        limit sqlc.arg(max_items)::integer)
+    returning p.source_type, p.source_entity_id, p.received_at)
+select t.source_type::text as source_type, t.source_entity_id::text as source_entity_id
+from taken t
+order by t.received_at, t.source_type, t.source_entity_id;
+
+-- name: DropWebhookPending :execrows
+-- Forgets a source's pending items (the source is no longer active: its webhooks are dropped, as refused).
+delete from webhook_pending where source_id = sqlc.arg(source_id)::bigint;

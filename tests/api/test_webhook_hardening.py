@@ -38,6 +38,14 @@ def _stored(api: Server, source_id: int) -> tuple[int, int]:
     return int(row[0]), job_count(api.db_url, "harvester:apply_webhook", source_id)
 
 
+def _pending(api: Server, source_id: int) -> list[str]:
+    with psycopg.connect(api.db_url) as conn:
+        rows = conn.execute(
+            "select source_entity_id from webhook_pending where source_id = %s order by 1", (source_id,)
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
 @pytest.fixture()
 def jira_hook(make_source: SourceFactory) -> dict[str, Any]:
     return make_source(webhook_enabled=True, webhook_secret=SECRET)
@@ -136,10 +144,12 @@ def test_a_replay_with_20_fresh_unsigned_ids_is_processed_once(api: Server, jira
     ]
     assert statuses == [202] + [200] * 19
     assert _stored(api, jira_hook["id"]) == (1, 1)
-    # A genuinely new event (another signed body) is still taken.
+    # A genuinely new event (another signed body) is still taken: its item joins the pending set, which the
+    # job already waiting takes whole (decision 145), so no second job.
     other = _issue_event("10004")
     assert _post(api, jira_hook["id"], other, {"X-Hub-Signature": _hub(other)}).status_code == 202
-    assert _stored(api, jira_hook["id"]) == (2, 2)
+    assert _stored(api, jira_hook["id"]) == (2, 1)
+    assert _pending(api, jira_hook["id"]) == ["10003", "10004"]
 
 
 def test_a_slack_retry_with_a_fresh_timestamp_is_processed_once(api: Server, slack_hook: dict[str, Any]) -> None:
