@@ -307,3 +307,16 @@ def test_db_distance_prints_each_distance_and_joins_pages_when_the_database_is_f
     # itself exits when a page joined with joining off).
     assert int(far[8]) > 0, out
     assert all(float(v) > 0 for v in far[2:6]), out
+
+
+def test_webhook_burst_turns_a_burst_during_a_run_into_one_run_after_it() -> None:
+    out = run_bench("webhook_burst.py", "--deliveries", "4", "--issues", "200", "--latency-ms", "50",
+                    timeout=600)  # fmt: skip
+    baseline = re.search(rf"^baseline: one run of the 4 items on the idle source\s+{NUM} s$", out, re.MULTILINE)
+    burst = re.search(rf"^burst:\s+4 deliveries became (\d+) run\(s\), loaded\s+{NUM} s after", out, re.MULTILINE)
+    ratio = re.search(rf"^burst ÷ baseline {NUM}; runs per delivery {NUM}$", out, re.MULTILINE)
+    assert baseline is not None and burst is not None and ratio is not None, out
+    # Decision 145: the four deliveries that came while the full run held the source are taken in one run.
+    assert int(burst.group(1)) == 1, out
+    assert float(baseline.group(1)) > 0 and float(burst.group(2)) > 0, out
+    assert float(ratio.group(2)) == 0.25, out

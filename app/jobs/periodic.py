@@ -1,7 +1,8 @@
 """The tick (cron HARVESTER_TICK_CRON, every minute by default; registered in app.jobs.build_app):
 schedule incremental and reconciliation runs, probe sources, watchdog, resume stale runs, reap orphans
 (seed 001). A run whose worker died is found by its stale heartbeat and re-deferred; a queued run no
-job will ever run is failed with the reason, so its source is not blocked (issue 10)."""
+job will ever run is failed with the reason, so its source is not blocked (issue 10); webhook items no job
+will take (it broke) get a new apply_webhook job (decision 145)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from app.db.connect import connect
 from app.jobs.common import PERIODIC_QUEUE, db_url
 from app.queries import runs as rq
 from app.queries import sources as sq
+from app.queries import webhooks as wq
 from app.schedule import (
     effective_schedule,
     first_full_due,
@@ -29,7 +31,7 @@ from app.schedule import (
 from app.secrets import Keyring, load_keyring
 from app.services.alerts import evaluate_alerts
 from app.services.connectors import has_delta, probe
-from app.services.jobs import RUN_SYNC, defer_in
+from app.services.jobs import APPLY_WEBHOOK, RUN_SYNC, defer_in
 from app.services.sources import RunConflict, start_run
 from app.settings import PlatformSettings, load_settings
 
@@ -68,6 +70,7 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
         "resumed": 0,
         "gave_up": 0,
         "reaped": 0,
+        "webhooks_rearmed": 0,
     }
     config = load_config()
     keyring = load_keyring(config)
@@ -91,6 +94,10 @@ def tick_once(now: datetime, *, defer: Callable[[Any, int], None]) -> dict[str, 
                 orphan.last_status, f"its job ended {orphan.last_status} before the run started"
             )
             counts["reaped"] += rq.fail_run(conn, id=orphan.id, error_detail=f"orphaned: {reason}")
+        for source_id in wq.list_unarmed_webhook_sources(conn, grace=ORPHAN_GRACE):
+            defer_in(conn, APPLY_WEBHOOK, source_id=source_id)
+            counts["webhooks_rearmed"] += 1
+            log.warning("tick: source %s had webhook items pending and no job to take them; deferred one", source_id)
         conn.commit()
         for s in sq.list_schedule_state(conn):
             try:

@@ -58,6 +58,32 @@ def drop_webhook_pending(
         return cur.rowcount
 
 
+LIST_UNARMED_WEBHOOK_SOURCES = """
+select p.source_id
+from webhook_pending p
+where p.received_at < now() - make_interval(secs => %(grace)s::integer)
+group by p.source_id
+having not harvester_webhook_job_waiting(p.source_id)
+"""
+
+
+def list_unarmed_webhook_sources(
+    conn: psycopg.Connection[Any],
+    *,
+    grace: int,
+) -> list[int]:
+    """Sources with items pending for longer than grace seconds and no todo
+    apply_webhook job to take them: their job ended without taking them (it
+    broke). The tick defers a new one.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        rows = cur.execute(
+            LIST_UNARMED_WEBHOOK_SOURCES,
+            {"grace": grace},
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
 LOCK_WEBHOOK_PENDING = """
 select pg_advisory_xact_lock(%(lock_class)s::integer, (%(source_id)s::bigint %% 2147483647)::integer)
 """

@@ -61,3 +61,12 @@ order by t.received_at, t.source_type, t.source_entity_id;
 -- name: DropWebhookPending :execrows
 -- Forgets a source's pending items (the source is no longer active: its webhooks are dropped, as refused).
 delete from webhook_pending where source_id = sqlc.arg(source_id)::bigint;
+
+-- name: ListUnarmedWebhookSources :many
+-- Sources with items pending for longer than grace seconds and no todo apply_webhook job to take them:
+-- their job ended without taking them (it broke). The tick defers a new one.
+select p.source_id
+from webhook_pending p
+where p.received_at < now() - make_interval(secs => sqlc.arg(grace)::integer)
+group by p.source_id
+having not harvester_webhook_job_waiting(p.source_id);

@@ -9,8 +9,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
 from app.jobs.periodic import tick_once
+from app.jobs.webhooks import apply_webhook
 from app.pipeline.run import LANE_LOCK_CLASS, LaneBusy, execute_run
 from app.schedule import last_window
 from app.secrets import Keyring
@@ -206,3 +208,47 @@ def test_tick_reaps_a_queued_run_without_a_job_after_the_grace(
         None,
     )
     assert (state, detail) == ("failed", "orphaned: no job was ever queued for it")
+
+
+def test_tick_gives_webhook_items_whose_job_broke_a_new_job_and_leaves_a_waiting_one_alone(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    # Decision 145: items wait in webhook_pending for the job that takes them. A job that broke (failed)
+    # took nothing; once the items are past the grace and no todo job waits for the source, the tick defers
+    # one. The real job then takes them into one run.
+    source_id = add_source(conn, keyring, jira)
+    probe.execute(
+        "insert into webhook_pending (source_id, source_type, source_entity_id, received_at) "
+        "values (%s, 'ticket', %s, now()), (%s, 'ticket', %s, now())",
+        (source_id, jira.id(1), source_id, jira.id(2)),
+    )
+    probe.execute(
+        "insert into procrastinate_jobs (queue_name, task_name, args, status) "
+        "values ('sync', 'harvester:apply_webhook', %s, 'failed')",
+        (Jsonb({"source_id": source_id}),),
+    )
+
+    def todo_jobs() -> int:
+        return int(
+            scalar(
+                probe,
+                "select count(*) from procrastinate_jobs where task_name = 'harvester:apply_webhook' "
+                "and status = 'todo' and (args ->> 'source_id')::bigint = %s",
+                (source_id,),
+            )
+        )
+
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)["webhooks_rearmed"] == 0  # in the grace
+    probe.execute(
+        "update webhook_pending set received_at = now() - interval '1 minute' where source_id = %s", (source_id,)
+    )
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)["webhooks_rearmed"] == 1
+    assert todo_jobs() == 1
+    assert tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)["webhooks_rearmed"] == 0  # one waits now
+    assert todo_jobs() == 1
+
+    run_id = apply_webhook(source_id=source_id)
+    assert run_id is not None
+    scope = scalar(probe, "select scope from sync_runs where id = %s", (run_id,))
+    assert sorted(i["source_entity_id"] for i in scope["items"]) == sorted([jira.id(1), jira.id(2)])
+    assert scalar(probe, "select count(*) from webhook_pending where source_id = %s", (source_id,)) == 0
