@@ -40,8 +40,9 @@ class WriteBehind(Generic[W]):
     """Run ``write(work)`` for each submitted ``work`` on one writer thread, one at a time, in order.
 
     ``on_failure(work)`` runs on the caller's thread, with the work whose write raised, just before that
-    exception is raised to the caller (the run rewinds its counters to the first page of that work). ``join(waiting, work)``,
-    if given, returns one work that writes both (``waiting`` first) or None when they must be written apart.
+    exception is raised to the caller (the run rewinds its counters to the first page of that work).
+    ``join(waiting, work)``, if given, returns one work that writes both (``waiting`` first) or None when they
+    must be written apart.
     """
 
     def __init__(
