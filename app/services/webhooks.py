@@ -37,7 +37,7 @@ Defer = Callable[[int], None]  # queue apply_webhook(source_id) in the caller's 
 # Advisory lock class of a source's pending set (the two-int form, beside the lanes' "HVST").
 PENDING_LOCK_CLASS = 0x48565750  # "HVWP"
 # Items one webhook run takes at most; what is left waits for the next run (a job is deferred for it).
-MAX_RUN_ITEMS = 5000
+MAX_RUN_ITEMS = 1000
 
 
 class WebhookRefused(Exception):

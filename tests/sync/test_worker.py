@@ -16,6 +16,7 @@ from app.jobs.webhooks import apply_webhook
 from app.pipeline.run import LANE_LOCK_CLASS, LaneBusy, execute_run
 from app.schedule import last_window
 from app.secrets import Keyring
+from app.services import webhooks as webhook_intake
 from app.services.sources import start_run
 from tests.conftest import as_worker
 from tests.sync.conftest import Jira, add_source, scalar, sync
@@ -252,3 +253,35 @@ def test_tick_gives_webhook_items_whose_job_broke_a_new_job_and_leaves_a_waiting
     scope = scalar(probe, "select scope from sync_runs where id = %s", (run_id,))
     assert sorted(i["source_entity_id"] for i in scope["items"]) == sorted([jira.id(1), jira.id(2)])
     assert scalar(probe, "select count(*) from webhook_pending where source_id = %s", (source_id,)) == 0
+
+
+def test_a_pending_set_larger_than_a_run_leaves_the_rest_to_a_job_of_its_own(
+    worker_env: None,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira: Jira,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A run takes at most MAX_RUN_ITEMS, the oldest first; the job that started it defers one for the rest,
+    # which waits for that run (decision 145).
+    monkeypatch.setattr(webhook_intake, "MAX_RUN_ITEMS", 2)
+    source_id = add_source(conn, keyring, jira)
+    for age, i in ((3, 5), (2, 1), (1, 9)):
+        probe.execute(
+            "insert into webhook_pending (source_id, source_type, source_entity_id, received_at) "
+            "values (%s, 'ticket', %s, now() - make_interval(secs => %s))",
+            (source_id, jira.id(i), age),
+        )
+    run_id = apply_webhook(source_id=source_id)
+    assert run_id is not None
+    scope = scalar(probe, "select scope from sync_runs where id = %s", (run_id,))
+    assert [i["source_entity_id"] for i in scope["items"]] == [jira.id(5), jira.id(1)]
+    left = "select array_agg(source_entity_id) from webhook_pending where source_id = %s"
+    assert scalar(probe, left, (source_id,)) == [jira.id(9)]
+    jobs = probe.execute(
+        "select status::text from procrastinate_jobs where task_name = 'harvester:apply_webhook' "
+        "and (args ->> 'source_id')::bigint = %s",
+        (source_id,),
+    ).fetchall()
+    assert jobs == [("todo",)]
