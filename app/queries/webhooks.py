@@ -95,12 +95,12 @@ def lock_webhook_pending(
     lock_class: int,
     source_id: int,
 ) -> None:
-    """Coalesced webhook items (decision 145): deliveries add to a source's pending
-    set, apply_webhook takes it. Held until the transaction ends: serialises, per
-    source, adding items together with deciding whether a job must be deferred,
-    and a job's taking of the set, so no item is added after a job took the set on
-    the belief that that job would take it. Ids past the integer range share a key
-    with another source's: they only wait for each other.
+    """The lock of a source's pending webhook items (decision 145), held until the
+    transaction ends: it serialises adding items together with deciding whether a
+    job must be deferred, and a job's taking of the set, so no item is added after
+    a job took the set on the belief that that job would take it. Ids past the
+    integer range share a key with another source's: they only wait for each
+    other.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
@@ -147,8 +147,9 @@ def record_delivery(
     source_id: int,
     delivery_id: str,
 ) -> str | None:
-    """Webhook delivery dedupe (seed 000 "Реал-тайм"): one delivery id is processed
-    once within its TTL. Remembers a delivery for
+    """Webhook intake (seed 000 "Реал-тайм"): delivery dedupe (one delivery id
+    processed once within its TTL) and the pending items of each source that one
+    apply_webhook job takes into one run (decision 145). Remembers a delivery for
     platform_settings.webhook_dedupe_ttl seconds; returns nothing when the id was
     already seen and has not expired (an expired row not yet pruned counts as
     new).

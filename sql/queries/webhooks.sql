@@ -1,4 +1,5 @@
--- Webhook delivery dedupe (seed 000 "Реал-тайм"): one delivery id is processed once within its TTL.
+-- Webhook intake (seed 000 "Реал-тайм"): delivery dedupe (one delivery id processed once within its TTL)
+-- and the pending items of each source that one apply_webhook job takes into one run (decision 145).
 
 -- name: RecordDelivery :one
 -- Remembers a delivery for platform_settings.webhook_dedupe_ttl seconds; returns nothing when the id was
@@ -16,13 +17,11 @@ returning w.delivery_id;
 -- Drops delivery ids past their TTL (periodic job).
 delete from webhook_deliveries where expires_at < now();
 
--- Coalesced webhook items (decision 145): deliveries add to a source's pending set, apply_webhook takes it.
-
 -- name: LockWebhookPending :exec
--- Held until the transaction ends: serialises, per source, adding items together with deciding whether a
--- job must be deferred, and a job's taking of the set, so no item is added after a job took the set on the
--- belief that that job would take it. Ids past the integer range share a key with another source's: they
--- only wait for each other.
+-- The lock of a source's pending webhook items (decision 145), held until the transaction ends: it
+-- serialises adding items together with deciding whether a job must be deferred, and a job's taking of the
+-- set, so no item is added after a job took the set on the belief that that job would take it. Ids past
+-- the integer range share a key with another source's: they only wait for each other.
 select pg_advisory_xact_lock(sqlc.arg(lock_class)::integer, (sqlc.arg(source_id)::bigint % 2147483647)::integer);
 
 -- name: AddWebhookPending :execrows
