@@ -21,6 +21,7 @@ from app.secrets import Keyring
 from app.services.jobs import APPLY_WEBHOOK, defer_in, start_and_defer
 from app.services.sources import NewSource, create_source
 from app.services.webhooks import receive
+from tests.api.conftest import job_count
 from tests.jobs.conftest import Procs, wait_for
 from tests.sync.conftest import TOKEN, Jira, JiraFactory, scalar
 
@@ -41,17 +42,6 @@ def _deliver(db_url: str, keyring: Keyring, source_id: int, jira: Jira, i: int) 
 
         intake = receive(c, keyring, source_id, headers, body, defer)
     return intake.outcome
-
-
-def _webhook_jobs(probe: psycopg.Connection[Any], source_id: int) -> int:
-    return int(
-        scalar(
-            probe,
-            "select count(*) from procrastinate_jobs where task_name = 'harvester:apply_webhook' "
-            "and (args ->> 'source_id')::bigint = %s",
-            (source_id,),
-        )
-    )
 
 
 def _waiting_job(probe: psycopg.Connection[Any], source_id: int) -> bool:
@@ -96,7 +86,7 @@ def test_a_burst_of_deliveries_during_a_run_becomes_one_run_after_it(
             wait_for(lambda: _waiting_job(probe, source_id), 30, "the first job to wait for the busy source", procs)
     pending = scalar(probe, "select count(*) from webhook_pending where source_id = %s", (source_id,))
     # That one job waits for all of them: every item is pending once, and no delivery deferred another job.
-    assert (pending, _webhook_jobs(probe, source_id)) == (DELIVERIES, 1)
+    assert (pending, job_count(procs.db_url, "harvester:apply_webhook", source_id)) == (DELIVERIES, 1)
     jira.clear_faults()
 
     def webhook_runs_ended() -> list[tuple[Any, ...]]:
