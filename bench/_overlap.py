@@ -27,6 +27,7 @@ with that process's CPU.
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
                             [--embed-compare] [--coalesce-compare] [--index-compare] [--budget-compare]
+                            [--compute-compare]
                             [--source-process] [--repeats 2]
                             [--only jira,slack]
                             [--skip latency,embed]
@@ -347,6 +348,12 @@ def main(argv: list[str] | None = None) -> None:
         "131 (no token budget; ratios: against the faster bare embed)",
     )
     parser.add_argument(
+        "--compute-compare",
+        action="store_true",
+        help="section (3) also runs the embedder on the shipped graph, its int8 weights multiplied in float, as "
+        "before decision 146 (ratios: against the faster bare embed)",
+    )
+    parser.add_argument(
         "--source-process",
         action="store_true",
         help="section (1) also times each run with the connector's listing in a process of its own "
@@ -429,6 +436,9 @@ def embed_section(args: argparse.Namespace, server_url: str, template: str, want
     if args.budget_compare:
         # Before decision 131: a pass takes up to batch_size rows however long they are.
         variants["rows-only"] = LocalEmbedder(threads=args.embed_threads, batch_tokens=1 << 30)
+    if args.compute_compare:
+        # Before decision 146: the shipped graph, whose products run in float, in passes of up to 8 texts.
+        variants["float"] = LocalEmbedder(threads=args.embed_threads, int8_compute=False)
     templates = {name: template for name in variants}
     with ExitStack() as stack:
         if args.index_compare:

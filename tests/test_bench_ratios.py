@@ -17,7 +17,8 @@ pytestmark = pytest.mark.slow
 def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> None:
     out = run_bench(
         "overlap.py", "--items", "120", "--embed-items", "12", "--latency-ms", "20", "--repeats", "1",
-        "--skip", "latency", "--index-compare", "--budget-compare", "--source-process", timeout=600,
+        "--skip", "latency", "--index-compare", "--budget-compare", "--compute-compare", "--source-process",
+        timeout=600,
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
         row = re.search(
@@ -75,6 +76,11 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     assert rows_only is not None, out
     assert rows_only.group(1, 2) == embed.group(1, 2), out
     assert float(rows_only.group(4)) > 0 and float(rows_only.group(6)) > 0, out
+    # --compute-compare: the shipped graph, its products in float (before decision 146), same texts.
+    float_graph = re.search(rf"^float\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out, re.MULTILINE)
+    assert float_graph is not None, out
+    assert float_graph.group(1, 2) == embed.group(1, 2), out
+    assert float(float_graph.group(4)) > 0 and float(float_graph.group(6)) > 0, out
 
 
 def test_load_vs_copy_splits_the_gap_into_the_statement_python_and_the_server() -> None:

@@ -23,7 +23,14 @@ from app import chunking
 from app.chunking import chunk_entity
 from app.config import ConfigError, load_config
 from app.embedding import DimensionMismatch, Embedder, EmbeddingError, get_embedder
-from app.embedding.local import LocalEmbedder, batch_bounds
+from app.embedding.local import (
+    FLOAT_MODEL_NAME,
+    MODEL_NAME,
+    LocalEmbedder,
+    batch_bounds,
+    derive_int8_model,
+    int8_compute_model,
+)
 from app.embedding.openai import OpenAIEmbedder, endpoint_url, parse_retry_after
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,14 +48,22 @@ def local() -> LocalEmbedder:
 def test_local_embedder_returns_unit_float32_rows_of_384(local: LocalEmbedder) -> None:
     vectors = local.embed(["one", "two words", ""])
     assert isinstance(local, Embedder)
-    assert (local.model_name, local.dimension, local.max_tokens) == ("all-MiniLM-L6-v2-int8-onnx", 384, 256)
+    assert (local.model_name, local.dimension, local.max_tokens) == ("all-MiniLM-L6-v2-int8-dq-onnx", 384, 256)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert local.embed([]).shape == (0, 384)
 
 
-def test_local_embedder_puts_related_texts_close_and_unrelated_far(local: LocalEmbedder) -> None:
-    a, b, c = local.embed(
+@pytest.fixture(scope="module")
+def float_products() -> LocalEmbedder:
+    return LocalEmbedder(batch_size=4, threads=2, int8_compute=False)
+
+
+@pytest.mark.parametrize("graph", ["int8", "float"])
+def test_local_embedder_puts_related_texts_close_and_unrelated_far(
+    graph: str, local: LocalEmbedder, float_products: LocalEmbedder
+) -> None:
+    a, b, c = (local if graph == "int8" else float_products).embed(
         [
             "How do I reset my password?",
             "Steps to recover a forgotten account password",
@@ -57,6 +72,56 @@ def test_local_embedder_puts_related_texts_close_and_unrelated_far(local: LocalE
     )
     related, unrelated = float(a @ b), float(a @ c)
     assert related > 0.5 and unrelated < 0.2 and related - unrelated > 0.4
+
+
+# Ticket, page and chat texts of the kinds Harvester embeds: English and Russian, short and long, code.
+MIXED_TEXTS = [
+    "How do I reset my password?",
+    "Replica lag on the primary grew past 30 s after the index migration; rolling back the deploy fixed it.",
+    "Как сбросить пароль от учётной записи, если письмо не приходит?",
+    "Релиз 4.2 откладывается: миграция схемы блокирует таблицу заказов на двадцать минут.",
+    "def handler(event):\n    return {'status': 200, 'body': event['payload']}",
+    "ok",
+    ("The quarterly review covers onboarding, invoices, refunds and the support queue's backlog. " * 12).strip(),
+    "SELECT id, status FROM orders WHERE created_at > now() - interval '1 day' ORDER BY id;",
+]
+
+
+def test_int8_products_make_nearly_the_float_graphs_vectors(
+    local: LocalEmbedder, float_products: LocalEmbedder
+) -> None:
+    # Decision 146: quantizing each pass's activations moves a vector by little; the search evaluations
+    # (bench/search_eval.py, bench/search_eval_ru_en.py) read the same recall with either graph.
+    assert (local.model_name, float_products.model_name) == (MODEL_NAME, FLOAT_MODEL_NAME)
+    assert MODEL_NAME != FLOAT_MODEL_NAME
+    cosines = (local.embed(MIXED_TEXTS) * float_products.embed(MIXED_TEXTS)).sum(axis=1)
+    assert float(cosines.min()) > 0.95 and float(cosines.mean()) > 0.98, cosines  # two words "ok": 0.963
+    assert float(cosines.min()) < 0.99999  # the graphs differ: the int8 one is in use
+
+
+def test_the_derived_graph_multiplies_its_weights_in_7_bit_int8() -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    model = onnx.load_from_string(int8_compute_model())
+    weights = {w.name: numpy_helper.to_array(w) for w in model.graph.initializer}
+    float_products = [n for n in model.graph.node if n.op_type == "MatMul" and set(n.input) & weights.keys()]
+    integer_products = [n for n in model.graph.node if n.op_type == "MatMulInteger"]
+    assert not float_products and len(integer_products) == 36  # 6 layers: Q, K, V, output, two feed-forward
+    for node in integer_products:
+        matrix = weights[node.input[1]]
+        # 7 bits: a pair of uint8 x int8 products (255 x 64 x 2 = 32,640) stays within int16 on a CPU
+        # without VNNI; 8-bit weights would reach 64,770.
+        assert matrix.dtype == np.int8 and int(matrix.min()) >= -64 and int(matrix.max()) <= 64, node.name
+    assert max(int(np.abs(weights[n.input[1]].astype(np.int16)).max()) for n in integer_products) == 64
+
+
+def test_deriving_the_graph_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # onnxruntime's quantizer advises a pre-processing step through the root logger; a worker's log must
+    # not carry it as a warning every start.
+    with caplog.at_level(logging.DEBUG):
+        derive_int8_model()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
 
 
 def test_length_sorting_and_batching_do_not_change_vectors_or_their_order(local: LocalEmbedder) -> None:
@@ -257,7 +322,7 @@ def test_local_embedder_loads_and_runs_with_networking_disabled(tmp_path: Path) 
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["all-MiniLM-L6-v2-int8-onnx", "2", "384"]
+    assert result.stdout.split() == [MODEL_NAME, "2", "384"]
     assert not (tmp_path / "hf").exists()  # nothing fetched into a Hugging Face cache
 
 

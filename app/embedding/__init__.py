@@ -5,7 +5,9 @@ first, then as ``<name>``:
 
 - ``embedder``: ``"local"`` (default) or ``"openai"``;
 - ``batch_size``: texts per request (openai); at most this many per forward pass (local, which cuts its
-  length-sorted texts where padding would cost more than another pass);
+  length-sorted texts where padding would cost more than another pass; the local embedder's default int8
+  graph embeds one text a pass whatever this says, so that a text's vector does not depend on its
+  neighbours, decision 146);
 - local: ``threads`` (default: the CPUs this process may use);
 - openai: ``url``, ``model``, ``dimension`` (required), ``api_key``, ``max_tokens``, ``attempts``, ``timeout``.
 

