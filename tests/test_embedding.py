@@ -129,6 +129,16 @@ def test_a_swapped_or_missing_model_file_is_refused_by_name(tmp_path: Path, monk
         LocalEmbedder(int8_compute=False)
 
 
+def test_a_temporary_directory_it_cannot_write_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "gone"))
+    with pytest.raises(EmbeddingError, match=r"cannot derive the local embedder's int8 graph in .*gone.*TMPDIR"):
+        derive_int8_model()
+
+
 def test_deriving_the_graph_logs_no_warning(caplog: pytest.LogCaptureFixture) -> None:
     # onnxruntime's quantizer advises a pre-processing step through the root logger; a worker's log must
     # not carry it as a warning every start.

@@ -246,30 +246,37 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     payload = shipped_model()
-    with tempfile.TemporaryDirectory(prefix="harvester-model-") as tmp:
-        folded, derived = Path(tmp) / "folded.onnx", Path(tmp) / "int8.onnx"
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = str(folded)
-        options.log_severity_level = 3
-        ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
-        model = onnx.load(folded)  # only to name the products with a weight operand
-        weights = {w.name for w in model.graph.initializer}
-        products = [n.name for n in model.graph.node if n.op_type == "MatMul" and weights.intersection(n.input)]
-        hint = _DropPreprocessingHint()
-        logging.getLogger().addFilter(hint)
-        try:
-            quantize_dynamic(
-                folded,
-                derived,
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                reduce_range=reduce_range,
-                nodes_to_quantize=products,
-            )
-        finally:
-            logging.getLogger().removeFilter(hint)
-        return derived.read_bytes()
+    try:
+        with tempfile.TemporaryDirectory(prefix="harvester-model-") as tmp:
+            folded, derived = Path(tmp) / "folded.onnx", Path(tmp) / "int8.onnx"
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            options.optimized_model_filepath = str(folded)
+            options.log_severity_level = 3
+            ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
+            model = onnx.load(folded)  # only to name the products with a weight operand
+            weights = {w.name for w in model.graph.initializer}
+            products = [n.name for n in model.graph.node if n.op_type == "MatMul" and weights.intersection(n.input)]
+            hint = _DropPreprocessingHint()
+            logging.getLogger().addFilter(hint)
+            try:
+                quantize_dynamic(
+                    folded,
+                    derived,
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    reduce_range=reduce_range,
+                    nodes_to_quantize=products,
+                )
+            finally:
+                logging.getLogger().removeFilter(hint)
+            return derived.read_bytes()
+    except OSError as exc:
+        # The scratch files: 90 MB folded, 58 MB derived, removed at once.
+        raise EmbeddingError(
+            f"cannot derive the local embedder's int8 graph in {tempfile.gettempdir()} ({exc.strerror or exc}): "
+            "point TMPDIR at a writable directory with 150 MB free"
+        ) from None
 
 
 def _session(model: bytes, threads: int, allow_spinning: bool) -> ort.InferenceSession:
