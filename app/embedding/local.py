@@ -153,7 +153,12 @@ class LocalEmbedder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0  # the process that started the pool: a forked child starts its own
         self._pool_lock = threading.Lock()
-        log.info("local embedder %s loaded: %d threads, batch %d", self.model_name, self.threads, batch_size)
+        log.info(
+            "local embedder %s loaded: %d threads, %d texts a pass at most",
+            self.model_name,
+            self.threads,
+            self.batch_size,
+        )
 
     def count_tokens(self, text: str) -> int:
         return len(self._counter.encode(text).ids)
