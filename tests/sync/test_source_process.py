@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -273,15 +275,27 @@ def test_a_run_cancelled_while_its_source_takes_its_time_stops_before_the_answer
         probe.execute("update platform_settings set value = '2' where key = 'stale_run_after'")  # a beat each 0.5 s
         jira.fault(latency_ms=200)
         seen: list[psutil.Process] = []
+        cancels: list[threading.Thread] = []
+
+        def cancel_once_a_request_stalls(run_id: int) -> None:
+            # The child may be held by the full queue when the source stalls (back-pressure): the cancel
+            # waits until one of its requests is at the stalled source, which is the case under test.
+            deadline = time.monotonic() + 10
+            while jira.app.faults.in_flight < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            rq.cancel_run(probe, id=run_id)
 
         def stall_and_cancel(progress: Progress) -> None:
             if not seen:
                 seen.extend(source_children())
                 jira.fault(latency_ms=20_000)  # the source stops answering for longer than the run may wait
-                rq.cancel_run(probe, id=progress.run_id)
+                cancels.append(threading.Thread(target=cancel_once_a_request_stalls, args=(progress.run_id,)))
+                cancels[0].start()
 
         outcome, _ = run(conn, keyring, source_id, "full", source_process=True, on_progress=stall_and_cancel)
         waiting, answered = jira.app.faults.in_flight, jira.app.faults.answered_after(20_000)
+        for thread in cancels:
+            thread.join(15)
     assert seen, "the run had no source process"
     assert outcome.state == "cancelled", outcome
     assert waiting >= 1, "no request of the child's met the stalled source"
