@@ -54,6 +54,16 @@ def test_embed_throughput_and_embed_pipeline_print_ours_against_the_bare_model()
     assert re.search(rf"^ratio b/a\s+{NUM}", out, re.M), out
 
 
+def test_embed_contention_prints_each_setting_against_the_embedding_alone() -> None:
+    out = run_bench("embed_contention.py", "--chunks", "24", "--repeats", "1", timeout=300)
+    assert re.search(r"^24 texts, LocalEmbedder\(", out, re.M), out
+    for label in ("alone", "thread, 1 ms", "thread, 5 ms", "process"):
+        row = re.search(rf"^  {re.escape(label)}\s+{NUM} s\s+{NUM} x alone$", out, re.M)
+        assert row is not None, (label, out)
+        assert label != "alone" or float(row.group(2)) == 1.0, out
+    assert re.search(rf"^  beside a thread: 1 ms / 5 ms = {NUM}$", out, re.M), out
+
+
 def test_fanout_sends_a_listing_s_requests_at_once() -> None:
     out = run_bench("fanout.py", "--items", "12", "--latency-ms", "20", "--repeats", "1", timeout=300)
     rows = re.findall(rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+(\d+)$", out, re.M)

@@ -35,6 +35,7 @@ import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
 from app.embedding.base import EmbeddingError, Vectors, l2_normalise
+from app.embedding.switch_interval import short_switch_interval
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +172,12 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
+        # Each pass's thread takes the interpreter lock back when onnxruntime returns: not 5 ms late
+        # behind a thread running Python (app/embedding/switch_interval.py, decision 147).
+        with short_switch_interval():
+            return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> Vectors:
         encodings = self.tokenize(texts)
         # Similar lengths in one batch means little padding: every row costs as much as the longest.
         order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
