@@ -7,9 +7,10 @@ pass's thread waits until that thread lets go of the lock: at its next blocking 
 interval (5 ms by default) runs out. The int8 embedder runs one text a pass, about a millisecond or a few
 each, so most passes ended in such a wait: 400 texts took 1.3-1.4 s alone, 2.1-2.5 s beside a busy
 process and 3.4-3.7 s beside a busy thread of the same process; with a 1 ms interval, 2.3-2.4 s beside the
-thread. A shorter interval for the whole process made runs without an embedder slower (decisions 72
-and 103: more hand-overs between the read-ahead and the run's thread), so it applies only while at least
-one embedding call is in progress, and the interval before it comes back after the last one ends.
+thread. For runs without an embedder a shorter interval did nothing at 1 ms and made a Jira run slower at
+0.5 ms (decisions 72 and 103: more hand-overs between the read-ahead and the run's thread), so it applies
+only while at least one embedding call is in progress, and the interval before it comes back after the
+last one ends.
 """
 
 from __future__ import annotations
