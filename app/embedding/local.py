@@ -36,6 +36,7 @@ from tokenizers import Encoding, Tokenizer
 
 from app.embedding.base import EmbeddingError, Vectors, l2_normalise
 from app.embedding.switch_interval import short_switch_interval
+from app.pids import alive
 
 log = logging.getLogger(__name__)
 
@@ -255,18 +256,8 @@ def _sweep_abandoned(tmp: Path) -> None:
             old = time.time() - directory.stat().st_mtime > _ABANDONED_AFTER
         except FileNotFoundError:
             continue
-        if pid.isdigit() and old and not _alive(int(pid)):
+        if pid.isdigit() and old and not alive(int(pid)):
             shutil.rmtree(directory, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 @functools.cache

@@ -63,6 +63,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from app.errors import HarvesterError
 from app.logs import configure_logging, json_logging
+from app.pids import alive
 from app.redact import register_secret
 from app.registry import connector_packages, get_spec
 from app.services.rate_budget import PgRateGate
@@ -481,11 +482,7 @@ def _watch(worker_pid: int) -> None:
     def watch() -> None:
         while True:
             time.sleep(WATCH_EVERY)
-            try:
-                os.kill(worker_pid, 0)
-            except ProcessLookupError:
+            if not alive(worker_pid):
                 os._exit(0)
-            except PermissionError:
-                pass  # alive, someone else's: cannot happen for our own parent, harmless if it does
 
     threading.Thread(target=watch, name="worker-watch", daemon=True).start()
