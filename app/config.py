@@ -52,11 +52,14 @@ class EmbedderConfig:
     api_key: str | None = field(default=None, repr=False)
     batch_size: int | None = None  # None: the embedder's own default
     threads: int | None = None  # local: None = the CPUs this process may use
+    # local: where the derived int8 graph is kept for the next process (<data dir>/models, decision 148);
+    # None: each process derives it.
+    cache_dir: Path | None = None
 
     def settings(self) -> dict[str, object]:
         """The ``app.embedding.get_embedder`` settings (unset values left out)."""
         values: dict[str, object] = {"embedder": self.kind}
-        for name in ("url", "model", "dimension", "api_key", "batch_size", "threads"):
+        for name in ("url", "model", "dimension", "api_key", "batch_size", "threads", "cache_dir"):
             value = getattr(self, name)
             if value is not None:
                 values[name] = value
@@ -108,15 +111,15 @@ class Config:
 def load_config(environ: Mapping[str, str] | None = None) -> Config:
     """The configuration from ``environ`` (default: the process environment). Raises :class:`ConfigError`."""
     env = _Env(os.environ if environ is None else environ)
-    data_dir = env.text("HARVESTER_DATA_DIR") or platformdirs.user_data_dir("harvester")
+    data_dir = Path(env.text("HARVESTER_DATA_DIR") or platformdirs.user_data_dir("harvester")).expanduser().resolve()
     return Config(
-        data_dir=Path(data_dir).expanduser().resolve(),
+        data_dir=data_dir,
         database_url=env.text("HARVESTER_DATABASE_URL"),
         secret_key=env.text("HARVESTER_SECRET_KEY"),
         previous_secret_keys=tuple(
             k.strip() for k in (env.text("HARVESTER_PREVIOUS_SECRET_KEYS") or "").split(",") if k.strip()
         ),
-        embedder=_embedder(env),
+        embedder=_embedder(env, data_dir / "models"),
         metrics_public=env.flag("HARVESTER_METRICS_PUBLIC", default=True),
         source_credential=env.text("HARVESTER_SOURCE_CREDENTIAL"),
         log_level=env.choice("HARVESTER_LOG_LEVEL", LOG_LEVELS, default="INFO", upper=True),
@@ -131,7 +134,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
     )
 
 
-def _embedder(env: _Env) -> EmbedderConfig:
+def _embedder(env: _Env, cache_dir: Path) -> EmbedderConfig:
     kind = env.choice("HARVESTER_EMBEDDER", ("local", "openai", "none", "off"), default="local")
     config = EmbedderConfig(
         kind="none" if kind == "off" else kind,  # type: ignore[arg-type]  # checked by choice()
@@ -141,6 +144,7 @@ def _embedder(env: _Env) -> EmbedderConfig:
         api_key=env.text("HARVESTER_EMBEDDER_API_KEY") or env.text("OPENAI_API_KEY"),
         batch_size=env.positive_int("HARVESTER_EMBEDDER_BATCH_SIZE"),
         threads=env.positive_int("HARVESTER_EMBED_THREADS"),
+        cache_dir=cache_dir if kind == "local" else None,
     )
     if config.kind == "openai":
         for name in ("url", "model", "dimension"):

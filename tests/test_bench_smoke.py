@@ -64,6 +64,17 @@ def test_embed_contention_prints_each_setting_against_the_embedding_alone() -> N
     assert re.search(rf"^  beside a thread: 1 ms / 5 ms = {NUM}$", out, re.M), out
 
 
+def test_embedder_start_prints_each_setting_against_the_process_before_decision_148() -> None:
+    out = run_bench("embedder_start.py", "--repeats", "1", timeout=300)
+    assert re.search(rf"^local embedder start, 1 rounds \(save once\); cached graph {NUM} MiB$", out, re.M), out
+    for setting in ("before", "derive", "save", "read"):
+        row = re.search(rf"^{setting}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}  {NUM}  {NUM}  {NUM}$", out, re.M)
+        assert row is not None, (setting, out)
+        assert setting != "before" or row.group(5) == "1.00", out
+    assert "vectors the same in every process: yes" in out, out
+    assert re.search(rf"^read / before: ready {NUM}, peak {NUM}, rss {NUM}$", out, re.M), out
+
+
 def test_fanout_sends_a_listing_s_requests_at_once() -> None:
     out = run_bench("fanout.py", "--items", "12", "--latency-ms", "20", "--repeats", "1", timeout=300)
     rows = re.findall(rf"^(jira|confluence|slack)\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+(\d+)$", out, re.M)

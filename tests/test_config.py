@@ -15,9 +15,10 @@ from tests.conftest import REPO
 
 def test_defaults_from_an_empty_environment(tmp_path: Path) -> None:
     config = load_config({"HARVESTER_DATA_DIR": str(tmp_path)})
-    assert config == Config(
-        data_dir=tmp_path.resolve(), database_url=None, secret_key=None, embedder=EmbedderConfig(kind="local")
-    )
+    # The local embedder keeps its derived graph in the data directory for the next process (decision 148).
+    embedder = EmbedderConfig(kind="local", cache_dir=tmp_path.resolve() / "models")
+    assert config == Config(data_dir=tmp_path.resolve(), database_url=None, secret_key=None, embedder=embedder)
+    assert config.embedder.settings() == {"embedder": "local", "cache_dir": tmp_path.resolve() / "models"}
     assert config.log_level == "INFO" and config.metrics_public is True and config.previous_secret_keys == ()
     assert config.pipeline_prefetch == 3
 

@@ -8,7 +8,8 @@ first, then as ``<name>``:
   length-sorted texts where padding would cost more than another pass; the local embedder's default int8
   graph embeds one text a pass whatever this says, so that a text's vector does not depend on its
   neighbours, decision 146);
-- local: ``threads`` (default: the CPUs this process may use);
+- local: ``threads`` (default: the CPUs this process may use), ``cache_dir`` (where the derived int8 graph
+  is kept for the next process, decision 148; default none: each process derives it);
 - openai: ``url``, ``model``, ``dimension`` (required), ``api_key``, ``max_tokens``, ``attempts``, ``timeout``.
 
 The process's settings come from ``app.config.EmbedderConfig.settings()``; nothing here reads the environment.
@@ -17,6 +18,7 @@ The process's settings come from ``app.config.EmbedderConfig.settings()``; nothi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from app.embedding.base import DimensionMismatch, Embedder, EmbeddingError, Vectors, l2_normalise
@@ -43,9 +45,11 @@ def get_embedder(settings: Any) -> Embedder:
         from app.embedding.local import DEFAULT_BATCH_SIZE, LocalEmbedder
 
         threads = _setting(settings, "threads", None)
+        cache_dir = _setting(settings, "cache_dir", None)
         return LocalEmbedder(
             batch_size=int(_setting(settings, "batch_size", DEFAULT_BATCH_SIZE)),
             threads=int(threads) if threads is not None else None,
+            cache_dir=Path(cache_dir) if cache_dir is not None else None,
         )
     if kind == "openai":
         from app.embedding import openai

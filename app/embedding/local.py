@@ -15,16 +15,15 @@ CPU's integer instructions, about half the CPU for the same texts at cosine 0.99
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import importlib.util
 import itertools
 import logging
 import os
-import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,9 +33,9 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
+from app.embedding import model_cache
 from app.embedding.base import EmbeddingError, Vectors, l2_normalise
 from app.embedding.switch_interval import short_switch_interval
-from app.pids import alive
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +121,7 @@ class LocalEmbedder:
         allow_spinning: bool = False,
         batch_tokens: int = BATCH_TOKENS,
         int8_compute: bool = True,
+        cache_dir: Path | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
@@ -146,13 +146,20 @@ class LocalEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
 
         self.model_name = MODEL_NAME if int8_compute else FLOAT_MODEL_NAME
-        payload = int8_compute_model() if int8_compute else shipped_model()
+        payload = int8_graph(cache_dir) if int8_compute else shipped_model()
         # A call of one batch (a search query, a short group) runs it on every allowed core. A call of
         # several batches runs them side by side, each on one core of a second session (decision 108): in a
         # sync the embedder shares the cores with the fetch, the load and PostgreSQL, and a pass split over
         # both cores waits at every operator for the half whose core was taken; a pass on one core does not.
-        self.session = _session(payload, self.threads, allow_spinning)
-        self._narrow = _session(payload, 1, allow_spinning) if self.threads > 1 else None
+        try:
+            self.session, self._narrow = _sessions(payload, self.threads, allow_spinning)
+        except Exception as exc:
+            if not isinstance(payload, str):
+                raise
+            # The cached file went between its check and this load (a process of another version removing
+            # files not of its key): derive the graph here rather than fail the process's start.
+            log.warning("cannot load the local embedder's graph from %s (%s): deriving it", payload, exc)
+            self.session, self._narrow = _sessions(int8_compute_model(), self.threads, allow_spinning)
         self._input_names = {i.name for i in self.session.get_inputs()}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0  # the process that started the pool: a forked child starts its own
@@ -243,27 +250,24 @@ class _QuietQuantizer(logging.Filter):
 
 
 _SCRATCH = "harvester-model-"  # + the deriving process's pid + "-" + tempfile's random part
-_ABANDONED_AFTER = 600.0  # seconds: a derivation takes a few
-
-
-def _sweep_abandoned(tmp: Path) -> None:
-    """Remove the scratch directories of derivations whose process died in them (a worker killed at its
-    start leaves 150 MB behind): only a directory whose pid is gone and which is older than any derivation
-    takes, so another host's process sharing the directory in another pid namespace keeps its own."""
-    for directory in tmp.glob(f"{_SCRATCH}*-*"):
-        pid = directory.name[len(_SCRATCH) :].split("-", 1)[0]
-        try:
-            old = time.time() - directory.stat().st_mtime > _ABANDONED_AFTER
-        except FileNotFoundError:
-            continue
-        if pid.isdigit() and old and not alive(int(pid)):
-            shutil.rmtree(directory, ignore_errors=True)
+# What names one derivation besides the packages doing it (app/embedding/model_cache.py): the shipped model and
+# the quantizer's settings below. Bump "code" when derive_int8_model changes what it writes.
+_DERIVATION = {"model": _MODEL_SHA256, "weights": "int8 per column, 7-bit", "products": "MatMul by a weight", "code": 1}
 
 
 @functools.cache
 def int8_compute_model() -> bytes:
     """The shipped model rewritten so that its 36 weight products run in int8 (once a process, ~2 s)."""
     return derive_int8_model()
+
+
+def int8_graph(cache_dir: Path | None) -> str | bytes:
+    """The int8 graph for a session: the path of its verified copy in ``cache_dir``, saved there first by
+    the process that derives it (decision 148), or its bytes when there is no usable directory."""
+    if cache_dir is None:
+        return int8_compute_model()
+    key = model_cache.derivation_key(_DERIVATION)
+    return model_cache.cached_graph(cache_dir, MODEL_NAME, key, derive_int8_model)
 
 
 def derive_int8_model(*, reduce_range: bool = True) -> bytes:
@@ -281,7 +285,7 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
 
     payload = shipped_model()
     try:
-        _sweep_abandoned(Path(tempfile.gettempdir()))
+        model_cache.sweep_abandoned(Path(tempfile.gettempdir()), _SCRATCH)
         with tempfile.TemporaryDirectory(prefix=f"{_SCRATCH}{os.getpid()}-") as tmp:
             folded, derived = Path(tmp) / "folded.onnx", Path(tmp) / "int8.onnx"
             options = ort.SessionOptions()
@@ -305,7 +309,11 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
                 )
             finally:
                 logging.getLogger().removeFilter(quiet)
-            return derived.read_bytes()
+            payload = derived.read_bytes()
+        # glibc keeps the heap the derivation freed (onnx's copy of the graph, the quantizer's arrays) mapped,
+        # which a worker would carry for its whole life: 50-130 MiB in the measurements (decision 148).
+        release_freed_heap()
+        return payload
     except OSError as exc:
         # The scratch files: 90 MB folded, 58 MB derived, removed at once.
         raise EmbeddingError(
@@ -314,7 +322,22 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
         ) from None
 
 
-def _session(model: bytes, threads: int, allow_spinning: bool) -> ort.InferenceSession:
+def release_freed_heap() -> None:
+    """Hand the heap's free pages back to the system (glibc's ``malloc_trim``); elsewhere nothing."""
+    # The process's own symbols: the C library the interpreter runs on, without looking for it on disk.
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # not glibc (musl, macOS): no such call
+    if trim is not None:
+        trim(0)
+
+
+def _sessions(
+    model: str | bytes, threads: int, allow_spinning: bool
+) -> tuple[ort.InferenceSession, ort.InferenceSession | None]:
+    """The session on every allowed core, and the one-core session for passes side by side (decision 108)."""
+    return _session(model, threads, allow_spinning), _session(model, 1, allow_spinning) if threads > 1 else None
+
+
+def _session(model: str | bytes, threads: int, allow_spinning: bool) -> ort.InferenceSession:
     options = ort.SessionOptions()
     # One pass uses ``threads`` cores; inter-op parallelism only helps graphs with independent branches,
     # which a BERT encoder does not have.

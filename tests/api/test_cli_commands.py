@@ -56,13 +56,13 @@ def source(api: Server, jira: RunningEmulator) -> Iterator[dict[str, Any]]:
         c.delete(f"/api/v1/sources/{made.json()['id']}")
 
 
-def cli(api: Server, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def cli(api: Server, tmp_path: Path, *args: str, embedder: str = "none") -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "HARVESTER_DATABASE_URL": api.db_url,
         "HARVESTER_SECRET_KEY": api.secret_key,
         "HARVESTER_DATA_DIR": str(tmp_path / "data"),
-        "HARVESTER_EMBEDDER": "none",
+        "HARVESTER_EMBEDDER": embedder,
     }
     env.pop("HARVESTER_SOURCE_CREDENTIAL", None)
     return subprocess.run(
@@ -358,3 +358,16 @@ def test_scope_visibility_is_checked_for_confluence_spaces_and_slack_channels(
         hidden_too = c.post("/api/v1/sources/test", json={**draft, "scope_list": [*visible, hidden]})
         assert hidden_too.json()["reason"] == "scope_not_visible", hidden_too.text
         assert hidden in hidden_too.json()["detail"] and visible[0] not in hidden_too.json()["detail"]
+
+
+def test_the_local_embedders_graph_derived_by_one_command_is_read_by_the_next(api: Server, tmp_path: Path) -> None:
+    # Decision 148: the first process derives the int8 graph (~2 s of CPU) and keeps it in the data
+    # directory; the next reads it. Both answer the same search.
+    first = cli(api, tmp_path, "search", "replica lag", "--user", "nobody@example.com", "--json", embedder="local")
+    second = cli(api, tmp_path, "search", "replica lag", "--user", "nobody@example.com", "--json", embedder="local")
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert "int8 graph derived in" in first.stderr and "int8 graph read from" not in first.stderr
+    assert "int8 graph read from" in second.stderr and "int8 graph derived" not in second.stderr
+    assert json.loads(first.stdout) == json.loads(second.stdout)
+    (saved,) = (tmp_path / "data" / "models").glob("all-MiniLM-L6-v2-int8-dq-onnx-*.onnx")
+    assert str(saved) in second.stderr
