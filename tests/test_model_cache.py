@@ -183,3 +183,25 @@ def test_a_cached_file_gone_before_its_load_is_derived_instead(
     assert f"cannot load the local embedder's graph from {gone}" in caplog.text
     reference = local_module.LocalEmbedder()
     np.testing.assert_array_equal(embedder.embed(["replica lag"]), reference.embed(["replica lag"]))
+
+
+def test_two_processes_starting_at_once_on_an_empty_cache_both_embed_and_leave_one_file(tmp_path: Path) -> None:
+    # Two workers of one host started together: each derives and saves; the renames leave one whole file.
+    cache = tmp_path / "models"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", EMBED, str(cache)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outputs]
+    vectors = [np.array(json.loads(out), dtype=np.float32) for out, _ in outputs]
+    np.testing.assert_array_equal(vectors[0], vectors[1])
+    assert len(list(cache.glob("*.onnx"))) == 1 and not list(cache.glob(".*"))  # no partial file left
+    _, later_log = embed_in_a_process(cache)
+    assert "int8 graph read from" in later_log
