@@ -266,7 +266,9 @@ def int8_graph(cache_dir: Path | None) -> str | bytes:
     the process that derives it (decision 148), or its bytes when there is no usable directory."""
     if cache_dir is None:
         return int8_compute_model()
-    key = model_cache.derivation_key(_DERIVATION)
+    # The running onnxruntime's own version too: a build published under another name (onnxruntime-gpu, say)
+    # has no "onnxruntime" distribution for the key to read.
+    key = model_cache.derivation_key({**_DERIVATION, "onnxruntime build": ort.__version__})
     return model_cache.cached_graph(cache_dir, MODEL_NAME, key, derive_int8_model)
 
 
