@@ -295,9 +295,11 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
             options.optimized_model_filepath = str(folded)
             options.log_severity_level = 3
             ort.InferenceSession(payload, sess_options=options, providers=["CPUExecutionProvider"])
+            del payload
             model = onnx.load(folded)  # only to name the products with a weight operand
             weights = {w.name for w in model.graph.initializer}
             products = [n.name for n in model.graph.node if n.op_type == "MatMul" and weights.intersection(n.input)]
+            del model  # 90 MB the quantizer loads again for itself: not held twice at the derivation's peak
             quiet = _QuietQuantizer()
             logging.getLogger().addFilter(quiet)
             try:
