@@ -64,15 +64,15 @@ def test_embed_contention_prints_each_setting_against_the_embedding_alone() -> N
     assert re.search(rf"^  beside a thread: 1 ms / 5 ms = {NUM}$", out, re.M), out
 
 
-def test_embedder_start_prints_each_setting_against_the_process_before_decision_148() -> None:
+def test_embedder_start_prints_each_setting_against_a_process_that_derives_the_graph() -> None:
     out = run_bench("embedder_start.py", "--repeats", "1", timeout=300)
     assert re.search(rf"^local embedder start, 1 rounds \(save once\); cached graph {NUM} MiB$", out, re.M), out
-    for setting in ("before", "derive", "save", "read"):
+    for setting in ("derive", "kept", "save", "read"):
         row = re.search(rf"^{setting}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}  {NUM}  {NUM}  {NUM}$", out, re.M)
         assert row is not None, (setting, out)
-        assert setting != "before" or row.group(5) == "1.00", out
+        assert setting != "derive" or row.group(5) == "1.00", out
     assert "vectors the same in every process: yes" in out, out
-    assert re.search(rf"^read / before: ready {NUM}, peak {NUM}, rss {NUM}$", out, re.M), out
+    assert re.search(rf"^read / derive: ready {NUM}, peak {NUM}, rss {NUM}$", out, re.M), out
 
 
 def test_fanout_sends_a_listing_s_requests_at_once() -> None:
