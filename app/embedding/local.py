@@ -339,7 +339,7 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
                 logging.getLogger().removeFilter(quiet)
             payload = derived.read_bytes()
         # glibc keeps the heap the derivation freed (onnx's copy of the graph, the quantizer's arrays) mapped,
-        # which a worker would carry for its whole life: 50-130 MiB in the measurements (decision 148).
+        # which a worker would carry for its whole life: 70-90 MiB in the medians of decision 148.
         release_freed_heap()
         return payload
     except OSError as exc:

@@ -1,12 +1,13 @@
 """The local embedder's derived int8 graph, kept on disk for the next process (decision 148).
 
 Deriving the graph (``app.embedding.local.derive_int8_model``) costs each process about 2 s of CPU at its
-start, 150 MB of scratch files in the temporary directory, and a peak of about 540 MB resident; the heap it
-frees stays mapped. The derivation is deterministic for one set of inputs: the shipped model (pinned by its
-sha256), the versions of onnxruntime, onnx, numpy and protobuf that fold, quantize and write it, the
-machine's architecture, and our own parameters. So the first process saves the graph under a name made of
-those inputs (the key) and of its bytes' sha256, and the next ones load it from that file: about 0.25 s,
-nothing written, and the sessions hold no copy of the file's bytes.
+start, 150 MB of scratch files in the temporary directory, and a peak of about 450 MiB resident. The
+derivation is deterministic for one set of inputs: the shipped model (pinned by its sha256), the versions of
+onnxruntime, onnx, numpy and protobuf that fold, quantize and write it, the machine's architecture, and our
+own parameters. So the first process saves the graph under a name made of those inputs (the key) and of its
+bytes' sha256, and the next ones load it from that file: about 0.3 s, a peak of about 185 MiB, nothing
+written, and the sessions hold no copy of the file's bytes (onnxruntime's Python session keeps bytes it is
+given for its whole life, a path it does not).
 
 A cached file is trusted only when its bytes match the sha256 in its name; one that does not is removed
 and the graph derived again. A directory that cannot be read or written costs only the saving: the graph is
