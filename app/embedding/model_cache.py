@@ -18,6 +18,7 @@ removed once their process is gone.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -89,7 +90,8 @@ def cached_graph(directory: Path, name: str, key: str, derive: Callable[[], byte
         return payload
     for other in directory.glob(f"{name}-*{_SUFFIX}"):
         if not other.name.startswith(prefix):
-            other.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a file left behind costs disk, never the process's start
+                other.unlink(missing_ok=True)
     log.info("local embedder's int8 graph derived in %.1f s and saved to %s", time.perf_counter() - started, final)
     return str(final)
 
@@ -135,4 +137,5 @@ def sweep_abandoned(directory: Path, prefix: str) -> None:
             if entry.is_dir():
                 shutil.rmtree(entry, ignore_errors=True)
             else:
-                entry.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # as rmtree's ignore_errors: a sweep never fails its caller
+                    entry.unlink(missing_ok=True)
