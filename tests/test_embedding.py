@@ -223,7 +223,7 @@ def test_a_call_s_one_short_pass_runs_on_one_core_and_only_a_long_one_opens_the_
     assert used == [embedder._one_core] and embedder._wide is None  # one session in this process
     long_text = "replica lag on the primary database during the failover " * 20
     embedder.embed([long_text])
-    assert used[-1] is None and embedder._wide is not None and embedder._wide is not embedder._one_core
+    assert embedder._wide is not None and used[-1] is embedder._wide and embedder._wide is not embedder._one_core
     # The same vectors whichever session ran the pass.
     ids, mask = pad_batch([embedder.tokenize([long_text])[0].ids])
     np.testing.assert_allclose(encode(ids, mask, embedder._one_core), encode(ids, mask, embedder.session), atol=1e-5)

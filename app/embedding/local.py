@@ -213,15 +213,13 @@ class LocalEmbedder:
         out = np.empty((len(encodings), DIMENSION), dtype=np.float32)
         bounds = batch_bounds([len(encodings[i].ids) for i in order], self.batch_size, budget=self.batch_tokens)
         spans = list(itertools.pairwise(bounds))
-        if len(spans) > 1 or (bounds[1] * len(encodings[order[-1]].ids) <= ONE_CORE_TOKENS):
-            narrow: ort.InferenceSession | None = self._one_core
-        else:
-            narrow = None  # one long pass: every allowed core
+        one_pass_tokens = bounds[1] * len(encodings[order[-1]].ids)  # rows x width, when there is one pass
+        session = self._one_core if len(spans) > 1 or one_pass_tokens <= ONE_CORE_TOKENS else self.session
 
         def encode(span: tuple[int, int]) -> tuple[list[int], Vectors]:
             rows = order[span[0] : span[1]]
             ids, mask = pad_batch([encodings[i].ids for i in rows])
-            return rows, self.encode_padded(ids, mask, narrow)
+            return rows, self.encode_padded(ids, mask, session)
 
         if len(spans) == 1:
             done: Iterator[tuple[list[int], Vectors]] = map(encode, spans)
