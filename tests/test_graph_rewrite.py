@@ -23,7 +23,9 @@ def scalar(name: str, value: float) -> onnx.TensorProto:
     return numpy_helper.from_array(np.array(value, dtype=np.float32), name)
 
 
-def model(nodes: list[onnx.NodeProto], constants: list[onnx.TensorProto], inputs: list[str], out: str) -> onnx.ModelProto:
+def model(
+    nodes: list[onnx.NodeProto], constants: list[onnx.TensorProto], inputs: list[str], out: str
+) -> onnx.ModelProto:
     shape: Shape = ["rows", 8]
     graph = helper.make_graph(
         nodes,
@@ -47,7 +49,7 @@ def ops(graph: onnx.ModelProto) -> collections.Counter[str]:
 
 def guarded_softmax(zero: float = 0.0, after: str = "Softmax") -> onnx.ModelProto:
     nodes = [
-        helper.make_node(after, ["scores"], ["p"], name="s", **({"axis": -1} if after == "Softmax" else {})),
+        helper.make_node(after, ["scores"], ["p"], name="s"),  # Softmax's axis: the last by default (opset 13+)
         helper.make_node("IsNaN", ["p"], ["nan"], name="isnan"),
         helper.make_node("Where", ["nan", "zero", "p"], ["guarded"], name="where"),
         helper.make_node("MatMul", ["guarded", "values"], ["out"], name="product"),
