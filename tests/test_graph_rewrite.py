@@ -13,8 +13,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from app.embedding import EmbeddingError, graph_rewrite
 from app.embedding.graph_rewrite import drop_nan_guards, fuse_gelu
-from app.embedding.local import _session, int8_compute_model
+from app.embedding.local import _session, derive_int8_model, int8_compute_model
 
 Shape = list[int | str]
 
@@ -122,3 +123,12 @@ def test_the_derived_graph_has_neither_pattern_and_its_sessions_keep_layer_norms
     _session(int8_compute_model(), 1, False, optimized_to=optimized)
     run_graph = ops(onnx.load(optimized))
     assert run_graph["SkipLayerNormalization"] == 0 and run_graph["LayerNormalization"] == 13
+
+
+def test_a_shipped_graph_whose_layers_do_not_match_fails_the_derivation_naming_both_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The model is pinned by sha256, so a mismatch is our code's error: loud, never a graph half rewritten.
+    monkeypatch.setattr(graph_rewrite, "fuse_gelu", lambda model: 0)
+    with pytest.raises(EmbeddingError, match="6 softmax NaN guards and 0 GELUs found where its 6 layers"):
+        derive_int8_model()

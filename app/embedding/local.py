@@ -305,7 +305,8 @@ def derive_int8_model(*, reduce_range: bool = True) -> bytes:
     differ only where their float operators round an activation across a quantization step: over 97 Jira
     chunks 76 vectors were identical on a CPU with VNNI and one without, the lowest cosine 0.997
     (tests/test_embedder_cpu.py; ``reduce_range=False`` only for that test's counter-example). The
-    products between activations (attention) stay in float."""
+    products between activations (attention) stay in float. Before quantizing, two float patterns of the
+    export are rewritten (``app.embedding.graph_rewrite``, decision 149)."""
     import onnx  # only here: a process that never embeds locally does not load it
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -390,7 +391,7 @@ def _session(
     options.add_session_config_entry("session.inter_op.allow_spinning", spin)
     # onnxruntime would fuse each residual Add and the LayerNormalization after it into one
     # SkipLayerNormalization, whose CPU kernel took 0.46 ms for a pass of 256 tokens where the two operators
-    # take 0.07 (onnxruntime 1.32, decision 149): 15 % of the pass, twice a layer.
+    # take 0.07 (onnxruntime 1.32, decision 149): two a layer, 15 % of the pass.
     return ort.InferenceSession(
         model, sess_options=options, providers=["CPUExecutionProvider"], disabled_optimizers=_SLOWER_FUSIONS
     )
