@@ -20,7 +20,7 @@ Each rewrite checks the whole pattern, constants included, before it touches a n
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import onnx
@@ -33,7 +33,6 @@ class _Graph:
     """Who produces and who consumes each value, and each constant's value."""
 
     def __init__(self, graph: onnx.GraphProto) -> None:
-        self.graph = graph
         self.producer = {out: node for node in graph.node for out in node.output}
         self.consumers: dict[str, list[onnx.NodeProto]] = {}
         for node in graph.node:
@@ -42,8 +41,10 @@ class _Graph:
         self.initializers = {tensor.name: tensor for tensor in graph.initializer}
         self.outputs = {value.name for value in graph.output}
 
-    def scalar(self, name: str) -> float | None:
+    def scalar(self, name: str | None) -> float | None:
         """The value of a one-element constant (an initializer or a Constant node), else None."""
+        if name is None:
+            return None
         tensor = self.initializers.get(name)
         node = self.producer.get(name)
         if tensor is None and node is not None and node.op_type == "Constant" and len(node.attribute) == 1:
@@ -81,7 +82,7 @@ def drop_nan_guards(model: onnx.ModelProto) -> int:
         for consumer in graph.consumers.get(where.output[0], []):
             consumer.input[:] = [probabilities if value == where.output[0] else value for value in consumer.input]
         dropped += [isnan, where]
-    _remove(model.graph, dropped)
+    _rebuild(model.graph, dropped)
     return len(dropped) // 2
 
 
@@ -98,10 +99,10 @@ def fuse_gelu(model: onnx.ModelProto) -> int:
         if graph.only_consumer(divide.output[0], "Erf") is None:
             continue
         add = graph.only_consumer(erf.output[0], "Add")
-        if add is None or _value(graph, graph.other_input(add, erf.output[0])) != 1.0:
+        if add is None or graph.scalar(graph.other_input(add, erf.output[0])) != 1.0:
             continue
         half = graph.only_consumer(add.output[0], "Mul")
-        if half is None or _value(graph, graph.other_input(half, add.output[0])) != 0.5:
+        if half is None or graph.scalar(graph.other_input(half, add.output[0])) != 0.5:
             continue
         product = graph.only_consumer(half.output[0], "Mul")
         if product is None or graph.other_input(product, half.output[0]) != x:
@@ -110,27 +111,24 @@ def fuse_gelu(model: onnx.ModelProto) -> int:
             "Gelu", [x], [product.output[0]], name=f"{product.name}_gelu", domain=CONTRIB_DOMAIN
         )
         dropped += [divide, erf, add, half]
-    if fused:
-        nodes = [fused.get(node.output[0], node) for node in model.graph.node]
-        del model.graph.node[:]
-        model.graph.node.extend(nodes)
-        if not any(opset.domain == CONTRIB_DOMAIN for opset in model.opset_import):
-            model.opset_import.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))
-    _remove(model.graph, dropped)
+    if fused and not any(opset.domain == CONTRIB_DOMAIN for opset in model.opset_import):
+        model.opset_import.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))
+    _rebuild(model.graph, dropped, fused)
     return len(fused)
-
-
-def _value(graph: _Graph, name: str | None) -> float | None:
-    return None if name is None else graph.scalar(name)
 
 
 def _near(value: float | None, expected: float) -> bool:
     return value is not None and math.isclose(value, expected, rel_tol=1e-6)
 
 
-def _remove(graph: onnx.GraphProto, nodes: Iterable[onnx.NodeProto]) -> None:
+def _rebuild(
+    graph: onnx.GraphProto, dropped: Iterable[onnx.NodeProto], replaced: Mapping[str, onnx.NodeProto] | None = None
+) -> None:
+    """The graph's nodes without ``dropped``, each in ``replaced`` (by its first output) swapped in place, so
+    the order stays topological."""
     # A node is known by its first output: every value has one producer, while names may repeat or be empty.
-    outputs = {node.output[0] for node in nodes}
-    kept = [node for node in graph.node if node.output[0] not in outputs]
+    gone = {node.output[0] for node in dropped}
+    swap = replaced or {}
+    kept = [swap.get(node.output[0], node) for node in graph.node if node.output[0] not in gone]
     del graph.node[:]
     graph.node.extend(kept)
