@@ -23,12 +23,14 @@ fetched only after the previous one committed) and ``after`` with ``prefetch=DEF
 Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept. ``--source-process`` adds
 a third run to section (1), ``after`` with the connector's listing in a process of its own
 (``HARVESTER_SOURCE_PROCESS=on``, app.pipeline.source_process, decision 135), printed on a row of its own
-with that process's CPU.
+with that process's CPU. ``--mapping-free`` adds another, ``after`` with each item's ``map_item`` answered from
+the entities an untimed run mapped: what the ratio would read if mapping cost nothing (decision 150; a
+measurement of the mapping's share, not a configuration).
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
                             [--embed-compare] [--coalesce-compare] [--index-compare] [--budget-compare]
                             [--compute-compare]
-                            [--source-process] [--repeats 2]
+                            [--source-process] [--mapping-free] [--repeats 2]
                             [--only jira,slack]
                             [--skip latency,embed]
 
@@ -38,14 +40,17 @@ The database: as bench/connector_sync.py (HARVESTER_DATABASE_URL's server, else 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import importlib
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -67,7 +72,7 @@ from app.registry import get_spec
 from app.vector.stage import VectorStage
 from bench._cpu import cpu, data_directory, emulators, parallel_speed, postgres_cpu
 from bench.connector_sync import TOKEN, cloned, fresh_run, migrated_template, postgres
-from connectors.base import CallStats, Entity, RawItem, SourceConfig
+from connectors.base import CallStats, ConnectorSpec, Entity, RawItem, SourceConfig
 
 
 @dataclass(frozen=True)
@@ -229,6 +234,44 @@ class Best:
     apart_cpu: Cpu = Cpu()  # this process's CPU in ``ours``, the source process's in ``apart_child``
     apart_child: float = 0.0
     apart_waits: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    # --mapping-free: the ``after`` run with every item's mapping done before its clock started (decision 150)
+    free: float = float("inf")
+    free_cpu: Cpu = Cpu()
+    free_waits: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    free_calls: tuple[int, int] = (0, 0)  # of its map_item calls, how many were answered from before; all
+
+
+class MappingDoneAhead:
+    """The connector's ``map_item``, answering each item it has mapped once from what it mapped then (by
+    source type and id), installed only inside :meth:`installed`: a run after a first one spends nothing on
+    mapping. Every run maps the same items (the emulator's data is fixed by its seed), so the entities
+    loaded are the same."""
+
+    def __init__(self, case: Case) -> None:
+        self.module: Any = importlib.import_module(f"connectors.{case.name}")  # its CONNECTOR is swapped
+        self.spec: ConnectorSpec = self.module.CONNECTOR
+        self.mapped: dict[tuple[str, str], Entity] = {}
+        self.answered = 0  # calls answered from what was mapped before, since the last installed()
+        self.calls = 0  # all calls since then
+
+    def map_item(self, raw: RawItem) -> Entity:
+        self.calls += 1
+        key = (raw.source_type, raw.source_entity_id)
+        entity = self.mapped.get(key)
+        if entity is None:
+            entity = self.mapped[key] = self.spec.map_item(raw)
+        else:
+            self.answered += 1
+        return entity
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        self.answered = self.calls = 0
+        self.module.CONNECTOR = dataclasses.replace(self.spec, map_item=self.map_item)
+        try:
+            yield
+        finally:
+            self.module.CONNECTOR = self.spec
 
 
 def measure(
@@ -240,17 +283,22 @@ def measure(
     chunks: ChunkStage | None = None,
     *,
     apart: bool = False,
+    free: bool = False,
 ) -> Best:
     """Best of ``repeats`` rounds of bare, before, after (and, with ``apart``, the run whose listing ran in a
-    process of its own)."""
+    process of its own; with ``free``, the run that maps nothing, after one untimed run that maps it all)."""
     best = Best()
+    done = MappingDoneAhead(case) if free else None
+    if done is not None:
+        with done.installed():
+            pipeline(case, base_url, server_url, template, DEFAULT_PREFETCH)  # maps every item, untimed
     for _ in range(repeats):
         spent: list[Cpu] = []
         n, t, _ = bare(case, base_url, spent)
         if t < best.bare:
             best.bare_cpu = spent[0]
         best.bare = min(best.bare, t)
-        time_runs(best, case, base_url, server_url, template, n, chunks, apart=apart)
+        time_runs(best, case, base_url, server_url, template, n, chunks, apart=apart, done=done)
     return best
 
 
@@ -264,18 +312,22 @@ def time_runs(
     chunks: ChunkStage | None,
     *,
     apart: bool = False,
+    done: MappingDoneAhead | None = None,
 ) -> None:
     """One full run without read-ahead (before) and one with it (after), each kept in ``best`` if faster;
-    with ``apart`` a third, as ``after`` with the connector's listing in a process of its own (decision 135).
+    with ``apart`` a third, as ``after`` with the connector's listing in a process of its own (decision 135);
+    with ``done`` another, as ``after`` with every item's mapping done ahead (decision 150).
     A run that loads another number of items than the bare loop saw stops the bench."""
     runs = [("before", 0), ("after", DEFAULT_PREFETCH)] + ([("apart", DEFAULT_PREFETCH)] if apart else [])
+    runs += [("free", DEFAULT_PREFETCH)] if done is not None else []
     for attr, prefetch in runs:
         spent: list[Cpu] = []
         firsts: list[float] = []
         child_before = source_processes_cpu()
-        u, outcome = pipeline(
-            case, base_url, server_url, template, prefetch, chunks, spent, firsts, source_process=attr == "apart"
-        )
+        with done.installed() if attr == "free" and done is not None else nullcontext():
+            u, outcome = pipeline(
+                case, base_url, server_url, template, prefetch, chunks, spent, firsts, source_process=attr == "apart"
+            )
         child = source_processes_cpu() - child_before
         if outcome.done != items:
             raise SystemExit(f"{case.name}: bare loop saw {items} items, the run loaded {outcome.done}")
@@ -283,6 +335,9 @@ def time_runs(
             best.after_cpu = spent[0]
             best.after_first = firsts[0] if firsts else 0.0
             best.after_waits = (outcome.page_wait, outcome.vector_wait, outcome.write_wait)
+        if attr == "free" and u < best.free and done is not None:
+            best.free_cpu, best.free_calls = spent[0], (done.answered, done.calls)
+            best.free_waits = (outcome.page_wait, outcome.vector_wait, outcome.write_wait)
         if attr == "apart" and u < best.apart:
             best.apart_cpu, best.apart_child = spent[0], child
             best.apart_waits = (outcome.page_wait, outcome.vector_wait, outcome.write_wait)
@@ -311,6 +366,17 @@ def _apart_row(case: Case, b: Best) -> str:
             f"{b.bare / b.apart:>7.2f} {bound:>7.2f}   the listing in a process of its own: ours {c.ours:.2f} + "
             f"source {child:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {total:.2f} in {b.apart:.2f} s, "
             f"waited {b.apart_waits[0]:.2f} s for pages, {b.apart_waits[2]:.2f} s for the writer")  # fmt: skip
+
+
+def _free_row(case: Case, b: Best) -> str:
+    """Section (1)'s row of the run that mapped nothing (decision 150), with the bound its CPU puts on it."""
+    c = b.free_cpu
+    bound = min(1.0, b.bare / c.floor())
+    return (f"{case.name + ' mapped':<11} {b.items:>6} {'':>8} {'':>9} {b.items / b.free:>8.0f} {'':>7} "
+            f"{b.bare / b.free:>7.2f} {bound:>7.2f}   every item mapped before the run ({b.free_calls[0]} of "
+            f"{b.free_calls[1]} answered so): ours {c.ours:.2f} + "
+            f"{c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.free:.2f} s, "
+            f"waited {b.free_waits[0]:.2f} s for pages, {b.free_waits[2]:.2f} s for the writer")  # fmt: skip
 
 
 def load_average() -> str:
@@ -359,6 +425,12 @@ def main(argv: list[str] | None = None) -> None:
         help="section (1) also times each run with the connector's listing in a process of its own "
         "(HARVESTER_SOURCE_PROCESS=on, decision 135); its forkserver is started before the first run",
     )
+    parser.add_argument(
+        "--mapping-free",
+        action="store_true",
+        help="section (1) also times each after run with every item's mapping done before its clock starts "
+        "(map_item answered from an untimed run's entities): the ratio if mapping cost nothing (decision 150)",
+    )
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--only", default="", help="comma-separated connector names")
     parser.add_argument("--skip", default="", help="comma-separated sections to skip: plain, latency, embed")
@@ -378,7 +450,8 @@ def main(argv: list[str] | None = None) -> None:
                   f"{'before':>7} {'after':>7} {'bound':>7}   CPU s: ours + emulator (+ PostgreSQL)")  # fmt: skip
             for case in wanted:
                 with emulator(case, args.items) as url:
-                    b = measure(case, url, server_url, template, args.repeats, apart=args.source_process)
+                    b = measure(case, url, server_url, template, args.repeats, apart=args.source_process,
+                                free=args.mapping_free)  # fmt: skip
                 rate = [b.items / t for t in (b.bare, b.before, b.after)]
                 c = b.after_cpu
                 # The best ratio the after run's CPU allows on this machine (its floor wall time); a run
@@ -392,6 +465,8 @@ def main(argv: list[str] | None = None) -> None:
                       f"   load {load_average()}")  # fmt: skip
                 if args.source_process:
                     print(_apart_row(case, b))
+                if args.mapping_free:
+                    print(_free_row(case, b))
         if "latency" not in skip:
             print(f"\n(2) {args.latency_ms} ms per request: full-run wall / bare fetch wall (goal <= 1.10)")
             print(f"{'connector':<11} {'items':>6} {'bare s':>8} {'before s':>9} {'after s':>8} "
@@ -513,4 +588,3 @@ def _embed_section(
             print(f"{name + ' apart':<9} {b.items:>6} {len(texts):>7} {'':>8} {'':>8} {'':>9} {b.apart:>8.2f} {'':>7} "
                   f"{b.apart / floor:>7.2f}   the listing in a process of its own, waited {b.apart_waits[0]:.2f} s "
                   f"for pages, {b.apart_waits[1]:.2f} s for vectors")  # fmt: skip
-
