@@ -368,15 +368,18 @@ def _apart_row(case: Case, b: Best) -> str:
             f"waited {b.apart_waits[0]:.2f} s for pages, {b.apart_waits[2]:.2f} s for the writer")  # fmt: skip
 
 
+def _spent(c: Cpu, wall: float, waits: tuple[float, float, float]) -> str:
+    """A section (1) run's CPU by process, its wall time and what its thread waited for."""
+    return (f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {wall:.2f} s, "
+            f"waited {waits[0]:.2f} s for pages, {waits[2]:.2f} s for the writer")  # fmt: skip
+
+
 def _free_row(case: Case, b: Best) -> str:
     """Section (1)'s row of the run that mapped nothing (decision 150), with the bound its CPU puts on it."""
-    c = b.free_cpu
-    bound = min(1.0, b.bare / c.floor())
+    bound = min(1.0, b.bare / b.free_cpu.floor())
     return (f"{case.name + ' mapped':<11} {b.items:>6} {'':>8} {'':>9} {b.items / b.free:>8.0f} {'':>7} "
             f"{b.bare / b.free:>7.2f} {bound:>7.2f}   every item mapped before the run ({b.free_calls[0]} of "
-            f"{b.free_calls[1]} answered so): ours {c.ours:.2f} + "
-            f"{c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.free:.2f} s, "
-            f"waited {b.free_waits[0]:.2f} s for pages, {b.free_waits[2]:.2f} s for the writer")  # fmt: skip
+            f"{b.free_calls[1]} answered so): ours {_spent(b.free_cpu, b.free, b.free_waits)}")  # fmt: skip
 
 
 def load_average() -> str:
@@ -460,9 +463,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
                       f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f} {bound:>7.2f}   "
                       f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s, after "
-                      f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {b.after:.2f} s, "
-                      f"waited {b.after_waits[0]:.2f} s for pages, {b.after_waits[2]:.2f} s for the writer"
-                      f"   load {load_average()}")  # fmt: skip
+                      f"{_spent(c, b.after, b.after_waits)}   load {load_average()}")  # fmt: skip
                 if args.source_process:
                     print(_apart_row(case, b))
                 if args.mapping_free:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,3 +31,11 @@ def run_bench(script: str, *args: str, timeout: int, as_module: bool = False) ->
     assert done.returncode == 0, done.stderr[-3000:]
     assert not leftovers() - before, sorted(leftovers() - before)
     return done.stdout
+
+
+def printed_line(pattern: str, out: str) -> re.Match[str]:
+    """The first line of a bench's ``out`` that ``pattern`` matches from its start; fails the test, showing
+    the whole output, when none does."""
+    found = re.search(pattern, out, re.MULTILINE)
+    assert found is not None, out
+    return found

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.bench_runs import NUM, run_bench
+from tests.bench_runs import NUM, printed_line, run_bench
 
 pytestmark = pytest.mark.slow
 
@@ -38,25 +38,21 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         assert float(row.group(16)) + float(row.group(17)) <= float(row.group(15)) + 0.01, row.group(0)
         # --source-process (decision 135): the run whose listing ran in a process of its own loaded what the
         # bare loop saw, and that process's CPU, reaped by the forkserver, is counted beside this process's.
-        fork = re.search(
+        fork = printed_line(
             rf"^{name} apart\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+the listing in a process of its own: ours {NUM} \+ "
             rf"source {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s",
             out,
-            re.MULTILINE,
         )
-        assert fork is not None, out
         assert int(fork.group(1)) == items and 0 < float(fork.group(4)) <= 1, fork.group(0)
         ours, child, total = (float(fork.group(i)) for i in (5, 6, 9))
         assert child > 0 and total + 0.02 >= ours + child, fork.group(0)
         # --mapping-free (decision 150): the run that loaded what the bare loop saw had every map_item call
         # answered from an untimed run's entities, so the mapping's share of the ratio is what it removed.
-        free = re.search(
+        free = printed_line(
             rf"^{name} mapped\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+every item mapped before the run "
             rf"\((\d+) of (\d+) answered so\): ours {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s",
             out,
-            re.MULTILINE,
         )
-        assert free is not None, out
         assert int(free.group(1)) == items and 0 < float(free.group(4)) <= 1, free.group(0)
         answered, calls = int(free.group(5)), int(free.group(6))
         assert answered == calls >= items, free.group(0)  # none mapped during the timed run
