@@ -22,6 +22,8 @@ patching anything. This module holds what they share:
   - ``{"status": 429, "ratio": 0.5, "retry_after": 1}`` — that share of API requests answers 429 with
     ``Retry-After: 1`` (``retry_after`` optional, any status);
   - ``{"status": 503, "count": 3}`` — the next 3 API requests answer 503 (deterministic storms);
+    with a ``ratio`` as well (``{"status": 503, "ratio": 0.05, "count": 4}``), that share of API requests
+    answers 503 until 4 have: failures sprinkled through a run, never more than a client's retries ride out;
     ``"headers": {...}`` adds those response headers as they are (garbage ``X-RateLimit-*`` values...);
   - ``{"latency_ms": 50}`` — every API request sleeps that long first;
   - ``{"route_latency_ms": {"/search": 800}}`` — requests whose route (``"GET <pattern>"``, as ``stats``
@@ -333,7 +335,9 @@ class Faults:
                 if rule.keys is not None or rule.status is None:
                     continue
                 if rule.count is not None:
-                    if rule.count <= 0:
+                    # A count alone fires on the next requests; with a ratio, on that share of them, until
+                    # it has fired count times.
+                    if rule.count <= 0 or (rule.ratio < 1.0 and self._rng.random() >= rule.ratio):
                         continue
                     rule.count -= 1
                     chosen = rule

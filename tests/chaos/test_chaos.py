@@ -200,10 +200,13 @@ def _assert_no_doing_jobs(cluster: Cluster) -> None:
 
 
 def _chaos_faults(rng: random.Random, jira: Jira) -> None:
-    """Latency spikes and short outages at the source, decided by the seed."""
+    """Latency spikes and short outages at the source, decided by the seed. The 503s are sprinkled through
+    the run, at most four in all: a request is tried five times (connectors/http.py), so none of them may
+    fail the run. (Unbounded, a 10 % share failed a request five times in a row about once in 10^5 requests:
+    a run that gave up as it should, and a test that failed at random.)"""
     jira.fault(latency_ms=rng.choice([50, 100, 200]))
     if rng.random() < 0.5:
-        jira.fault(status=503, ratio=0.1)
+        jira.fault(status=503, ratio=0.02, count=4)
     if rng.random() < 0.5:
         jira.fault(status=429, count=2, retry_after=1)
 

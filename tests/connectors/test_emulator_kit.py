@@ -98,3 +98,17 @@ def test_a_keyed_latency_slows_that_record_alone_and_only_where_it_is_served(mon
     ):
         with pytest.raises(ValueError, match=field):
             faults.add(bad)
+
+
+def test_a_counted_fault_with_a_ratio_fires_on_that_share_of_requests_until_its_count() -> None:
+    # The chaos tests' sprinkled outages: failures spread through a run, never more than its retries ride out.
+    faults = kit.Faults(seed=7)
+    faults.add({"status": 503, "ratio": 0.2, "count": 4})
+    answers = [faults.for_request("GET /x") for _ in range(400)]
+    failed = [i for i, a in enumerate(answers) if a is not None]
+    assert len(failed) == 4 and all(answers[i].status == 503 for i in failed)  # type: ignore[union-attr]
+    assert failed != [0, 1, 2, 3] and failed[-1] > 4, "sprinkled, not the next four requests"
+    # A count alone is still the next requests, as before.
+    faults.clear()
+    faults.add({"status": 503, "count": 3})
+    assert [faults.for_request("GET /x") is not None for _ in range(5)] == [True, True, True, False, False]
