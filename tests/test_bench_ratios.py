@@ -21,14 +21,12 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         "--mapping-free", timeout=600,
     )  # fmt: skip
     for name in ("jira", "confluence", "slack"):
-        row = re.search(
+        row = printed_line(
             rf"^{name}\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+"
             rf"bare {NUM} \+ {NUM} in {NUM} s, after {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s, "
             rf"waited {NUM} s for pages, {NUM} s for the writer",
             out,
-            re.MULTILINE,
         )
-        assert row is not None, out
         items, bound = int(row.group(1)), float(row.group(7))
         bare_ours, after_ours, after_pg, after_total = (float(row.group(i)) for i in (8, 11, 13, 14))
         assert items > 0 and bare_ours > 0 and after_ours > 0 and after_pg > 0, row.group(0)
@@ -56,13 +54,11 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
         assert int(free.group(1)) == items and 0 < float(free.group(4)) <= 1, free.group(0)
         answered, calls = int(free.group(5)), int(free.group(6))
         assert answered == calls >= items, free.group(0)  # none mapped during the timed run
-    embed = re.search(
+    embed = printed_line(
         rf"^product\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM} s, "
         rf"{NUM} \+ {NUM} \+ {NUM}",
         out,
-        re.MULTILINE,
     )
-    assert embed is not None, out
     # Section (3) runs each connector in turn, each under its own name.
     rows = re.findall(r"^(jira|confluence|slack):\n.*\n(product)\s", out, re.MULTILINE)
     assert [name for name, _ in rows] == ["jira", "confluence", "slack"], out
@@ -75,18 +71,15 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     )
     assert waits is not None and sum(float(w) for w in waits.groups()) <= after_s + 0.02, out
     # --index-compare: the same embedder's runs into a database without the HNSW index, on the same floor.
-    no_index = re.search(rf"^no-index\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out, re.MULTILINE)
-    assert no_index is not None, out
+    no_index = printed_line(rf"^no-index\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out)
     assert no_index.group(1, 2) == embed.group(1, 2), out  # the same items and chunk texts
     assert float(no_index.group(6)) > 0, out
     # --budget-compare: the embedder as before decision 131 (passes bounded by rows alone), same texts.
-    rows_only = re.search(rf"^rows-only\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out, re.MULTILINE)
-    assert rows_only is not None, out
+    rows_only = printed_line(rf"^rows-only\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out)
     assert rows_only.group(1, 2) == embed.group(1, 2), out
     assert float(rows_only.group(4)) > 0 and float(rows_only.group(6)) > 0, out
     # --compute-compare: the shipped graph, its products in float (before decision 146), same texts.
-    float_graph = re.search(rf"^float\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out, re.MULTILINE)
-    assert float_graph is not None, out
+    float_graph = printed_line(rf"^float\s+(\d+)\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}", out)
     assert float_graph.group(1, 2) == embed.group(1, 2), out
     assert float(float_graph.group(4)) > 0 and float(float_graph.group(6)) > 0, out
 
