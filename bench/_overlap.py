@@ -8,7 +8,9 @@ our interpreter lock), fed the same data as bench/connector_sync.py. For each co
     answering at once, a run is CPU: the row also prints the CPU seconds of the bare loop and of the best
     ``after`` run by process (this one, the emulator, PostgreSQL; psutil) and the ``bound`` that CPU puts
     on the ratio on this machine: bare wall ÷ max(this process's CPU, all of it ÷ cores), since one
-    interpreter lock serialises nearly all of this process's work and the cores carry the rest;
+    interpreter lock serialises nearly all of this process's work and the cores carry the rest. Beside
+    both runs it prints the share of the cores' time that sat idle (psutil's machine-wide idle time): a
+    run below its bound with cores idle is waiting on its chain of hand-offs, not on CPU (decision 152);
 (2) ``latency_ms`` injected on every request (emulator fault) — full-run wall time against the bare
     fetch loop's; goal <= 1.1;
 (3) the local embedder (fewer items; MiniLM on ``--embed-threads``) — full-run wall time
@@ -120,11 +122,13 @@ def set_latency(base_url: str, latency_ms: int) -> None:
 @dataclass(frozen=True)
 class Cpu:
     """CPU seconds one run cost, by process: this one (the run's thread and its read-ahead, which share
-    one interpreter lock), the source's emulator and PostgreSQL."""
+    one interpreter lock), the source's emulator and PostgreSQL; and the seconds the machine's cores sat
+    idle meanwhile, all of them together (decision 152: a run can leave cores idle and still be slow)."""
 
     ours: float = 0.0
     emulator: float = 0.0
     postgres: float = 0.0
+    idle: float = 0.0
 
     @property
     def total(self) -> float:
@@ -140,11 +144,27 @@ class Cpu:
         return max(self.ours, self.spread())
 
     def __sub__(self, other: Cpu) -> Cpu:
-        return Cpu(self.ours - other.ours, self.emulator - other.emulator, self.postgres - other.postgres)
+        return Cpu(
+            self.ours - other.ours,
+            self.emulator - other.emulator,
+            self.postgres - other.postgres,
+            self.idle - other.idle,
+        )
+
+    def idle_share(self, wall: float) -> float:
+        """The share of the cores' time that was idle during ``wall`` seconds, in per cent. The kernel counts
+        idle time in clock ticks (10 ms), so a run of a few ticks reads coarsely; never above 100."""
+        return min(100.0, 100.0 * self.idle / (wall * (os.cpu_count() or 1))) if wall > 0 else 0.0
 
 
 def _cpu_now(pg_dir: Path | None) -> Cpu:
-    return Cpu(cpu([psutil.Process()]), cpu(emulators()), postgres_cpu(pg_dir) if pg_dir is not None else 0.0)
+    machine = psutil.cpu_times()
+    return Cpu(
+        cpu([psutil.Process()]),
+        cpu(emulators()),
+        postgres_cpu(pg_dir) if pg_dir is not None else 0.0,
+        machine.idle + getattr(machine, "iowait", 0.0),  # a core waiting on I/O runs nothing either
+    )
 
 
 def bare(
@@ -365,13 +385,16 @@ def _apart_row(case: Case, b: Best) -> str:
     return (f"{case.name + ' apart':<11} {b.items:>6} {'':>8} {'':>9} {b.items / b.apart:>8.0f} {'':>7} "
             f"{b.bare / b.apart:>7.2f} {bound:>7.2f}   the listing in a process of its own: ours {c.ours:.2f} + "
             f"source {child:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {total:.2f} in {b.apart:.2f} s, "
-            f"waited {b.apart_waits[0]:.2f} s for pages, {b.apart_waits[2]:.2f} s for the writer")  # fmt: skip
+            f"waited {b.apart_waits[0]:.2f} s for pages, {b.apart_waits[2]:.2f} s for the writer, "
+            f"cores idle {c.idle_share(b.apart):.0f} %")  # fmt: skip
 
 
 def _spent(c: Cpu, wall: float, waits: tuple[float, float, float]) -> str:
-    """A section (1) run's CPU by process, its wall time and what its thread waited for."""
+    """A section (1) run's CPU by process, its wall time, what its thread waited for and how idle the
+    machine's cores were meanwhile."""
     return (f"{c.ours:.2f} + {c.emulator:.2f} + {c.postgres:.2f} = {c.total:.2f} in {wall:.2f} s, "
-            f"waited {waits[0]:.2f} s for pages, {waits[2]:.2f} s for the writer")  # fmt: skip
+            f"waited {waits[0]:.2f} s for pages, {waits[2]:.2f} s for the writer, "
+            f"cores idle {c.idle_share(wall):.0f} %")  # fmt: skip
 
 
 def _free_row(case: Case, b: Best) -> str:
@@ -462,7 +485,8 @@ def main(argv: list[str] | None = None) -> None:
                 bound = min(1.0, b.bare / c.floor())
                 print(f"{case.name:<11} {b.items:>6} {rate[0]:>8.0f} {rate[1]:>9.0f} {rate[2]:>8.0f} "
                       f"{rate[1] / rate[0]:>7.2f} {rate[2] / rate[0]:>7.2f} {bound:>7.2f}   "
-                      f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s, after "
+                      f"bare {b.bare_cpu.ours:.2f} + {b.bare_cpu.emulator:.2f} in {b.bare:.2f} s "
+                      f"(cores idle {b.bare_cpu.idle_share(b.bare):.0f} %), after "
                       f"{_spent(c, b.after, b.after_waits)}   load {load_average()}")  # fmt: skip
                 if args.source_process:
                     print(_apart_row(case, b))

@@ -23,17 +23,17 @@ def test_overlap_prints_each_ratio_with_its_bound_and_the_cpu_behind_it() -> Non
     for name in ("jira", "confluence", "slack"):
         row = printed_line(
             rf"^{name}\s+(\d+)\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+{NUM}\s+"
-            rf"bare {NUM} \+ {NUM} in {NUM} s, after {NUM} \+ {NUM} \+ {NUM} = {NUM} in {NUM} s, "
-            rf"waited {NUM} s for pages, {NUM} s for the writer",
+            rf"bare {NUM} \+ {NUM} in {NUM} s \(cores idle (\d+) %\), after {NUM} \+ {NUM} \+ {NUM} = {NUM} in "
+            rf"{NUM} s, waited {NUM} s for pages, {NUM} s for the writer, cores idle (\d+) %",
             out,
         )
         items, bound = int(row.group(1)), float(row.group(7))
-        bare_ours, after_ours, after_pg, after_total = (float(row.group(i)) for i in (8, 11, 13, 14))
+        bare_ours, after_ours, after_pg, after_total = (float(row.group(i)) for i in (8, 12, 14, 15))
         assert items > 0 and bare_ours > 0 and after_ours > 0 and after_pg > 0, row.group(0)
         assert after_total >= after_ours, row.group(0)
         assert 0 < bound <= 1, row.group(0)  # a run fetches all the bare loop does
         # The waits are parts of the run (the run's thread waits for one thing at a time).
-        assert float(row.group(16)) + float(row.group(17)) <= float(row.group(15)) + 0.01, row.group(0)
+        assert float(row.group(17)) + float(row.group(18)) <= float(row.group(16)) + 0.01, row.group(0)
         # --source-process (decision 135): the run whose listing ran in a process of its own loaded what the
         # bare loop saw, and that process's CPU, reaped by the forkserver, is counted beside this process's.
         fork = printed_line(
