@@ -12,8 +12,9 @@ Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRE
 ``HARVESTER_SOURCE_CREDENTIAL`` (default credential of ``harvester sources add``), ``HARVESTER_LOG_LEVEL``,
 ``HARVESTER_AUDIT_SINK``, ``HARVESTER_CORS_ORIGINS`` (comma-separated origins a browser Admin Panel may call
 the API from; unset: none), ``HARVESTER_PIPELINE_PREFETCH`` (pages a run fetches ahead of the one it
-loads, 0-64, default 3; 0 is the sequential loop), ``HARVESTER_SOURCE_PROCESS`` (``on``: a whole-source run
-with read-ahead lists its source in a child process; default off).
+loads, 0-64, default 3; 0 is the sequential loop), ``HARVESTER_SOURCE_PROCESS`` (``on``: every whole-source run
+with read-ahead lists its source in a child process; ``off``: none does; unset: those whose connector's
+manifest says ``listing_apart``, Confluence's, decision 153).
 """
 
 from __future__ import annotations
@@ -90,8 +91,9 @@ class Config:
     stalled_jobs_cron: str = "* * * * *"  # when recover_stalled_jobs runs; a 6th field is seconds
     # Pages a run fetches ahead of the page it loads (issue 15 §1); 0: fetch each page after the last commit.
     pipeline_prefetch: int = 3
-    # A whole-source run lists its source in a child process (app.pipeline.source_process, decision 135).
-    source_process: bool = False
+    # A whole-source run lists its source in a child process (app.pipeline.source_process, decision 135):
+    # True every run, False none, None the connectors whose manifest asks for it (decision 153).
+    source_process: bool | None = None
     # Hours a job Procrastinate finished stays in its tables before prune_jobs deletes it (issue 15 §5).
     job_retention_hours: int = 168
 
@@ -129,7 +131,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         worker_heartbeat=env.positive_int("HARVESTER_WORKER_HEARTBEAT") or 10,
         stalled_jobs_cron=env.cron("HARVESTER_STALLED_JOBS_CRON", DEFAULT_TICK_CRON),
         pipeline_prefetch=env.bounded_int("HARVESTER_PIPELINE_PREFETCH", 0, 64, default=3),
-        source_process=env.flag("HARVESTER_SOURCE_PROCESS", default=False),
+        source_process=env.optional_flag("HARVESTER_SOURCE_PROCESS"),
         job_retention_hours=env.positive_int("HARVESTER_JOB_RETENTION_HOURS") or 168,
     )
 
@@ -197,6 +199,10 @@ class _Env:
         if lowered in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"{name}: expected true or false (1/0, yes/no, on/off)")
+
+    def optional_flag(self, name: str) -> bool | None:
+        """A flag that may be left unset: None then (the caller's own default applies)."""
+        return None if self.text(name) is None else self.flag(name, default=False)
 
     def choice(self, name: str, allowed: tuple[str, ...], *, default: str, upper: bool = False) -> str:
         value = self.text(name)

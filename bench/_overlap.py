@@ -25,9 +25,11 @@ fetched only after the previous one committed) and ``after`` with ``prefetch=DEF
 Bare and pipeline runs alternate ``--repeats`` times and the best of each is kept. ``--source-process`` adds
 a third run to section (1), ``after`` with the connector's listing in a process of its own
 (``HARVESTER_SOURCE_PROCESS=on``, app.pipeline.source_process, decision 135), printed on a row of its own
-with that process's CPU. ``--mapping-free`` adds another, ``after`` with each item's ``map_item`` answered from
-the entities an untimed run mapped: what the ratio would read if mapping cost nothing (decision 150; a
-measurement of the mapping's share, not a configuration).
+with that process's CPU. The ``before`` and ``after`` runs list in this process whatever the connector: a
+Confluence run's product default is the listing apart (decision 153), which is that row. ``--mapping-free``
+adds another, ``after`` with each item's ``map_item`` answered from the entities an untimed run mapped:
+what the ratio would read if mapping cost nothing (decision 150; a measurement of the mapping's share, not a
+configuration).
 
     python bench/overlap.py [--items 2000] [--latency-items 600] [--latency-ms 100] [--embed-items 150]
                             [--embed-compare] [--coalesce-compare] [--index-compare] [--budget-compare]

@@ -47,7 +47,10 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
         }
     )
     assert config.pipeline_prefetch == 0  # the sequential loop
-    assert config.source_process and not load_config({}).source_process  # off unless asked for
+    assert config.source_process is True
+    # Unset: each connector's manifest decides (decision 153); "off" keeps every listing in the run's process.
+    assert load_config({}).source_process is None
+    assert load_config({"HARVESTER_SOURCE_PROCESS": "off"}).source_process is False
     assert config.cors_origins == ("https://panel.example.com", "http://127.0.0.1:3000")
     assert config.database_url == "postgresql://h/db" and config.previous_secret_keys == ("a", "b")
     assert config.embedder == EmbedderConfig("openai", "http://127.0.0.1:1", "m", 384, "sk-1", 8, 2)

@@ -25,6 +25,7 @@ def run_worker(concurrency: int = 2, *, periodic: bool = True, db_wait: float = 
         from app.pipeline.source_process import start_forkserver
 
         start_forkserver()  # each run's listing in a process of its own (decision 135), ready before the first
+    # Unset, only some connectors' runs list apart (decision 153): the first of them starts it (~0.4 s, once).
     settle()  # start-up is done: its objects leave the collector's walks (decision 92)
     return run_supervised(
         app,

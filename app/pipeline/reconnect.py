@@ -38,7 +38,7 @@ def execute_with_reconnect(
     chunks: ChunkStage | None = None,
     give_up_after: float = 600.0,
     prefetch: int = DEFAULT_PREFETCH,
-    source_process: bool = False,
+    source_process: bool | None = False,
 ) -> RunOutcome:
     """Run ``run_id`` like :func:`execute_run` on connections from ``open_connection`` (autocommit), each
     execution under a new :func:`execution_id` of ``worker``, resuming after a lost connection."""

@@ -251,7 +251,7 @@ def execute_run(
     on_progress: ProgressCallback | None = None,
     heartbeat_connection: ConnectionFactory | None = None,
     prefetch: int = DEFAULT_PREFETCH,
-    source_process: bool = False,
+    source_process: bool | None = False,
 ) -> RunOutcome:
     """Run ``run_id`` to a terminal state on ``conn``. Raises :class:`LaneBusy`, :class:`ConnectionLost`.
 
@@ -259,7 +259,9 @@ def execute_run(
     the claim's generation. ``heartbeat_connection`` opens the heartbeat thread's own connection (default:
     one more connection to ``conn``'s database). ``prefetch`` pages are fetched ahead of the page being
     loaded, on a producer thread (0: fetch only after each commit). ``source_process``: with read-ahead, a
-    whole-source run lists its source in a child process (:mod:`app.pipeline.source_process`).
+    whole-source run lists its source in a child process (:mod:`app.pipeline.source_process`); None: if the
+    connector's manifest says ``listing_apart`` (decision 153), as a worker and ``harvester sync`` run it when
+    ``HARVESTER_SOURCE_PROCESS`` is unset.
 
     ``conn`` must be in autocommit mode: the run is many transactions (one per page), each declared
     here as a ``conn.transaction()`` block; on a connection with an implicit transaction open they
@@ -316,7 +318,7 @@ class _Run:
         chunks: ChunkStage | None,
         on_progress: ProgressCallback | None,
         prefetch: int = 0,
-        source_process: bool = False,
+        source_process: bool | None = False,
     ) -> None:
         self.conn = conn
         self.prefetch = prefetch
@@ -375,7 +377,8 @@ class _Run:
         try:
             spec = get_spec(source.connector_type)
             # The listing in a child process (decision 135) takes its rate budget on a connection of its own.
-            apart = self.source_process and self.prefetch > 0 and self._items() is None
+            wanted = spec.manifest.listing_apart if self.source_process is None else self.source_process
+            apart = wanted and self.prefetch > 0 and self._items() is None
             if self.prefetch and (not apart or isinstance(self.chunks, PreparingStage)):
                 # The producer's connection: the rate gate of a listing on this process's read-ahead thread,
                 # and the embedding stage's look-ups. A listing apart without that stage needs none

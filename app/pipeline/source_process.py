@@ -1,8 +1,9 @@
 """A run's listing in a process of its own (issue 15 §1, decision 135).
 
-With ``HARVESTER_SOURCE_PROCESS=on`` a whole-source run with read-ahead lists its source in a child
-process: the connector's ``enumerate`` (requests, JSON decoding, attachments' text) runs there under an
-interpreter lock of its own while the run's process maps, loads and embeds. Measured in decision 133: on
+A whole-source run with read-ahead of a connector whose manifest says ``listing_apart`` (Confluence's,
+decision 153), or of any connector with ``HARVESTER_SOURCE_PROCESS=on`` (none with ``off``), lists its
+source in a child process: the connector's ``enumerate`` (requests, JSON decoding, attachments' text) runs
+there under an interpreter lock of its own while the run's process maps, loads and embeds. Measured in decision 133: on
 two cores the lock cost the no-latency runs 0.03-0.09 of their ratio to the bare loop.
 
 How it is wired:

@@ -23,4 +23,8 @@ MANIFEST = Manifest(
     # Confluence Server/DC webhooks with a secret sign the raw body: X-Hub-Signature: sha256=<hex>.
     # The emulator (and Atlassian's Cloud webhooks) send a unique X-Atlassian-Webhook-Identifier.
     webhook=WEBHOOK,
+    # The listing parses each page's storage format and its PDF attachments' text (pypdf, pure Python): most
+    # of a fast source's run. Apart, it no longer shares the run's interpreter lock with the mapping and the
+    # writes (decision 153).
+    listing_apart=True,
 )
