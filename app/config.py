@@ -13,8 +13,8 @@ Variables: ``HARVESTER_DATA_DIR``, ``HARVESTER_DATABASE_URL``, ``HARVESTER_SECRE
 ``HARVESTER_AUDIT_SINK``, ``HARVESTER_CORS_ORIGINS`` (comma-separated origins a browser Admin Panel may call
 the API from; unset: none), ``HARVESTER_PIPELINE_PREFETCH`` (pages a run fetches ahead of the one it
 loads, 0-64, default 3; 0 is the sequential loop), ``HARVESTER_SOURCE_PROCESS`` (``on``: every whole-source run
-with read-ahead lists its source in a child process; ``off``: none does; unset: those whose connector's
-manifest says ``listing_apart``, Confluence's, decision 153).
+with read-ahead lists its source in a child process; ``off``: none does; unset: the full and reconciliation
+runs of connectors whose manifest says ``listing_apart``, Confluence's, decisions 153-154).
 """
 
 from __future__ import annotations

@@ -243,9 +243,10 @@ class Manifest:
     auth_methods: tuple[Literal["static_token", "oauth"], ...]
     errors: ErrorClassification = field(default_factory=ErrorClassification)
     webhook: WebhookSpec | None = None
-    # Whether a whole-source run lists this source in a process of its own unless HARVESTER_SOURCE_PROCESS
-    # says otherwise (decision 153): worth it where the listing itself costs CPU that would share the run's
-    # interpreter lock (Confluence: HTML storage and PDF text), not where it is a chain of cheap requests.
+    # Whether a full or reconciliation run lists this source in a process of its own unless
+    # HARVESTER_SOURCE_PROCESS says otherwise (decision 153; an incremental poll lists in the run's process,
+    # decision 154): worth it where the listing itself costs CPU that would share the run's interpreter lock
+    # (Confluence: HTML storage and PDF text), not where it is a chain of cheap requests.
     listing_apart: bool = False
 
 

@@ -259,9 +259,10 @@ def execute_run(
     the claim's generation. ``heartbeat_connection`` opens the heartbeat thread's own connection (default:
     one more connection to ``conn``'s database). ``prefetch`` pages are fetched ahead of the page being
     loaded, on a producer thread (0: fetch only after each commit). ``source_process``: with read-ahead, a
-    whole-source run lists its source in a child process (:mod:`app.pipeline.source_process`); None: if the
-    connector's manifest says ``listing_apart`` (decision 153), as a worker and ``harvester sync`` run it when
-    ``HARVESTER_SOURCE_PROCESS`` is unset.
+    whole-source run lists its source in a child process (:mod:`app.pipeline.source_process`); None: a full or
+    reconciliation run does if the connector's manifest says ``listing_apart`` (decision 153; an incremental
+    one lists here, decision 154), as a worker and ``harvester sync`` run it when ``HARVESTER_SOURCE_PROCESS``
+    is unset.
 
     ``conn`` must be in autocommit mode: the run is many transactions (one per page), each declared
     here as a ``conn.transaction()`` block; on a connection with an implicit transaction open they
@@ -377,7 +378,13 @@ class _Run:
         try:
             spec = get_spec(source.connector_type)
             # The listing in a child process (decision 135) takes its rate budget on a connection of its own.
-            wanted = spec.manifest.listing_apart if self.source_process is None else self.source_process
+            # A manifest's listing_apart is for the runs that list everything: an incremental poll lists what
+            # changed since its cursor, and a child would cost it more than it saves (decision 154).
+            wanted = (
+                spec.manifest.listing_apart and self.claim.mode != "incremental"
+                if self.source_process is None
+                else self.source_process
+            )
             apart = wanted and self.prefetch > 0 and self._items() is None
             if self.prefetch and (not apart or isinstance(self.chunks, PreparingStage)):
                 # The producer's connection: the rate gate of a listing on this process's read-ahead thread,

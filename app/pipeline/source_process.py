@@ -1,7 +1,8 @@
 """A run's listing in a process of its own (issue 15 §1, decision 135).
 
-A whole-source run with read-ahead of a connector whose manifest says ``listing_apart`` (Confluence's,
-decision 153), or of any connector with ``HARVESTER_SOURCE_PROCESS=on`` (none with ``off``), lists its
+A full or reconciliation run with read-ahead of a connector whose manifest says ``listing_apart``
+(Confluence's, decision 153; an incremental poll lists in the run's process, decision 154), or any
+whole-source run with ``HARVESTER_SOURCE_PROCESS=on`` (none with ``off``), lists its
 source in a child process: the connector's ``enumerate`` (requests, JSON decoding, attachments' text) runs
 there under an interpreter lock of its own while the run's process maps, loads and embeds. Measured in decision 133: on
 two cores the lock cost the no-latency runs 0.03-0.09 of their ratio to the bare loop.
@@ -10,7 +11,7 @@ How it is wired:
 
 - Children come from a **forkserver** (started by the worker at start-up, else by the first run that asks;
   the connector packages and the main script preloaded, and what each child would otherwise build at its
-  first request, :mod:`app.pipeline.source_preload`: ~0.4 s once, then ~15 ms a child), never from a
+  first request, :mod:`app.pipeline.source_preload`: ~0.4 s once, then ~20 ms a child, decision 154), never from a
   fork of the worker, whose other threads (heartbeats, the embedder, Procrastinate's loop) may hold locks
   at the moment of a fork.
 - The child receives the run's :class:`SourceConfig` over the pipe (the credential never appears in an
@@ -115,12 +116,11 @@ def _preload() -> None:
     global _preloaded
     with _preload_lock:
         if not _preloaded:
-            # ``__main__`` too: else each child runs the worker's main script again (as ``__mp_main__``) before
-            # it starts, importing what that script imports. ``source_preload`` builds what each child would
-            # otherwise build at its first request (decision 136).
-            _context.set_forkserver_preload(
-                ["__main__", __name__, *connector_packages(), "app.pipeline.source_preload"]
-            )
+            # ``source_preload`` builds what each child would otherwise build at its first request (decision
+            # 136) and keeps each child from running the worker's main script again (decision 154): not
+            # ``"__main__"`` here, which Python before 3.13.8 ignores and a later one would import into the
+            # forkserver for nothing (the CLI and all it imports).
+            _context.set_forkserver_preload([__name__, *connector_packages(), "app.pipeline.source_preload"])
             _preloaded = True
 
 

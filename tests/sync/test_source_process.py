@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -346,3 +349,38 @@ def test_a_source_process_starts_with_what_each_would_build_at_its_first_request
     finally:
         child.join(10)
         ours.close()
+
+
+MAIN_SCRIPT = """
+import os
+
+with open({marker!r}, "a") as marks:  # every process that runs this script, as __main__ or __mp_main__
+    marks.write(f"{{os.getpid()}}\\n")
+
+if __name__ == "__main__":
+    from app.pipeline.source_process import SourceProcess
+    from connectors.base import CallStats, RawItem, SourceConfig
+
+    config = SourceConfig(1, {url!r}, {token!r}, "all", (), {{}})
+    listing = SourceProcess("jira", config, CallStats(), conninfo=None, name="run-0-source")
+    print(os.getpid(), sum(1 for emitted in listing.enumerate(None, None) if isinstance(emitted, RawItem)))
+    listing.close()
+"""
+
+
+def test_a_source_process_does_not_run_its_parent_s_main_script_again(tmp_path: Path) -> None:
+    """A real process whose main script marks each process that runs it lists a source apart: the child lists
+    every item, and only the parent ran the script (decision 154). multiprocessing prepares a forkserver's child
+    by running the parent's main script again, which under a worker imports the CLI and all it imports (~55 ms
+    of CPU a child), under a bench numpy and onnxruntime (~0.27 s)."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "main_script.py"
+    with served(JiraEmulator(60, seed=5, token=TOKEN)) as jira:
+        script.write_text(MAIN_SCRIPT.format(marker=str(marker), url=jira.base_url, token=TOKEN))
+        done = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    pid, items = done.stdout.split()
+    assert items == "60"
+    assert marker.read_text().split() == [pid], "a process besides the parent ran its main script"
