@@ -8,7 +8,8 @@ One policy for every connector (Jira, Confluence, Slack):
 - one size cap, :data:`MAX_BYTES`: an attachment declared larger is not requested; the body is
   streamed and reading stops at the cap (:meth:`connectors.http.SourceHttp.get_bytes_capped`), so
   nothing beyond it is ever held in memory; the text taken out of a PDF is cut to the same cap;
-- the credential goes only to the source's own host (Slack's file host is named by the connector):
+- the credential goes only to the source's own origin (Slack's file host is named by the connector), and
+  never in clear text to a source reached over HTTPS (:meth:`connectors.http.SourceHttp.download_target`):
   a download link elsewhere stays a link.
 
 An attachment refused by any rule, or that cannot be read, stays a link with the reason recorded
@@ -26,7 +27,6 @@ import io
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from connectors.base import CallStats
 from connectors.http import SourceHttp, decode_body
@@ -134,9 +134,10 @@ class AttachmentReader:
             return self._link(item, name, f"over the {MAX_BYTES // 1024} KiB cap ({size} bytes)")
         if not url:
             return self._link(item, name, "no download link")
-        if not self.http.same_host(url) and not self._trusted(url):
-            return self._link(item, name, "download link on another host")
-        body, encoding, why = self.http.get_bytes_capped(url, MAX_BYTES)
+        target, refused = self.http.download_target(url, self.extra_hosts)
+        if target is None:
+            return self._link(item, name, refused)
+        body, encoding, why = self.http.get_bytes_capped(target, MAX_BYTES)
         if body is None:
             if why == "over the size cap":
                 why = f"over the {MAX_BYTES // 1024} KiB cap"
@@ -148,21 +149,6 @@ class AttachmentReader:
                 return self._link(item, name, str(exc))
         return AttachmentText(decode_body(body, encoding))
 
-    def _trusted(self, url: str) -> bool:
-        return (urlsplit(url).hostname or "").lower() in self.extra_hosts
-
     def _link(self, item: str, name: str, reason: str) -> AttachmentText:
         self.stats.note(f"{self.connector} {item}: attachment {name} kept as a link: {reason}")
         return AttachmentText(None, reason)
-
-
-def fetch_text(
-    http: SourceHttp, url: str, *, content_type: str | None, filename: str | None, size: int | None
-) -> str | None:
-    """The attachment's text, or None when it must stay a link (not text, over the cap, unreadable)."""
-    if not is_text(content_type, filename):
-        return None
-    if size is not None and size > MAX_BYTES:
-        return None
-    text, _why = http.get_text_capped(url, MAX_BYTES)
-    return text

@@ -31,7 +31,7 @@ import json
 import ssl
 import time
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from email.message import Message
 from typing import Any
@@ -387,13 +387,33 @@ class SourceHttp:
         detail = self._redact(f"attachment {url}: {last} after {failures} attempts")
         raise HttpError(0, "unknown", True, detail)
 
-    def same_host(self, url: str) -> bool:
-        """True when ``url`` is relative or on the base URL's host (credentials may be sent there)."""
+    def download_target(self, url: str, trusted_hosts: Collection[str] = ()) -> tuple[str | None, str]:
+        """Where a download link taken from a payload (an attachment's content, a Slack file) is requested with
+        the credential: ``(absolute URL, "")``, or ``(None, why it stays a link)``.
+
+        The credential goes where the API calls send it, the base URL's origin (scheme, host, port; another
+        port is another host, as for redirects), and to a connector's ``trusted_hosts`` (Slack's file host)
+        over HTTPS only. It never travels in clear text to a source the base URL reaches over HTTPS: a link
+        on the base's host over plain HTTP, which a Jira or Confluence whose own base-URL setting says
+        ``http`` serves behind a TLS proxy, is requested at the base's origin, the same path."""
         try:
-            host = httpx.URL(url).host
+            link = httpx.URL(url)
         except (httpx.InvalidURL, ValueError, TypeError):
-            return False
-        return not host or host == self._base.host
+            return None, "download link is not a URL"
+        base = self._base
+        if not link.host:
+            return self._url(url, None), ""
+        if not link.scheme:  # "//host/path": the base's scheme, as a browser would take it
+            link = link.copy_with(scheme=base.scheme)
+        if link.host == base.host:
+            if (link.scheme, link.port) == (base.scheme, base.port):
+                return str(link), ""
+            if base.scheme == "https" and link.scheme == "http":
+                return str(link.copy_with(scheme="https", port=base.port)), ""
+            return None, "download link on another port"
+        if link.host in trusted_hosts:
+            return (str(link), "") if link.scheme == "https" else (None, "download link over plain HTTP")
+        return None, "download link on another host"
 
     def close(self) -> None:
         for pool in list(self._pools.values()):

@@ -99,6 +99,7 @@ class Request:
     headers: dict[str, str]
     body: bytes = b""
     params: dict[str, str] = field(default_factory=dict)
+    scheme: str = "http"  # what links served back use: EmulatorApp.base_scheme if set, else https over TLS
 
     def json(self) -> Any:
         """The body parsed as JSON (``None`` when empty); raises ``ValueError`` when not JSON."""
@@ -250,9 +251,7 @@ class Faults:
             if isinstance(ms, bool) or not isinstance(ms, int | float) or ms <= 0:
                 raise ValueError("a keyed latency_ms must be a number of milliseconds > 0")
             with self._lock:
-                self._rules.append(
-                    _Rule(None, 1.0, None, None, frozenset(keys), malformed=False, latency_ms=float(ms))
-                )
+                self._rules.append(_Rule(None, 1.0, None, None, frozenset(keys), malformed=False, latency_ms=float(ms)))
             return
         with self._lock:
             if "latency_ms" in spec:
@@ -442,6 +441,10 @@ class EmulatorApp:
         self.seed = seed
         self.token = token
         self.faults = Faults(seed)
+        # The scheme the emulated server believes it is served on, as a Jira's or Confluence's own base-URL
+        # setting says; its links use it. None: the one it is served on. "http" behind TLS is a server whose
+        # setting was left at http behind a TLS proxy, which real installations do.
+        self.base_scheme: str | None = None
         self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
         self._stats_lock = threading.Lock()
         self._by_status: Counter[int] = Counter()
@@ -587,6 +590,7 @@ def _make_handler(app: EmulatorApp) -> type[BaseHTTPRequestHandler]:
                 query=parse_qs(split.query, keep_blank_values=True),
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=body,
+                scheme=app.base_scheme or ("https" if isinstance(self.connection, ssl.SSLSocket) else "http"),
             )
             try:
                 resp = app.handle(req)
@@ -663,8 +667,9 @@ def serve(
 
 
 def request_base_url(req: Request) -> str:
-    """``http://<Host header>``: the base URL the client used, for links the emulator serves back."""
-    return f"http://{req.headers.get('host', '127.0.0.1')}"
+    """``<scheme>://<Host header>``: the base URL the client used, for links the emulator serves back (a real
+    Jira or Slack links its attachments and files with the scheme it is served on)."""
+    return f"{req.scheme}://{req.headers.get('host', '127.0.0.1')}"
 
 
 def sign(body: bytes, secret: str) -> str:

@@ -552,3 +552,41 @@ def test_serve_stops_cleanly() -> None:
     running = serve(EmulatorApp())
     running.stop()
     assert threading.active_count() == before
+
+
+def test_a_download_link_gets_the_credential_only_at_the_source_s_origin_and_never_in_clear_text() -> None:
+    """Where an attachment's or a file's link from a payload is requested with the credential (decision 155):
+    the base URL's origin, another port being another host as for redirects; a link on the base's host over
+    plain HTTP, from a server whose base-URL setting says http behind TLS, at the base's origin instead;
+    a trusted file host over HTTPS only. No request is made here: the answer is where one would go."""
+    http = _client("https://wiki.example.com/wiki", CallStats())
+    slack_files = frozenset({"files.slack.com"})
+    expected = {
+        "/download/attachments/1/a.txt": ("https://wiki.example.com/wiki/download/attachments/1/a.txt", ""),
+        "https://wiki.example.com/wiki/x?version=2": ("https://wiki.example.com/wiki/x?version=2", ""),
+        "https://WIKI.example.com:443/wiki/x": ("https://wiki.example.com/wiki/x", ""),
+        "//wiki.example.com/wiki/x": ("https://wiki.example.com/wiki/x", ""),
+        "http://wiki.example.com/wiki/x": ("https://wiki.example.com/wiki/x", ""),
+        "http://wiki.example.com:8090/wiki/x": ("https://wiki.example.com/wiki/x", ""),
+        "https://wiki.example.com:8443/wiki/x": (None, "download link on another port"),
+        "https://media.example.com/file/1": (None, "download link on another host"),
+        "//elsewhere.example/x": (None, "download link on another host"),
+        "https://files.slack.com/files-pri/T1-F1/a.txt": ("https://files.slack.com/files-pri/T1-F1/a.txt", ""),
+        "http://files.slack.com/files-pri/T1-F1/a.txt": (None, "download link over plain HTTP"),
+        "http://[::1": (None, "download link is not a URL"),
+    }
+    try:
+        assert {link: http.download_target(link, slack_files) for link in expected} == expected
+        # A source configured over plain HTTP (an internal server, the emulators) keeps its links as they are.
+        plain = _client("http://jira.internal:8080", CallStats())
+        assert plain.download_target("http://jira.internal:8080/secure/attachment/1/a.txt") == (
+            "http://jira.internal:8080/secure/attachment/1/a.txt",
+            "",
+        )
+        assert plain.download_target("https://jira.internal/secure/attachment/1/a.txt") == (
+            None,
+            "download link on another port",
+        )
+        plain.close()
+    finally:
+        http.close()

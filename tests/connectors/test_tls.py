@@ -3,8 +3,6 @@ one TLS context the process shares (connectors.http.tls_context), against an emu
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import os
 import ssl
 import subprocess
@@ -13,42 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from connectors.base import CallStats, ErrorClassification, SourceUnreachable
 from connectors.emulators.kit import EmulatorApp, Request, Response, RunningEmulator, serve
 from connectors.http import SourceHttp
+from tests.tls_cert import self_signed
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "tls-test-token"
-
-
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 that no public CA signed, and its key."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "harvester-test")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_file, key_file
 
 
 @pytest.fixture
@@ -59,7 +29,7 @@ def tls_emulator(tmp_path: Path) -> Iterator[tuple[RunningEmulator, Path]]:
     def item(req: Request) -> Response:
         return Response(200, {"id": req.params["id"]})
 
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_side.load_cert_chain(cert, key)
     with serve(app, tls=server_side) as running:
@@ -111,3 +81,53 @@ def test_a_certificate_trusted_through_ssl_cert_file_is_accepted_by_every_client
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["X0", "X1"]
+
+
+def test_an_attachment_linked_over_plain_http_is_read_over_tls_and_the_credential_never_goes_in_clear(
+    tmp_path: Path,
+) -> None:
+    """A source reached over HTTPS whose payload links an attachment over plain HTTP on its own host, as a
+    server whose base-URL setting says http does (decision 155): here the link names another port of the
+    host, where a plain-HTTP server notes every request. The attachment is read at the source's origin over
+    TLS, and the plain server gets nothing; before, it got the request with the credential in clear text."""
+    source, plain = EmulatorApp(seed=1, token=TOKEN), EmulatorApp(seed=1)
+
+    @source.route("GET", r"/secure/attachment/(?P<id>\d+)/(?P<name>[^/]+)")
+    def attachment(req: Request) -> Response:
+        return Response(200, f"attachment {req.params['id']}, read over TLS".encode(), {"Content-Type": "text/plain"})
+
+    @plain.route("GET", r"/secure/attachment/(?P<id>\d+)/(?P<name>[^/]+)")
+    def overheard(req: Request) -> Response:
+        return Response(200, f"overheard: {req.headers.get('authorization')}".encode(), {"Content-Type": "text/plain"})
+
+    cert, key = self_signed(tmp_path)
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    script = (
+        "import sys\n"
+        "from connectors.attachments import AttachmentReader\n"
+        "from connectors.base import CallStats, ErrorClassification\n"
+        "from connectors.http import SourceHttp\n"
+        "http = SourceHttp(sys.argv[1], headers={'Authorization': 'Bearer ' + sys.argv[2]}, stats=CallStats(),\n"
+        "                  errors=ErrorClassification(), max_attempts=1)\n"
+        "got = AttachmentReader(http, CallStats(), 'jira').read('A-1', sys.argv[3], content_type='text/plain',\n"
+        "                                                       filename='notes.txt', size=None)\n"
+        "print(got.text, got.reason, sep='|')\n"
+        "http.close()\n"
+    )
+    env = {**os.environ, "SSL_CERT_FILE": str(cert)}
+    env.pop("SSL_CERT_DIR", None)
+    with serve(source, tls=server_side) as secure, serve(plain) as clear:
+        link = f"{clear.base_url}/secure/attachment/7/notes.txt"  # http://127.0.0.1:<the plain server's port>
+        done = subprocess.run(
+            [sys.executable, "-c", script, secure.base_url, TOKEN, link],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        heard = plain.stats()["requests"]
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "attachment 7, read over TLS|None"
+    assert heard == 0
