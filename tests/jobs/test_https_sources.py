@@ -29,6 +29,7 @@ from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import EmulatorApp, serve
 from connectors.emulators.slack import SlackEmulator
 from tests.conftest import REPO
+from tests.connect_proxy import ConnectProxy
 from tests.jobs.conftest import Procs
 from tests.sync.connectors_conftest import TOKEN, add_source
 from tests.tls_cert import self_signed
@@ -45,11 +46,16 @@ MOST_HANDSHAKES = 16
 FILE = {"name": "numbers.txt", "mimetype": "text/plain", "text": "Quarterly numbers, read over TLS"}
 
 
-def _sync(procs: Procs, source_id: int, cert: Path) -> None:
+def _sync(procs: Procs, source_id: int, cert: Path, proxy: str | None = None) -> None:
+    env = procs.env(SSL_CERT_FILE=str(cert))
+    for name in [k for k in env if k.lower().endswith("_proxy")]:
+        del env[name]  # this machine's own proxy settings are not the test's
+    if proxy is not None:
+        env["HTTPS_PROXY"] = proxy
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "sync", str(source_id), "--mode", "full"],
         cwd=REPO,
-        env=procs.env(SSL_CERT_FILE=str(cert)),
+        env=env,
         capture_output=True,
         text=True,
         timeout=180,
@@ -117,3 +123,33 @@ def test_a_full_sync_over_https_loads_what_one_over_http_does_on_a_few_connectio
         assert "BASE" in "".join(secure_rows.values()), "no entity links its own server"
     # Each request on a connection kept alive: a handful of handshakes for the run's 100-200 requests.
     assert 0 < handshakes <= MOST_HANDSHAKES < requests, (handshakes, requests)
+
+
+@pytest.mark.parametrize("kind", ["jira", "confluence"])
+def test_a_full_sync_through_an_https_proxy_tunnels_every_request_and_the_proxy_reads_no_credential(
+    kind: str,
+    procs: Procs,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    tmp_path: Path,
+) -> None:
+    """``HTTPS_PROXY`` naming a proxy that only tunnels, as a corporate one does: every request of the run (the
+    listing, the fan-out's, the attachments'; Confluence's from its source process) goes through a tunnel to
+    the source, the run loads what a direct one does, and the proxy never sees the credential in clear."""
+    build, path = EMULATORS[kind]
+    cert, key = self_signed(tmp_path)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    with serve(build(), tls=tls) as secure, ConnectProxy() as proxy:
+        tunnelled = add_source(conn, keyring, kind, secure.base_url + path, name=f"{kind}-proxied")
+        direct = add_source(conn, keyring, kind, secure.base_url + path, name=f"{kind}-direct")
+        _sync(procs, tunnelled, cert, proxy.url)
+        through_proxy = int(secure.app.stats()["requests"])
+        _sync(procs, direct, cert)
+    assert _rows(probe, tunnelled, secure.base_url) == _rows(probe, direct, secure.base_url) != {}
+    assert proxy.refused == []
+    assert proxy.targets and set(proxy.targets) == {secure.base_url.removeprefix("https://")}
+    assert len(proxy.targets) <= MOST_HANDSHAKES < through_proxy
+    relayed = bytes(proxy.relayed)
+    assert len(relayed) > 10_000 and TOKEN.encode() not in relayed and b"uthorization" not in relayed
