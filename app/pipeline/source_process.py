@@ -10,8 +10,9 @@ two cores the lock cost the no-latency runs 0.03-0.09 of their ratio to the bare
 How it is wired:
 
 - Children come from a **forkserver** (started by the worker at start-up, else by the first run that asks;
-  the connector packages and the main script preloaded, and what each child would otherwise build at its
-  first request, :mod:`app.pipeline.source_preload`: ~0.4 s once, then ~20 ms a child, decision 154), never from a
+  the connector packages preloaded, and what each child would otherwise build at its first request,
+  :mod:`app.pipeline.source_preload`, which also keeps each child from running the worker's main script again:
+  ~0.4 s once, then ~10 ms a child, decision 154), never from a
   fork of the worker, whose other threads (heartbeats, the embedder, Procrastinate's loop) may hold locks
   at the moment of a fork.
 - The child receives the run's :class:`SourceConfig` over the pipe (the credential never appears in an
