@@ -14,8 +14,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, load_migrations, migrate
+from app.db.migrate import APPLICATION_NAME, MIGRATE_LOCK_KEY, load_migrations, migrate, server_problem
 from app.errors import HarvesterError
+from app.queries.migrations import ServerRequirementsRow, server_requirements
 
 HARVESTER = [sys.executable, "-m", "app.cli"]
 REPO = Path(__file__).resolve().parents[1]
@@ -235,3 +236,69 @@ def test_a_non_transactional_migration_runs_its_statements_one_by_one(empty_db_u
         ).fetchone()
     assert valid == (True,)
     assert _applied(empty_db_url)[-1] == "29991231000000"
+
+
+def test_the_server_s_versions_are_read_before_any_migration_and_this_one_passes(empty_db_url: str) -> None:
+    """The requirements check reads the real server (decision 156): its version and pgvector's, before the
+    extension exists in an empty database and after a migration created it."""
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        before = server_requirements(conn)
+        num, available = conn.execute(
+            "select current_setting('server_version_num')::int, default_version from pg_available_extensions"
+            " where name = 'vector'"
+        ).fetchone() or (0, "")
+    assert before is not None and (before.server_version_num, before.pgvector_available) == (num, available)
+    assert before.pgvector_installed == "" and server_problem(before) is None
+    migrate(empty_db_url, Path(tempfile.mkdtemp()))
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        after = server_requirements(conn)
+        installed = conn.execute("select extversion from pg_extension where extname = 'vector'").fetchone()
+    assert after is not None and installed is not None and after.pgvector_installed == installed[0] != ""
+
+
+@pytest.mark.parametrize(
+    ("server", "installed", "available", "expected"),
+    [
+        (180006, "0.8.6", "0.8.6", None),
+        (150020, "", "0.8.0", None),
+        (150020, "0.8.1", "0.8.1", None),
+        (140011, "", "0.8.6", "PostgreSQL 14.11 is too old: Harvester needs PostgreSQL 15 or later"),
+        (
+            150020,
+            "",
+            "",
+            "pgvector is not installed on this PostgreSQL server; install pgvector >= 0.8.0 (or unset "
+            "HARVESTER_DATABASE_URL to use the embedded server)",
+        ),
+        (
+            150020,
+            "",
+            "0.7.4",
+            "this PostgreSQL server has pgvector 0.7.4; Harvester needs 0.8.0 or later (its searches use HNSW "
+            "iterative scans): install a newer pgvector on the server",
+        ),
+        (
+            150020,
+            "0.7.4",
+            "0.7.4",
+            "this database has pgvector 0.7.4; Harvester needs 0.8.0 or later (its searches use HNSW iterative "
+            "scans): install a newer pgvector on the server, then run ALTER EXTENSION vector UPDATE",
+        ),
+        (
+            150020,
+            "0.7.4",
+            "0.8.6",
+            "this database has pgvector 0.7.4; Harvester needs 0.8.0 or later (its searches use HNSW iterative "
+            "scans): the server has 0.8.6, run ALTER EXTENSION vector UPDATE here",
+        ),
+        (150020, "0.10.0", "0.10.0", None),
+    ],
+)
+def test_a_server_too_old_for_the_schema_is_refused_in_one_line_naming_what_to_do(
+    server: int, installed: str, available: str, expected: str | None
+) -> None:
+    """The rule on stand-in rows, in addition to the real servers of decision 156 (PostgreSQL 15.20 with
+    pgvector 0.7.4 and 0.8.6, which CI does not have): pgvector 0.7 would migrate and then fail every search."""
+    name = f"{server // 10000}.{server % 10000}"
+    row = ServerRequirementsRow(server, name, installed, available)
+    assert server_problem(row) == expected

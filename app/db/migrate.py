@@ -42,6 +42,9 @@ SQL_PACKAGE = "app.sql"
 MIGRATE_LOCK_KEY = 7_302_517_143_011_922_001
 LOCK_WAIT = 1800.0  # seconds a process waits for another one's migration (index builds can be long)
 APPLICATION_NAME = "harvester-migrate"
+# What the schema needs of the server (decision 156): the checks below run before any migration.
+MIN_SERVER_VERSION_NUM = 150000  # PostgreSQL 15
+MIN_PGVECTOR = "0.8.0"  # HNSW iterative scans (hnsw.iterative_scan), which every search sets
 _UP = re.compile(r"^--\s*migrate:up(?P<opts>[^\n]*)$", re.M)
 _DOWN = re.compile(r"^--\s*migrate:down\b", re.M)
 
@@ -139,12 +142,49 @@ def status(conn: psycopg.Connection[tuple[object, ...]]) -> list[MigrationState]
     ]
 
 
-def _check_pgvector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    if not q.pgvector_available(conn):
-        raise HarvesterError(
-            "pgvector is not installed on this PostgreSQL server; install pgvector >= 0.7 "
+def _version(text: str) -> tuple[int, ...]:
+    """``"0.8.6"`` -> ``(0, 8, 6)``; a suffix (``"0.8.0-dev"``) or a missing part counts as nothing."""
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def server_problem(row: q.ServerRequirementsRow) -> str | None:
+    """Why the server cannot hold Harvester's schema, in one line naming what to do; None when it can.
+
+    PostgreSQL 15 or later, and pgvector 0.8.0 or later: search sets ``hnsw.iterative_scan``, which
+    pgvector 0.7 does not have and, its ``hnsw`` prefix being reserved, refuses ("invalid configuration
+    parameter name"), so every search would fail (decision 156). What this database has counts, else
+    what the server would create."""
+    if row.server_version_num < MIN_SERVER_VERSION_NUM:
+        return f"PostgreSQL {row.server_version} is too old: Harvester needs PostgreSQL 15 or later"
+    installed, available = row.pgvector_installed, row.pgvector_available
+    if not installed and not available:
+        return (
+            f"pgvector is not installed on this PostgreSQL server; install pgvector >= {MIN_PGVECTOR} "
             "(or unset HARVESTER_DATABASE_URL to use the embedded server)"
         )
+    if installed and _version(installed) < _version(MIN_PGVECTOR):
+        if available and _version(available) >= _version(MIN_PGVECTOR):
+            return (
+                f"this database has pgvector {installed}; Harvester needs {MIN_PGVECTOR} or later (its searches "
+                f"use HNSW iterative scans): the server has {available}, run ALTER EXTENSION vector UPDATE here"
+            )
+        return (
+            f"this database has pgvector {installed}; Harvester needs {MIN_PGVECTOR} or later (its searches use "
+            "HNSW iterative scans): install a newer pgvector on the server, then run ALTER EXTENSION vector UPDATE"
+        )
+    if not installed and _version(available) < _version(MIN_PGVECTOR):
+        return (
+            f"this PostgreSQL server has pgvector {available}; Harvester needs {MIN_PGVECTOR} or later (its "
+            "searches use HNSW iterative scans): install a newer pgvector on the server"
+        )
+    return None
+
+
+def _check_server(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    row = q.server_requirements(conn)
+    problem = server_problem(row) if row is not None else "the server did not say what it is"
+    if problem is not None:
+        raise HarvesterError(problem)
 
 
 def migrate(
@@ -163,7 +203,7 @@ def migrate(
     sql_dir = sql_dir or sql_root()
     migrations = [m for m in load_migrations(sql_dir / "schema") if target is None or m.version <= target]
     with connect(url, autocommit=True, application_name=APPLICATION_NAME) as conn:
-        _check_pgvector(conn)
+        _check_server(conn)
         _take_lock(conn)
         try:
             q.create_schema_migrations(conn)

@@ -106,26 +106,6 @@ def list_applied_trigger_files(
     return [ListAppliedTriggerFilesRow(*row) for row in rows]
 
 
-PGVECTOR_AVAILABLE = """
-select exists (select 1 from pg_catalog.pg_available_extensions() as x where x.name = 'vector')::boolean as available
-"""
-
-
-def pgvector_available(
-    conn: psycopg.Connection[Any],
-) -> bool | None:
-    """Whether the server can create the vector extension (pgvector installed)."""
-    with conn.cursor(row_factory=tuple_row) as cur:
-        row = cur.execute(
-            PGVECTOR_AVAILABLE,
-            {},
-        ).fetchone()
-    if row is None:
-        return None
-    value: bool = row[0]
-    return value
-
-
 RECORD_MIGRATION = """
 insert into schema_migrations (version, checksum) values (%(version)s, %(checksum)s)
 """
@@ -206,6 +186,44 @@ def schema_installed(
         return None
     value: bool = row[0]
     return value
+
+
+SERVER_REQUIREMENTS = """
+select current_setting('server_version_num')::integer as server_version_num,
+       current_setting('server_version')::text as server_version,
+       coalesce((select e.extversion::text from pg_catalog.pg_extension as e where e.extname = 'vector'), '')::text
+           as pgvector_installed,
+       coalesce((select x.default_version::text from pg_catalog.pg_available_extensions() as x
+                 where x.name = 'vector'), '')::text as pgvector_available
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ServerRequirementsRow:
+    """One row of ServerRequirements."""
+
+    server_version_num: int
+    server_version: str
+    pgvector_installed: str
+    pgvector_available: str
+
+
+def server_requirements(
+    conn: psycopg.Connection[Any],
+) -> ServerRequirementsRow | None:
+    """What the server offers of what Harvester needs: its version number, the vector
+    extension's version in this database ('': not created yet) and the one CREATE
+    EXTENSION would install ('': pgvector is not installed on the server). Checked
+    before any migration (decision 156).
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        row = cur.execute(
+            SERVER_REQUIREMENTS,
+            {},
+        ).fetchone()
+    if row is None:
+        return None
+    return ServerRequirementsRow(*row)
 
 
 TRY_MIGRATE_LOCK = """

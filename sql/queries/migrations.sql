@@ -25,9 +25,16 @@ select pg_try_advisory_lock(sqlc.arg(key)::bigint)::boolean as acquired;
 -- Releases the session advisory lock taken by TakeMigrateLock.
 select pg_advisory_unlock(sqlc.arg(key)::bigint);
 
--- name: PgvectorAvailable :one
--- Whether the server can create the vector extension (pgvector installed).
-select exists (select 1 from pg_catalog.pg_available_extensions() as x where x.name = 'vector')::boolean as available;
+-- name: ServerRequirements :one
+-- What the server offers of what Harvester needs: its version number, the vector extension's version in this
+-- database ('': not created yet) and the one CREATE EXTENSION would install ('': pgvector is not installed on
+-- the server). Checked before any migration (decision 156).
+select current_setting('server_version_num')::integer as server_version_num,
+       current_setting('server_version')::text as server_version,
+       coalesce((select e.extversion::text from pg_catalog.pg_extension as e where e.extname = 'vector'), '')::text
+           as pgvector_installed,
+       coalesce((select x.default_version::text from pg_catalog.pg_available_extensions() as x
+                 where x.name = 'vector'), '')::text as pgvector_available;
 
 -- name: JobQueueInstalled :one
 -- Whether Procrastinate's schema is present.
