@@ -21,6 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 TOKEN = "tls-test-token"
 
 
+def _trusting(cert: Path) -> dict[str, str]:
+    """This environment with ``cert`` as the only CA a new process trusts (its TLS context is built once, from
+    the environment it starts with)."""
+    env = {**os.environ, "SSL_CERT_FILE": str(cert)}
+    env.pop("SSL_CERT_DIR", None)
+    return env
+
+
 @pytest.fixture
 def tls_emulator(tmp_path: Path) -> Iterator[tuple[RunningEmulator, Path]]:
     app = EmulatorApp(seed=1, token=TOKEN)
@@ -69,8 +77,7 @@ def test_a_certificate_trusted_through_ssl_cert_file_is_accepted_by_every_client
         "    print(http.get_json(f'/items/X{n}')['id'])\n"
         "    http.close()\n"
     )
-    env = {**os.environ, "SSL_CERT_FILE": str(cert)}
-    env.pop("SSL_CERT_DIR", None)
+    env = _trusting(cert)
     done = subprocess.run(
         [sys.executable, "-c", script, emu.base_url, TOKEN],
         cwd=REPO,
@@ -115,8 +122,7 @@ def test_an_attachment_linked_over_plain_http_is_read_over_tls_and_the_credentia
         "print(got.text, got.reason, sep='|')\n"
         "http.close()\n"
     )
-    env = {**os.environ, "SSL_CERT_FILE": str(cert)}
-    env.pop("SSL_CERT_DIR", None)
+    env = _trusting(cert)
     with serve(source, tls=server_side) as secure, serve(plain) as clear:
         link = f"{clear.base_url}/secure/attachment/7/notes.txt"  # http://127.0.0.1:<the plain server's port>
         done = subprocess.run(

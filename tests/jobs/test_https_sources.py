@@ -46,6 +46,15 @@ MOST_HANDSHAKES = 16
 FILE = {"name": "numbers.txt", "mimetype": "text/plain", "text": "Quarterly numbers, read over TLS"}
 
 
+def _server_tls(folder: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server-side TLS context with a new self-signed certificate for 127.0.0.1, and that certificate's file
+    (what ``SSL_CERT_FILE`` names for the client)."""
+    cert, key = self_signed(folder)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    return tls, cert
+
+
 def _sync(procs: Procs, source_id: int, cert: Path, proxy: str | None = None) -> None:
     env = procs.env(SSL_CERT_FILE=str(cert))
     for name in [k for k in env if k.lower().endswith("_proxy")]:
@@ -92,9 +101,7 @@ def test_a_full_sync_over_https_loads_what_one_over_http_does_on_a_few_connectio
     tmp_path: Path,
 ) -> None:
     build, path = EMULATORS[kind]
-    cert, key = self_signed(tmp_path)
-    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    tls.load_cert_chain(cert, key)
+    tls, cert = _server_tls(tmp_path)
     served_secure = build()
     served_secure.base_scheme = links  # "http": links over plain HTTP, fetched over TLS at the base's origin
     with serve(served_secure, tls=tls) as secure, serve(build()) as plain:
@@ -138,9 +145,7 @@ def test_a_full_sync_through_an_https_proxy_tunnels_every_request_and_the_proxy_
     listing, the fan-out's, the attachments'; Confluence's from its source process) goes through a tunnel to
     the source, the run loads what a direct one does, and the proxy never sees the credential in clear."""
     build, path = EMULATORS[kind]
-    cert, key = self_signed(tmp_path)
-    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    tls.load_cert_chain(cert, key)
+    tls, cert = _server_tls(tmp_path)
     with serve(build(), tls=tls) as secure, ConnectProxy() as proxy:
         tunnelled = add_source(conn, keyring, kind, secure.base_url + path, name=f"{kind}-proxied")
         direct = add_source(conn, keyring, kind, secure.base_url + path, name=f"{kind}-direct")
