@@ -147,6 +147,9 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
 
 
+_MIN_PGVECTOR = _version(MIN_PGVECTOR)
+
+
 def server_problem(row: q.ServerRequirementsRow) -> str | None:
     """Why the server cannot hold Harvester's schema, in one line naming what to do; None when it can.
 
@@ -162,21 +165,19 @@ def server_problem(row: q.ServerRequirementsRow) -> str | None:
             f"pgvector is not installed on this PostgreSQL server; install pgvector >= {MIN_PGVECTOR} "
             "(or unset HARVESTER_DATABASE_URL to use the embedded server)"
         )
-    if installed and _version(installed) < _version(MIN_PGVECTOR):
-        if available and _version(available) >= _version(MIN_PGVECTOR):
+    needs = f"Harvester needs {MIN_PGVECTOR} or later (its searches use HNSW iterative scans)"
+    if installed and _version(installed) < _MIN_PGVECTOR:
+        if available and _version(available) >= _MIN_PGVECTOR:
             return (
-                f"this database has pgvector {installed}; Harvester needs {MIN_PGVECTOR} or later (its searches "
-                f"use HNSW iterative scans): the server has {available}, run ALTER EXTENSION vector UPDATE here"
+                f"this database has pgvector {installed}; {needs}: the server has {available}, run ALTER EXTENSION "
+                "vector UPDATE here"
             )
         return (
-            f"this database has pgvector {installed}; Harvester needs {MIN_PGVECTOR} or later (its searches use "
-            "HNSW iterative scans): install a newer pgvector on the server, then run ALTER EXTENSION vector UPDATE"
+            f"this database has pgvector {installed}; {needs}: install a newer pgvector on the server, then run "
+            "ALTER EXTENSION vector UPDATE"
         )
-    if not installed and _version(available) < _version(MIN_PGVECTOR):
-        return (
-            f"this PostgreSQL server has pgvector {available}; Harvester needs {MIN_PGVECTOR} or later (its "
-            "searches use HNSW iterative scans): install a newer pgvector on the server"
-        )
+    if not installed and _version(available) < _MIN_PGVECTOR:
+        return f"this PostgreSQL server has pgvector {available}; {needs}: install a newer pgvector on the server"
     return None
 
 

@@ -39,7 +39,6 @@ EMULATORS: dict[str, tuple[Callable[[], EmulatorApp], str]] = {
     "confluence": (lambda: ConfluenceEmulator(pages=40, seed=5, token=TOKEN), "/wiki"),
     "slack": (lambda: SlackEmulator(messages=120, seed=5, token=TOKEN), ""),
 }
-# A server whose own base-URL setting still says http behind a TLS proxy: its attachment links say http.
 # Handshakes a whole run may make: the listing's connection, the fan-out's (four by default), the directory
 # reads' and a few the pool may replace. A client without keep-alive would make one a request (100-200 here).
 MOST_HANDSHAKES = 16
