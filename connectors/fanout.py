@@ -22,11 +22,12 @@ answered a listing request slowly enough for that to pay (``AHEAD_AFTER``, decis
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,6 +44,29 @@ DEFAULT_FANOUT = 4
 # (any real source's) turns asking ahead on, a faster one off.
 AHEAD_AFTER = 0.05
 WINDOW_PER_WORKER = 4  # items submitted ahead per worker thread
+
+
+# Set on the threads of every fan-out pool: see settle().
+_on_pool = threading.local()
+
+
+def _enter_pool() -> None:
+    _on_pool.yes = True
+
+
+def settle(futures: Collection[Future[Any]]) -> None:
+    """Cancel the requests of ``futures`` that have not started and wait for those that have (each is bounded
+    by its timeout), so none outlives the listing or page that sent it.
+
+    Except on a fan-out pool's own thread. A listing dropped without being closed (its generator left in a
+    reference cycle, e.g. by an exception's traceback) is closed by the garbage collector on whichever thread
+    happens to collect it, and that may be a pool thread running the very request its close would wait for:
+    it would wait for itself, forever (a cancelled run's worker hung so, decision 157). There the requests are
+    left to end on their own, and :meth:`FanOut.close` waits for them."""
+    for f in futures:
+        f.cancel()
+    if not getattr(_on_pool, "yes", False):
+        wait(futures)
 
 
 def call(read: Callable[[], R]) -> R:
@@ -64,8 +88,8 @@ class Ahead(Generic[R]):
     def drop(self) -> None:
         """Not wanted after all (the listing stopped): cancelled if it has not started, waited for if it
         has (each request is bounded by its timeout), so none outlives the listing that sent it."""
-        if self._future is not None and not self._future.cancel():
-            wait([self._future])
+        if self._future is not None:
+            settle([self._future])
 
     def answered(self) -> R | None:
         """What the request got, if it was sent ahead and the source has already answered; None otherwise
@@ -156,15 +180,14 @@ class FanOut:
         if self.workers == 1:
             yield from map(fn, items)
             return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
+        pool = self._start_pool()
         pending: deque[Future[R]] = deque()
         try:
             # Submitted ahead of the one being handed back: a window of a few times the pool, because
             # many items need no request at all (an issue without attachments) and would otherwise
             # leave the pool idle. Memory stays bounded by the window, not by the listing page.
             for item in items:
-                pending.append(self._pool.submit(fn, item))
+                pending.append(pool.submit(fn, item))
                 if len(pending) >= self.workers * WINDOW_PER_WORKER:
                     yield pending.popleft().result()
             while pending:
@@ -173,9 +196,7 @@ class FanOut:
             # An error or a closed generator: what has not started never will, and what has is waited
             # for (each request is bounded by its timeout), so no request of this page outlives the call
             # and none can reach the rate gate's connection while the run commits on it.
-            for f in pending:
-                f.cancel()
-            wait(pending)
+            settle(pending)
 
     def ahead(self, read: Callable[[], R]) -> Ahead[R]:
         """``read()`` started now on the pool, its result taken later (:meth:`Ahead.result`): a listing's
@@ -190,9 +211,7 @@ class FanOut:
         quick = self._last_listing is None or self._last_listing < AHEAD_AFTER
         if self.workers == 1 or not self._listing_ahead or quick:
             return Ahead(timed, None)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix=self._name)
-        return Ahead(timed, self._pool.submit(timed))
+        return Ahead(timed, self._start_pool().submit(timed))
 
     def listing(
         self,
@@ -233,6 +252,13 @@ class FanOut:
         finally:
             if upcoming is not None:
                 upcoming.drop()
+
+    def _start_pool(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=self.workers, thread_name_prefix=self._name, initializer=_enter_pool
+            )
+        return self._pool
 
     def timed(self, read: Callable[[], R]) -> Callable[[], R]:
         """``read`` noting how long it took, wherever it runs: the next ``ahead`` decides by it. A listing's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterator
@@ -59,6 +60,38 @@ def test_closing_early_stops_a_producer_blocked_on_a_full_queue_and_closes_its_i
             if page == 3:
                 break
     assert closed.wait(5) and ahead.stopped
+
+
+def test_a_failure_once_handled_frees_the_stream_the_producer_was_reading_without_the_collector() -> None:
+    """The run's page builder raises (a lost lease) while the connector's stream it reads is suspended. Once
+    the consumer has handled the forwarded error, that stream must be closed by reference counting, on the
+    spot: left in a cycle with the error's traceback, it was closed later by the collector on whatever thread
+    ran it, a fan-out thread among them, where its listing waited for itself (decision 157)."""
+    closed: list[str] = []
+
+    def stream() -> Iterator[int]:
+        try:
+            yield from range(10)
+        finally:
+            closed.append(threading.current_thread().name)
+
+    def pages(items: Iterator[int]) -> Iterator[int]:
+        for n in items:
+            yield n
+            if n == 1:
+                raise ValueError("lease lost")
+
+    gc.disable()  # only reference counting frees anything here
+    try:
+        try:
+            with Prefetch(pages(stream()), 2) as ahead:
+                for _ in ahead:
+                    pass
+        except ValueError:
+            pass
+        assert closed == ["MainThread"]  # freed as the error was, by the thread that handled it
+    finally:
+        gc.enable()
 
 
 def test_depth_below_one_is_refused() -> None:

@@ -12,7 +12,9 @@ traceback goes to the log at debug level, never to the terminal.
 
 from __future__ import annotations
 
+import faulthandler
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -124,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarvesterError as exc:
         _error(str(exc))
         return 2
+    # `kill -USR1 <pid>` writes every thread's stack to stderr (the log) and the process goes on: where a
+    # worker that seems stuck is waiting, without a debugger or ptrace rights. Frames name files, lines and
+    # functions only, never a value, so no secret can appear.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # One audit event per mutating command (seed 000 admin log), whatever way it ends.
     with audit.cli_action(parsed.args) as outcome:
         try:

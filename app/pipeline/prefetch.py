@@ -84,7 +84,16 @@ class Prefetch(Generic[T]):
             if isinstance(message, _End):
                 return
             if isinstance(message, _Failed):
-                raise message.error
+                error = message.error
+                del message
+                try:
+                    raise error
+                finally:
+                    # The raise puts this frame in the error's traceback: without the locals dropped, the
+                    # error would hold itself (and every frame of the producer's it went through, with the
+                    # generators they were iterating) in a cycle only the collector frees, on whichever
+                    # thread it then runs (decision 157).
+                    del error
             yield message
 
     def close(self) -> None:

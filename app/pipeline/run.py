@@ -581,8 +581,18 @@ class _Run:
         pump = None
         if self.embed_ahead is not None:
             pump = Prefetch(emitted, SOURCE_AHEAD, name=f"run-{self.claim.id}-source")
-        with pump if pump is not None else nullcontext():
-            yield from self._emitted_pages(pump.polled(TICK) if pump is not None else emitted, total)
+        try:
+            with pump if pump is not None else nullcontext():
+                yield from self._emitted_pages(pump.polled(TICK) if pump is not None else emitted, total)
+        finally:
+            if pump is None:
+                # Closed here, on the thread that iterates it, whatever ended the pages: an error raised in
+                # _emitted_pages (a lost lease) leaves the connector's stream suspended, held by the error's
+                # traceback, with its listing's request asked ahead; closed later by the collector on a
+                # fan-out thread, it hung the run (decision 157). The pump closes it on its own thread.
+                close = getattr(emitted, "close", None)
+                if close is not None:
+                    close()
 
     def _emitted_pages(self, emitted: Iterator[Emitted | None], total: int | None) -> Iterator[Page]:
         """The pages of what the connector emits; ``None`` in ``emitted``: nothing came for ``TICK`` s."""

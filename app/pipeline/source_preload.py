@@ -11,6 +11,11 @@ the head of its run's listing, while the run waits for its first page:
 - the ``idna`` codec, imported at a socket's first connect to encode the host name;
 - pypdf, imported at the first PDF attachment (:func:`connectors.attachments.load_readers`): 50-70 ms.
 
+And the stack dump on SIGUSR1 (decision 157) that every ``harvester`` command registers: the forkserver and
+its children do not run that command's main, and without it the signal would end them (an operator's
+``pkill -USR1 -f harvester`` would fail every run listing apart). Registered here, it holds in the forkserver
+and in every child forked from it.
+
 It also keeps each child from running the parent's main script again (decision 154). multiprocessing prepares
 every child of a forkserver by running the parent's ``__main__`` (the ``harvester`` script, a bench, pytest) as
 ``__mp_main__``, so that functions defined there can be unpickled; a forkserver is meant to do that once when
@@ -33,8 +38,10 @@ run in one process does.
 from __future__ import annotations
 
 import encodings.idna  # noqa: F401  (imported for its side effect: the codec registered before any child)
+import faulthandler
 import logging
 import multiprocessing.spawn
+import signal
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -63,5 +70,6 @@ def _prepare_without_main(data: Mapping[str, Any]) -> None:
 
 
 multiprocessing.spawn.prepare = _prepare_without_main
+_ahead("the stack dump on SIGUSR1", lambda: faulthandler.register(signal.SIGUSR1, all_threads=True))
 _ahead("the TLS context", tls_context)
 _ahead("the PDF reader", load_readers)

@@ -12,6 +12,7 @@ before it was handed out; a listing closed early leaves no request of its own ru
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -260,6 +261,36 @@ def test_a_listing_closed_early_leaves_no_request_running() -> None:
             assert emu.app.faults.in_flight == 0
         finally:
             connector.close()
+
+
+def test_a_listing_the_collector_closes_on_the_thread_reading_its_next_page_does_not_wait_for_itself() -> None:
+    """A listing dropped without being closed is a cycle (its generator holds it); the collector closes it on
+    whatever thread it runs on. Here that is the pool thread reading the page asked ahead, the one request
+    its close would wait for: a cancelled run's worker hung forever so (decision 157). The close must return,
+    and the pool must still end once that request has."""
+    pool = FanOut(2)
+    collect, collected = threading.Event(), threading.Event()
+
+    def first() -> int:
+        time.sleep(AHEAD_AFTER + 0.02)  # timed slow: the next page is asked ahead, on the pool
+        return 1
+
+    def read(n: int) -> int:
+        assert collect.wait(10)
+        gc.collect()  # the listing is garbage by now: closed here, on this pool thread
+        collected.set()
+        return n
+
+    gc.disable()  # only the collect() above may close the listing
+    try:
+        listing = pool.listing(first, lambda page: partial(read, page + 1) if page < 2 else None)
+        assert next(listing) == 1  # the second page is on its way
+        del listing
+        collect.set()
+        assert collected.wait(10), "the listing's close waited for the request running it"
+    finally:
+        gc.enable()
+        pool.close()
 
 
 def test_a_listing_shows_its_page_asked_ahead_once_it_came_never_waiting_and_never_raising() -> None:

@@ -2,7 +2,9 @@
 
 Each worker is a subprocess started the way an operator starts it (``python -m app.cli worker``), with
 the tick every 2 seconds (HARVESTER_TICK_CRON, seconds are croniter's LAST field). Every process a test
-starts is killed when the test ends, whatever happened; its log is printed when a wait times out.
+starts is killed when the test ends, whatever happened. When a wait times out, each process still running
+is first asked for its threads' stacks (SIGUSR1, as docs/operations.md tells an operator), then the logs
+are printed: a wait that failed under load says where the process was waiting.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from app.secrets import Keyring
 from tests.conftest import REPO
 from tests.sync.conftest import conn, jira, jira_factory, keyring, probe  # noqa: F401  (shared fixtures)
 
+TAIL = 60  # log lines printed by a failed wait, per process
+DUMP_TAIL = 250  # ... once the process has written its stacks
 FAST_TICK = (
     "* * * * * */2"  # every 2 seconds: croniter puts seconds LAST ("*/2 * * * * *" is every second of even minutes)
 )
@@ -40,7 +44,7 @@ class Proc:
     def pid(self) -> int:
         return self.popen.pid
 
-    def tail(self, lines: int = 60) -> str:
+    def tail(self, lines: int = TAIL) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
@@ -101,8 +105,8 @@ class Procs:
                 )
         return proc
 
-    def logs(self) -> str:
-        return "\n".join(f"--- {p.log.name} (pid {p.pid})\n{p.tail()}" for p in self.started)
+    def logs(self, lines: int = TAIL) -> str:
+        return "\n".join(f"--- {p.log.name} (pid {p.pid})\n{p.tail(lines)}" for p in self.started)
 
 
 @pytest.fixture()
@@ -131,6 +135,18 @@ def wait_for(
         if value:
             return value
         if time.monotonic() > deadline:
-            logs = "\n".join(p.logs() if isinstance(p, Procs) else p.tail() for p in procs)
+            lines = DUMP_TAIL if dump_stacks(procs) else TAIL
+            logs = "\n".join(p.logs(lines) if isinstance(p, Procs) else p.tail(lines) for p in procs)
             pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{logs}")
         time.sleep(interval)
+
+
+def dump_stacks(procs: tuple[Proc | Procs, ...]) -> bool:
+    """Ask every process of ``procs`` still running for its threads' stacks; True if any was asked."""
+    every = [p for item in procs for p in (item.started if isinstance(item, Procs) else [item])]
+    running = [p for p in every if p.popen.poll() is None]
+    for proc in running:
+        proc.popen.send_signal(signal.SIGUSR1)
+    if running:
+        time.sleep(1.0)  # written by a C handler at once; the second is for a loaded machine
+    return bool(running)

@@ -284,3 +284,49 @@ def test_a_webhook_run_in_the_worker_takes_what_its_full_sync_read(
     assert routes == {"/rest/api/(?P<v>[23])/issue/(?P<ref>[^/]+)"}, routes
     title = "select title from entities where source_id = %s and source_entity_id = %s"
     assert scalar(probe, title, (source_id, jira.id(7))) == "changed for the webhook"
+
+
+def test_sigusr1_writes_a_busy_worker_s_stacks_and_the_run_goes_on(
+    procs: Procs,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+) -> None:
+    items = 300
+    jira = jira_factory(items)
+    source_id = add_source(conn, keyring, jira)
+    jira.fault(latency_ms=300)  # the run is still fetching when the signal comes
+    worker = procs.worker("--no-periodic")
+    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    wait_for(
+        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
+        60,
+        "the first page to commit",
+        procs,
+    )
+
+    worker.popen.send_signal(signal.SIGUSR1)
+    dump = wait_for(lambda: _stacks(worker.log.read_text()), 10, "the worker to write its stacks", procs)
+    assert "app/pipeline/prefetch.py" in dump  # the run's fetch thread, waiting on the source
+    assert "procrastinate" in dump  # the worker's own loop
+    jira.clear_faults()
+    wait_for(
+        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
+        60,
+        "the run to end",
+        procs,
+    )
+    assert worker.popen.poll() is None  # the signal did not stop the worker
+    assert probe.execute("select state, entities_done from sync_runs where id = %s", (run_id,)).fetchone() == (
+        "succeeded",
+        items,
+    )
+
+
+def _stacks(log: str) -> str:
+    """The whole thread dump in ``log`` ("" until it is written): faulthandler lists the threads newest first,
+    so the dump is whole once the main thread's bottom frame (the worker started with ``-m``) is in."""
+    start = log.find("Thread 0x")
+    return log[start:] if start >= 0 and "in _run_module_as_main" in log[start:] else ""

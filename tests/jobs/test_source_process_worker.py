@@ -21,7 +21,7 @@ from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from tests.conftest import REPO
 from tests.jobs.conftest import Procs, wait_for
-from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, scalar, source_children
+from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, forkservers, scalar, source_children
 
 
 def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_run_exactly(
@@ -119,4 +119,53 @@ def test_a_tls_setting_that_cannot_load_fails_each_run_as_it_does_in_one_process
     assert details["thread"] == (
         "the TLS settings could not be loaded (SSL_CERT_FILE or SSL_CERT_DIR where set, else certifi's CA bundle): "
         "FileNotFoundError: [Errno 2] No such file or directory"
+    )
+
+
+def test_sigusr1_writes_a_source_process_s_stacks_and_its_run_goes_on(
+    procs: Procs,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+) -> None:
+    """`kill -USR1` (docs/operations.md) on a source process and on its forkserver, neither of which runs the
+    `harvester` command's main: each writes its stacks and goes on, and the run succeeds with every item."""
+    items = 300
+    jira = jira_factory(items)
+    source_id = add_source(conn, keyring, jira)
+    jira.fault(latency_ms=300)  # the child is still listing when the signals come
+    worker = procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS="on")
+    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
+    conn.commit()
+    wait_for(
+        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
+        60,
+        "the first page to commit",
+        procs,
+    )
+    [forkserver] = forkservers(worker.pid)
+    [child] = forkserver.children()
+    logged = len(worker.log.read_text())
+    child.send_signal(signal.SIGUSR1)
+    forkserver.send_signal(signal.SIGUSR1)
+
+    def dumped(frame: str) -> bool:
+        return frame in worker.log.read_text()[logged:]
+
+    # Both write to the worker's stderr: the child's dump has its listing's frames, the forkserver's its loop.
+    wait_for(lambda: dumped("in _child"), 10, "the child to write its stacks", procs)
+    wait_for(lambda: dumped("multiprocessing/forkserver.py"), 10, "the forkserver to write its stacks", procs)
+    jira.clear_faults()
+    wait_for(
+        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
+        60,
+        "the run to end",
+        procs,
+    )
+    assert child.is_running() is False or child.status() == psutil.STATUS_ZOMBIE  # it ended with its listing
+    assert forkserver.is_running() and forkserver.status() != psutil.STATUS_ZOMBIE
+    assert probe.execute("select state, entities_done from sync_runs where id = %s", (run_id,)).fetchone() == (
+        "succeeded",
+        items,
     )
