@@ -141,6 +141,18 @@ def wait_for(
         time.sleep(interval)
 
 
+def committed(db: psycopg.Connection[Any], run_id: int, procs: Procs, items: int = 100) -> None:
+    """Wait until run ``run_id`` has committed ``items`` items (by default its first page of 100)."""
+    done = "select coalesce(entities_done, 0) from sync_runs where id = %s"
+    wait_for(lambda: _scalar(db, done, (run_id,)) >= items, 60, f"the run to commit {items} items", procs)
+
+
+def ended(db: psycopg.Connection[Any], run_id: int, procs: Procs, timeout: float = 90) -> None:
+    """Wait until run ``run_id``, running, has ended (taken over and resumed, it is running again)."""
+    state = "select state from sync_runs where id = %s"
+    wait_for(lambda: _scalar(db, state, (run_id,)) != "running", timeout, "the run to end", procs)
+
+
 def dump_stacks(procs: tuple[Proc | Procs, ...]) -> bool:
     """Ask every process of ``procs`` still running for its threads' stacks; True if any was asked."""
     every = [p for item in procs for p in (item.started if isinstance(item, Procs) else [item])]

@@ -25,7 +25,7 @@ from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from app.services.sources import start_run
 from tests.conftest import REPO, as_worker
-from tests.jobs.conftest import Procs, wait_for
+from tests.jobs.conftest import Procs, committed, wait_for
 from tests.sync.conftest import Jira, JiraFactory, add_source, scalar
 
 
@@ -215,12 +215,7 @@ def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
     jira.fault(latency_ms=400)
     run_id = _queue(conn, source_id)
     procs.worker("--no-periodic")
-    wait_for(
-        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
-        60,
-        "the first page",
-        procs,
-    )
+    committed(probe, run_id, procs)
 
     assert rq.cancel_run(conn, id=run_id) is not None  # what POST /runs/{id}/cancel runs
     conn.commit()

@@ -17,7 +17,7 @@ import psycopg
 
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
-from tests.jobs.conftest import Procs, wait_for
+from tests.jobs.conftest import Procs, committed, ended, wait_for
 from tests.sync.conftest import Jira, JiraFactory, add_source, scalar, sync
 from tests.test_heap import STARTED_UP, frozen_objects
 
@@ -124,12 +124,7 @@ def test_a_run_whose_worker_is_killed_is_resumed_by_another_worker_with_exact_co
     first = procs.worker("--no-periodic")
     run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
     conn.commit()
-    wait_for(
-        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
-        60,
-        "the first page to commit",
-        procs,
-    )
+    committed(probe, run_id, procs)
     assert str(first.pid) in scalar(probe, "select worker_id from sync_runs where id = %s", (run_id,))
     procs.worker()  # the survivor, with the tick
     first.popen.send_signal(signal.SIGKILL)
@@ -150,12 +145,7 @@ def test_a_run_whose_worker_is_killed_is_resumed_by_another_worker_with_exact_co
         f"{(resumed_at - killed_at).total_seconds():.2f} s"
     )
     jira.clear_faults()
-    wait_for(
-        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
-        90,
-        "the resumed run to end",
-        procs,
-    )
+    ended(probe, run_id, procs)
 
     state, done, total, deliveries = probe.execute(
         "select state, entities_done, entities_total, deliveries from sync_runs where id = %s", (run_id,)
@@ -300,24 +290,14 @@ def test_sigusr1_writes_a_busy_worker_s_stacks_and_the_run_goes_on(
     worker = procs.worker("--no-periodic")
     run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
     conn.commit()
-    wait_for(
-        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
-        60,
-        "the first page to commit",
-        procs,
-    )
+    committed(probe, run_id, procs)
 
     worker.popen.send_signal(signal.SIGUSR1)
     dump = wait_for(lambda: _stacks(worker.log.read_text()), 10, "the worker to write its stacks", procs)
     assert "app/pipeline/prefetch.py" in dump  # the run's fetch thread, waiting on the source
     assert "procrastinate" in dump  # the worker's own loop
     jira.clear_faults()
-    wait_for(
-        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
-        60,
-        "the run to end",
-        procs,
-    )
+    ended(probe, run_id, procs, 60)
     assert worker.popen.poll() is None  # the signal did not stop the worker
     assert probe.execute("select state, entities_done from sync_runs where id = %s", (run_id,)).fetchone() == (
         "succeeded",

@@ -18,7 +18,7 @@ import pytest
 from app.jobs import WORKER_CONNECTIONS
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
-from tests.jobs.conftest import Procs, wait_for
+from tests.jobs.conftest import Procs, ended, wait_for
 from tests.pg_activity import named, settled
 from tests.sync.conftest import JiraFactory, add_source, scalar
 
@@ -66,11 +66,6 @@ def test_a_worker_holds_the_connections_the_operations_guide_counts(
     assert running == Counter(per_run), running
 
     jira.clear_faults()
-    wait_for(
-        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
-        90,
-        "the run to end",
-        procs,
-    )
+    ended(probe, run_id, procs)
     assert scalar(probe, "select state from sync_runs where id = %s", (run_id,)) == "succeeded"
     assert settled(probe, idle, beside=before) == idle, "the run's connections closed with it"

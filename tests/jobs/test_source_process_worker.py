@@ -20,7 +20,7 @@ import psycopg
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
 from tests.conftest import REPO
-from tests.jobs.conftest import Procs, wait_for
+from tests.jobs.conftest import Procs, committed, ended, wait_for
 from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, forkservers, scalar, source_children
 
 
@@ -40,12 +40,7 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
     first = procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS="on")
     run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
     conn.commit()
-    wait_for(
-        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
-        60,
-        "the first page to commit",
-        procs,
-    )
+    committed(probe, run_id, procs)
     children = source_children(first.pid)
     assert len(children) == 1, "the run lists its source in a process of its own"
     child = children[0]
@@ -71,12 +66,7 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
         "another worker to take the run over",
         procs,
     )
-    wait_for(
-        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
-        90,
-        "the resumed run to end",
-        procs,
-    )
+    ended(probe, run_id, procs)
     state, done, total, deliveries, calls = probe.execute(
         "select state, entities_done, entities_total, deliveries, api_calls from sync_runs where id = %s", (run_id,)
     ).fetchone() or (None, None, None, None, None)
@@ -138,12 +128,7 @@ def test_sigusr1_writes_a_source_process_s_stacks_and_its_run_goes_on(
     worker = procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS="on")
     run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
     conn.commit()
-    wait_for(
-        lambda: scalar(probe, "select coalesce(entities_done, 0) from sync_runs where id = %s", (run_id,)) >= 100,
-        60,
-        "the first page to commit",
-        procs,
-    )
+    committed(probe, run_id, procs)
     [forkserver] = forkservers(worker.pid)
     [child] = forkserver.children()
     logged = len(worker.log.read_text())
@@ -157,12 +142,7 @@ def test_sigusr1_writes_a_source_process_s_stacks_and_its_run_goes_on(
     wait_for(lambda: dumped("in _child"), 10, "the child to write its stacks", procs)
     wait_for(lambda: dumped("multiprocessing/forkserver.py"), 10, "the forkserver to write its stacks", procs)
     jira.clear_faults()
-    wait_for(
-        lambda: scalar(probe, "select state from sync_runs where id = %s", (run_id,)) != "running",
-        60,
-        "the run to end",
-        procs,
-    )
+    ended(probe, run_id, procs, 60)
     assert child.is_running() is False or child.status() == psutil.STATUS_ZOMBIE  # it ended with its listing
     assert forkserver.is_running() and forkserver.status() != psutil.STATUS_ZOMBIE
     assert probe.execute("select state, entities_done from sync_runs where id = %s", (run_id,)).fetchone() == (
