@@ -106,7 +106,11 @@ class WriteBehind(Generic[W]):
         error, work = self._failed
         self._failed = None
         self._on_failure(work)
-        raise error
+        del work
+        try:
+            raise error
+        finally:
+            del error  # not held by its own traceback's frame: freed once handled, not by the collector
 
     def _loop(self) -> None:
         while True:
