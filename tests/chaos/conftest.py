@@ -180,6 +180,19 @@ class Cluster:
         """Whether any process of this cluster wrote ``text`` to its log."""
         return any(text in log.read_text(errors="replace") for log in self.logs.iterdir())
 
+    def stacks_and_logs(self, lines: int = 200) -> str:
+        """What a failed wait prints: each process still running is first asked for its threads' stacks
+        (SIGUSR1, docs/operations.md; a paused one writes them when it is continued), then every log's tail."""
+        running = [p for p in self.procs if p.poll() is None]
+        for proc in running:
+            proc.send_signal(signal.SIGUSR1)
+        if running:
+            time.sleep(1.0)
+        return "\n".join(
+            f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+            for log in sorted(self.logs.iterdir())
+        )
+
     def workers_alive(self) -> list[subprocess.Popen[bytes]]:
         return [p for p in self.procs if p.args[3] == "worker" and p.poll() is None]  # type: ignore[index]
 

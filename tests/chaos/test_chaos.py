@@ -222,7 +222,9 @@ def _wait_run(cluster: Cluster, run_id: int, done: Callable[[dict[str, Any]], bo
         with psycopg.connect(cluster.url, autocommit=True) as conn:
             jobs = conn.execute("select id, task_name, status, args, attempts from procrastinate_jobs").fetchall()
             runs = conn.execute("select id, source_id, state, deliveries, worker_id from sync_runs").fetchall()
-        raise AssertionError(f"timed out waiting for {what}; jobs {jobs}; runs {runs}") from None
+        raise AssertionError(
+            f"timed out waiting for {what}; jobs {jobs}; runs {runs}\n{cluster.stacks_and_logs()}"
+        ) from None
     return result
 
 
