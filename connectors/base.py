@@ -197,6 +197,11 @@ class SourceAuthFailed(SourceError):
     pass
 
 
+class RunStopped(SourceError):
+    """The run stopped (cancelled, taken over, failed elsewhere) while its listing still ran: its rate gate
+    lets no more requests out (decision 158). Raised on the listing's threads, whose results nobody reads."""
+
+
 # ---------------------------------------------------------------- manifest
 
 
@@ -260,7 +265,8 @@ class RateGate(Protocol):
     each response; the platform implements it in PostgreSQL (``app.services.rate_budget``)."""
 
     def wait(self, patience: float) -> None:
-        """Block until the budget allows one more request (at most ``patience`` seconds)."""
+        """Block until the budget allows one more request (at most ``patience`` seconds). Raises
+        :class:`RunStopped` once the run has stopped: no request, and no retry, goes out after that."""
         ...
 
     def observe(self, status: int, headers: Mapping[str, str]) -> None:

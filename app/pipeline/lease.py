@@ -76,6 +76,8 @@ class Heartbeat:
         self._connect = connect
         self._stop = threading.Event()
         self.lost = threading.Event()
+        self._on_lost: list[Callable[[], None]] = []
+        self._on_lost_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"lease-heartbeat-{lease.run_id}", daemon=True)
         self._conn: psycopg.Connection[Any] | None = None
 
@@ -92,11 +94,31 @@ class Heartbeat:
         self._stop.set()
         self._thread.join(timeout=30)
 
+    def when_lost(self, act: Callable[[], None]) -> None:
+        """Call ``act`` from the heartbeat's thread as soon as a beat finds the lease gone (at once if one
+        already has): what sleeps on the run's behalf (its rate gate, decision 158) stops then, not when the
+        run's own thread next looks."""
+        with self._on_lost_lock:
+            if not self.lost.is_set():
+                self._on_lost.append(act)
+                return
+        act()
+
+    def _lose(self) -> None:
+        with self._on_lost_lock:
+            self.lost.set()
+            acts, self._on_lost = self._on_lost, []
+        for act in acts:
+            try:
+                act()
+            except Exception:  # one failing must not keep the others from stopping
+                log.exception("run %s: stopping after the lease was lost failed", self.lease.run_id)
+
     def _run(self) -> None:
         try:
             while not self._stop.wait(self.interval):
                 if not self._beat_once():
-                    self.lost.set()
+                    self._lose()
                     return
         finally:
             if self._conn is not None:

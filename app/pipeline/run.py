@@ -57,7 +57,7 @@ from app.queries import sources as sq
 from app.registry import get_spec
 from app.secrets import Keyring
 from app.services.connectors import source_config
-from app.services.rate_budget import with_rate_budget
+from app.services.rate_budget import PgRateGate, with_rate_budget
 from app.settings import PlatformSettings, load_settings
 from connectors.base import (
     ANY_CONTAINER,
@@ -403,6 +403,10 @@ class _Run:
                 self.settings.directory_ttl,
                 own_connection=self.gate_conn is not None or apart,
             )
+            if isinstance(config.rate_gate, PgRateGate):
+                # A cancel or a takeover stops whatever sleeps in the gate (the source's pause) at the beat that
+                # finds it, whichever thread sleeps there (decision 158).
+                self.beats.when_lost(config.rate_gate.stop)
             connector: Connector | SourceProcess
             if apart:
                 # The listing in a child process (decision 135); its failures arrive with its first items.
@@ -431,6 +435,12 @@ class _Run:
                     stages.enter_context(self.embed_ahead)
                 if ahead is not None:
                     stages.enter_context(ahead)
+                if isinstance(config.rate_gate, PgRateGate) and not isinstance(connector, SourceProcess):
+                    # A run that stops early lets no more of its listing's requests out before it waits for
+                    # the listing's threads (the read-ahead, the fan-out): one sleeping through the source's
+                    # pause would hold it until the pause ended (decision 158). Not on a normal end: the
+                    # completeness audit still asks the source.
+                    stages.push(_stop_gate_on_error(config.rate_gate))
                 if isinstance(connector, SourceProcess):
                     # Closed before the read-ahead: a run that stops early ends a child still listing, so the
                     # producer waiting on it stops at once instead of when the source answers.
@@ -986,6 +996,14 @@ def _entity(mapped: Entity | MalformedPayload) -> Entity:
     if isinstance(mapped, MalformedPayload):
         raise mapped
     return mapped
+
+
+def _stop_gate_on_error(gate: PgRateGate) -> Callable[[type[BaseException] | None, object, object], None]:
+    def stop(kind: type[BaseException] | None, _error: object, _tb: object) -> None:
+        if kind is not None:
+            gate.stop()
+
+    return stop
 
 
 def _with_notes(detail: str | None, notes: list[str], more: int = 0) -> str | None:

@@ -22,6 +22,7 @@ this run within ``UNMETERED_FOR``.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -31,7 +32,7 @@ from typing import Any
 import psycopg
 
 from app.queries import rate_budgets as rb
-from connectors.base import SourceConfig
+from connectors.base import RunStopped, SourceConfig
 from connectors.http import parse_retry_after
 
 SAFETY = 0.9  # share of the advertised refill rate a bucket-shaped budget uses
@@ -82,8 +83,17 @@ class PgRateGate:
         self.key = key
         self.waited = 0.0  # seconds this gate slept (for measurements)
         self._unmetered_until = 0.0  # monotonic time until which requests go without asking
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """The run stopped early: every wait, the one sleeping now included, raises :class:`RunStopped`
+        (decision 158). Without it a listing thread sleeping through the source's pause (a 429's
+        Retry-After, up to the rate-limit patience) held a cancelled run's worker until the pause ended."""
+        self._stopped.set()
 
     def wait(self, patience: float) -> None:
+        if self._stopped.is_set():
+            raise RunStopped("the run stopped: no more requests")
         now = time.monotonic()
         if now < self._unmetered_until:
             return
@@ -98,7 +108,8 @@ class PgRateGate:
             if wait <= 0 or left <= 0:
                 return
             pause = min(wait, left, MAX_SLEEP)
-            time.sleep(pause)
+            if self._stopped.wait(pause):
+                raise RunStopped("the run stopped while the source's rate limit held its next request")
             self.waited += pause
 
     def observe(self, status: int, headers: Mapping[str, str]) -> None:

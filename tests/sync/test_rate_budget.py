@@ -8,11 +8,15 @@ import time
 from typing import Any
 
 import psycopg
+import pytest
 
 from app.db.connect import connect
+from app.pipeline.run import DEFAULT_PREFETCH, Progress, execute_run
+from app.queries import runs as rq
 from app.secrets import Keyring
 from app.services.rate_budget import UNMETERED_FOR, PgRateGate, credential_key
-from tests.sync.conftest import Jira, add_source, live_ids, scalar, sync
+from app.services.sources import start_run
+from tests.sync.conftest import Jira, JiraFactory, add_source, live_ids, scalar, sync
 
 KEY = credential_key("jira", "http://jira.example", "bot@example.com:token")
 
@@ -134,3 +138,50 @@ def test_a_source_sending_garbage_rate_limit_headers_syncs_with_nothing_lost(
     assert outcome.state == "succeeded" and run.error_count == 0
     assert run.rate_limited >= 4
     assert len(live_ids(probe, source_id)) == len(jira.keys())
+
+
+@pytest.mark.parametrize("prefetch", [DEFAULT_PREFETCH, 0], ids=["read-ahead", "sequential"])
+def test_a_run_cancelled_while_the_source_s_pause_holds_its_requests_ends_during_the_pause(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+    prefetch: int,
+) -> None:
+    """Every request the listing makes after the first page is answered 429 with a 300 s Retry-After: the
+    threads that list (the read-ahead and the fan-out, or the run's own thread with no read-ahead) sleep
+    through the shared pause. A cancel must end the run while the pause still holds, not when it (or the
+    rate-limit patience) is over (decision 158)."""
+    jira = jira_factory(400)
+    source_id = add_source(conn, keyring, jira)
+    probe.execute("update platform_settings set value = '2' where key = 'stale_run_after'")  # a beat each 0.5 s
+    cancels: list[threading.Thread] = []
+
+    def cancel_once_paused(run_id: int) -> None:
+        deadline = time.monotonic() + 30  # a guard against a hang, not an assertion on speed
+        while not scalar(probe, "select count(*) from rate_budgets where paused_until > now()"):
+            assert time.monotonic() < deadline, "the source's pause never reached the budget"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the listing's threads are asleep in the gate by now
+        rq.cancel_run(probe, id=run_id)
+
+    def pause_and_cancel(progress: Progress) -> None:
+        if not cancels:
+            jira.fault(status=429, count=100_000, retry_after=300)
+            cancels.append(threading.Thread(target=cancel_once_paused, args=(progress.run_id,)))
+            cancels[0].start()
+
+    run_id = start_run(conn, source_id, mode="full", trigger="manual")
+    outcome = execute_run(
+        conn, run_id, worker_id="test-worker", keyring=keyring, on_progress=pause_and_cancel, prefetch=prefetch
+    )
+    run = rq.get_run(conn, id=run_id)
+    assert run is not None
+    still_paused = scalar(probe, "select paused_until > now() from rate_budgets")
+    for thread in cancels:
+        thread.join(30)
+    assert outcome.state == "cancelled", outcome
+    assert still_paused, "the run ended only once the source's pause was over"
+    assert run.entities_done is not None and 0 < run.entities_done < 400
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == run.entities_done
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(f"run-{run.id}-")]
