@@ -203,19 +203,29 @@ def test_the_lane_wait_is_bounded_by_lane_wait_max(
     assert "gave up waiting for the source's lane" in str(detail) and "lane_wait_max (5 s)" in str(detail)
 
 
+@pytest.mark.parametrize("source", ["slow", "paused"])
 def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
     procs: Procs,
     conn: psycopg.Connection[Any],
     probe: psycopg.Connection[Any],
     keyring: Keyring,
     jira_factory: JiraFactory,
+    source: str,
 ) -> None:
+    """Cancelled while the source answers slowly, or while it has paused the credential (every request
+    answered 429 with a 300 s Retry-After, the run's listing threads asleep in the rate gate, decision 158):
+    either way the job ends within seconds, not when the source answers or the pause is over."""
     jira = jira_factory(400)
     source_id = add_source(conn, keyring, jira)
     jira.fault(latency_ms=400)
     run_id = _queue(conn, source_id)
     procs.worker("--no-periodic")
     committed(probe, run_id, procs)
+    if source == "paused":
+        jira.clear_faults()
+        jira.fault(status=429, count=100_000, retry_after=300)
+        paused = "select count(*) from rate_budgets where paused_until > now()"
+        wait_for(lambda: scalar(probe, paused), 30, "the source's pause to reach the budget", procs)
 
     assert rq.cancel_run(conn, id=run_id) is not None  # what POST /runs/{id}/cancel runs
     conn.commit()
@@ -223,6 +233,8 @@ def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
 
     state, _, finished = _run(probe, run_id)
     assert state == "cancelled" and finished is not None
+    if source == "paused":
+        assert scalar(probe, "select count(*) from rate_budgets where paused_until > now()") == 1
     assert _queue(conn, source_id, "incremental") > run_id  # the one-active-run lock is free again
 
 
