@@ -403,10 +403,11 @@ class _Run:
                 self.settings.directory_ttl,
                 own_connection=self.gate_conn is not None or apart,
             )
-            if isinstance(config.rate_gate, PgRateGate):
+            gate = config.rate_gate if isinstance(config.rate_gate, PgRateGate) else None
+            if gate is not None:
                 # A cancel or a takeover stops whatever sleeps in the gate (the source's pause) at the beat that
                 # finds it, whichever thread sleeps there (decision 158).
-                self.beats.when_lost(config.rate_gate.stop)
+                self.beats.when_lost(gate.stop)
             connector: Connector | SourceProcess
             if apart:
                 # The listing in a child process (decision 135); its failures arrive with its first items.
@@ -435,12 +436,12 @@ class _Run:
                     stages.enter_context(self.embed_ahead)
                 if ahead is not None:
                     stages.enter_context(ahead)
-                if isinstance(config.rate_gate, PgRateGate) and not isinstance(connector, SourceProcess):
+                if gate is not None and not isinstance(connector, SourceProcess):
                     # A run that stops early lets no more of its listing's requests out before it waits for
                     # the listing's threads (the read-ahead, the fan-out): one sleeping through the source's
                     # pause would hold it until the pause ended (decision 158). Not on a normal end: the
                     # completeness audit still asks the source.
-                    stages.push(_stop_gate_on_error(config.rate_gate))
+                    stages.push(_stop_gate_on_error(gate))
                 if isinstance(connector, SourceProcess):
                     # Closed before the read-ahead: a run that stops early ends a child still listing, so the
                     # producer waiting on it stops at once instead of when the source answers.

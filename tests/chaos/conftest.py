@@ -31,6 +31,7 @@ from psycopg import sql
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import serve
 from tests.conftest import REPO, with_dbname
+from tests.stacks import ask_for_stacks
 from tests.sync.conftest import TOKEN, Jira
 
 SEED_KEY = pytest.StashKey[int]()
@@ -183,11 +184,7 @@ class Cluster:
     def stacks_and_logs(self, lines: int = 200) -> str:
         """What a failed wait prints: each process still running is first asked for its threads' stacks
         (SIGUSR1, docs/operations.md; a paused one writes them when it is continued), then every log's tail."""
-        running = [p for p in self.procs if p.poll() is None]
-        for proc in running:
-            proc.send_signal(signal.SIGUSR1)
-        if running:
-            time.sleep(1.0)
+        ask_for_stacks(self.procs)
         return "\n".join(
             f"--- {log.name}\n" + "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
             for log in sorted(self.logs.iterdir())

@@ -23,7 +23,9 @@ import psycopg
 import pytest
 
 from app.secrets import Keyring
+from app.services.jobs import start_and_defer
 from tests.conftest import REPO
+from tests.stacks import ask_for_stacks
 from tests.sync.conftest import conn, jira, jira_factory, keyring, probe  # noqa: F401  (shared fixtures)
 
 TAIL = 60  # log lines printed by a failed wait, per process
@@ -135,10 +137,19 @@ def wait_for(
         if value:
             return value
         if time.monotonic() > deadline:
-            lines = DUMP_TAIL if dump_stacks(procs) else TAIL
+            every = (p.popen for item in procs for p in (item.started if isinstance(item, Procs) else [item]))
+            lines = DUMP_TAIL if ask_for_stacks(every) else TAIL
             logs = "\n".join(p.logs(lines) if isinstance(p, Procs) else p.tail(lines) for p in procs)
             pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{logs}")
         time.sleep(interval)
+
+
+def queued(db: psycopg.Connection[Any], source_id: int, mode: str = "full") -> int:
+    """A manual run of ``mode`` and its run_sync job, committed together (app.services.jobs): a worker may
+    take it at once."""
+    run_id = start_and_defer(db, source_id, mode=mode, trigger="manual")
+    db.commit()
+    return run_id
 
 
 def committed(db: psycopg.Connection[Any], run_id: int, procs: Procs, items: int = 100) -> None:
@@ -151,14 +162,3 @@ def ended(db: psycopg.Connection[Any], run_id: int, procs: Procs, timeout: float
     """Wait until run ``run_id``, running, has ended (taken over and resumed, it is running again)."""
     state = "select state from sync_runs where id = %s"
     wait_for(lambda: _scalar(db, state, (run_id,)) != "running", timeout, "the run to end", procs)
-
-
-def dump_stacks(procs: tuple[Proc | Procs, ...]) -> bool:
-    """Ask every process of ``procs`` still running for its threads' stacks; True if any was asked."""
-    every = [p for item in procs for p in (item.started if isinstance(item, Procs) else [item])]
-    running = [p for p in every if p.popen.poll() is None]
-    for proc in running:
-        proc.popen.send_signal(signal.SIGUSR1)
-    if running:
-        time.sleep(1.0)  # written by a C handler at once; the second is for a loaded machine
-    return bool(running)

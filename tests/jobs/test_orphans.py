@@ -22,10 +22,9 @@ from app.jobs.webhooks import apply_webhook
 from app.pipeline.run import LANE_LOCK_CLASS
 from app.queries import runs as rq
 from app.secrets import Keyring
-from app.services.jobs import start_and_defer
 from app.services.sources import start_run
 from tests.conftest import REPO, as_worker
-from tests.jobs.conftest import Procs, committed, wait_for
+from tests.jobs.conftest import Procs, committed, queued, wait_for
 from tests.sync.conftest import Jira, JiraFactory, add_source, scalar
 
 
@@ -50,17 +49,11 @@ def _jobs(probe: psycopg.Connection[Any], run_id: int) -> list[tuple[str, Any]]:
     ]
 
 
-def _queue(conn: psycopg.Connection[Any], source_id: int, mode: str = "full") -> int:
-    run_id = start_and_defer(conn, source_id, mode=mode, trigger="manual")
-    conn.commit()
-    return run_id
-
-
 def test_a_job_that_raises_fails_its_run_naming_the_exception(
     procs: Procs, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
 ) -> None:
     source_id = add_source(conn, keyring, jira)
-    run_id = _queue(conn, source_id)
+    run_id = queued(conn, source_id)
     # A real broken dependency the configuration cannot see: the embedder refuses, when the job builds it,
     # an API key that cannot be sent as an HTTP header.
     key = "embedder-key-€-canary"
@@ -87,7 +80,7 @@ def test_a_source_without_a_connector_fails_its_run_with_the_reason(
 ) -> None:
     source_id = add_source(conn, keyring, jira)
     probe.execute("update sources set connector_type = 'gitlab' where id = %s", (source_id,))
-    run_id = _queue(conn, source_id)
+    run_id = queued(conn, source_id)
     procs.worker("--no-periodic")
 
     wait_for(lambda: _ended(probe, run_id), 60, "the run to end", procs)
@@ -104,7 +97,7 @@ def test_an_undecryptable_credential_fails_the_run_and_the_tick_goes_on(
     jira_factory: JiraFactory,
 ) -> None:
     broken = add_source(conn, keyring, jira_factory(5), name="broken")
-    run_id = _queue(conn, broken)
+    run_id = queued(conn, broken)
     # A worker with another key: the broken source's credential cannot be read. The other source, created
     # with that worker's key, must still be scheduled by the same ticks.
     other_key = Keyring(os.urandom(32))
@@ -141,7 +134,7 @@ def test_the_tick_reaps_queued_runs_no_job_will_run_and_unblocks_the_source(
     cancelled = add_source(conn, keyring, jira_factory(5), name="cancelled")
     never_queued = start_run(conn, jobless, mode="full", trigger="manual")  # a writer that forgot the job
     conn.commit()
-    cancelled_run = _queue(conn, cancelled)
+    cancelled_run = queued(conn, cancelled)
     jobs = procrastinate.App(connector=procrastinate.SyncPsycopgConnector(conninfo=fresh_db_url))
     with jobs.open():
         job_id = probe.execute(
@@ -184,7 +177,7 @@ def test_the_lane_wait_is_bounded_by_lane_wait_max(
     source_id = add_source(conn, keyring, jira)
     probe.execute("select pg_advisory_lock(%s, %s)", (LANE_LOCK_CLASS, source_id))  # Knowledge Store's lock
     try:
-        run_id = _queue(conn, source_id)
+        run_id = queued(conn, source_id)
         procs.worker("--no-periodic")
         # Within the bound (6 h by default) the run waits queued and its job is retried later.
         wait_for(
@@ -218,7 +211,7 @@ def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
     jira = jira_factory(400)
     source_id = add_source(conn, keyring, jira)
     jira.fault(latency_ms=400)
-    run_id = _queue(conn, source_id)
+    run_id = queued(conn, source_id)
     procs.worker("--no-periodic")
     committed(probe, run_id, procs)
     if source == "paused":
@@ -235,7 +228,7 @@ def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
     assert state == "cancelled" and finished is not None
     if source == "paused":
         assert scalar(probe, "select count(*) from rate_budgets where paused_until > now()") == 1
-    assert _queue(conn, source_id, "incremental") > run_id  # the one-active-run lock is free again
+    assert queued(conn, source_id, "incremental") > run_id  # the one-active-run lock is free again
 
 
 def _cli_sync(procs: Procs, source: str, *args: str) -> subprocess.Popen[bytes]:

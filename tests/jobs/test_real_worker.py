@@ -17,7 +17,7 @@ import psycopg
 
 from app.secrets import Keyring
 from app.services.jobs import start_and_defer
-from tests.jobs.conftest import Procs, committed, ended, wait_for
+from tests.jobs.conftest import Procs, committed, ended, queued, wait_for
 from tests.sync.conftest import Jira, JiraFactory, add_source, scalar, sync
 from tests.test_heap import STARTED_UP, frozen_objects
 
@@ -122,8 +122,7 @@ def test_a_run_whose_worker_is_killed_is_resumed_by_another_worker_with_exact_co
     jira.fault(latency_ms=600)  # every request waits: the kill lands between pages
 
     first = procs.worker("--no-periodic")
-    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    run_id = queued(conn, source_id)
     committed(probe, run_id, procs)
     assert str(first.pid) in scalar(probe, "select worker_id from sync_runs where id = %s", (run_id,))
     procs.worker()  # the survivor, with the tick
@@ -258,8 +257,7 @@ def test_a_webhook_run_in_the_worker_takes_what_its_full_sync_read(
         )
         return str(scalar(probe, "select state from sync_runs where id = %s", (run_id,)))
 
-    full = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    full = queued(conn, source_id)
     assert ended(full) == "succeeded"
     jira.patch(jira.key(7), summary="changed for the webhook")
     jira.control.delete("/_emulator/stats").raise_for_status()
@@ -288,8 +286,7 @@ def test_sigusr1_writes_a_busy_worker_s_stacks_and_the_run_goes_on(
     source_id = add_source(conn, keyring, jira)
     jira.fault(latency_ms=300)  # the run is still fetching when the signal comes
     worker = procs.worker("--no-periodic")
-    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    run_id = queued(conn, source_id)
     committed(probe, run_id, procs)
 
     worker.popen.send_signal(signal.SIGUSR1)

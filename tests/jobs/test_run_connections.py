@@ -17,8 +17,7 @@ import pytest
 
 from app.jobs import WORKER_CONNECTIONS
 from app.secrets import Keyring
-from app.services.jobs import start_and_defer
-from tests.jobs.conftest import Procs, ended, wait_for
+from tests.jobs.conftest import Procs, ended, queued, wait_for
 from tests.pg_activity import named, settled
 from tests.sync.conftest import JiraFactory, add_source, scalar
 
@@ -50,8 +49,7 @@ def test_a_worker_holds_the_connections_the_operations_guide_counts(
     assert idle == Counter({WORKER_CONNECTIONS: 5}), "Procrastinate's pool of four and its LISTEN connection"
 
     jira.fault(latency_ms=600)  # the run lasts long enough to beat, and to be looked at
-    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    run_id = queued(conn, source_id)
     wait_for(
         lambda: (
             named(probe)["harvester-lease"] == 1

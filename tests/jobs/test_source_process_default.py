@@ -12,10 +12,9 @@ import psycopg
 import pytest
 
 from app.secrets import Keyring
-from app.services.jobs import start_and_defer
 from connectors.emulators.confluence import ConfluenceEmulator
 from connectors.emulators.jira import JiraEmulator
-from tests.jobs.conftest import Proc, Procs, wait_for
+from tests.jobs.conftest import Proc, Procs, queued, wait_for
 from tests.pg_activity import named
 from tests.sync.conftest import scalar, source_children
 from tests.sync.connectors_conftest import TOKEN, Emulator, add_source, served
@@ -34,8 +33,7 @@ def _listed_apart(
     looked at while the source takes its time."""
     emu.fault(latency_ms=300)  # the run lasts long enough to be looked at while it lists
     began = scalar(probe, "select clock_timestamp()")
-    run_id = start_and_defer(conn, source_id, mode=mode, trigger="manual")
-    conn.commit()
+    run_id = queued(conn, source_id, mode)
     # A listing apart takes its rate budget on the child's connection, one on the run's read-ahead thread on the
     # read-ahead's (decision 137); each is opened before the listing's first request and kept to its end, so
     # seeing one says the run is listing, however little it has to list.

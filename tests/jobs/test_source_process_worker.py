@@ -18,9 +18,8 @@ import psutil
 import psycopg
 
 from app.secrets import Keyring
-from app.services.jobs import start_and_defer
 from tests.conftest import REPO
-from tests.jobs.conftest import Procs, committed, ended, wait_for
+from tests.jobs.conftest import Procs, committed, ended, queued, wait_for
 from tests.sync.conftest import TOKEN, Jira, JiraFactory, add_source, forkservers, scalar, source_children
 
 
@@ -38,8 +37,7 @@ def test_a_killed_workers_source_process_ends_and_another_worker_finishes_the_ru
     jira.fault(latency_ms=600)  # every request waits: the kill lands between pages
 
     first = procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS="on")
-    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    run_id = queued(conn, source_id)
     committed(probe, run_id, procs)
     children = source_children(first.pid)
     assert len(children) == 1, "the run lists its source in a process of its own"
@@ -126,8 +124,7 @@ def test_sigusr1_writes_a_source_process_s_stacks_and_its_run_goes_on(
     source_id = add_source(conn, keyring, jira)
     jira.fault(latency_ms=300)  # the child is still listing when the signals come
     worker = procs.worker("--no-periodic", HARVESTER_SOURCE_PROCESS="on")
-    run_id = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    run_id = queued(conn, source_id)
     committed(probe, run_id, procs)
     [forkserver] = forkservers(worker.pid)
     [child] = forkserver.children()

@@ -18,11 +18,11 @@ from typing import Any
 import psycopg
 
 from app.secrets import Keyring
-from app.services.jobs import APPLY_WEBHOOK, defer_in, start_and_defer
+from app.services.jobs import APPLY_WEBHOOK, defer_in
 from app.services.sources import NewSource, create_source
 from app.services.webhooks import receive
 from tests.api.conftest import job_count
-from tests.jobs.conftest import Procs, wait_for
+from tests.jobs.conftest import Procs, queued, wait_for
 from tests.sync.conftest import TOKEN, Jira, JiraFactory, scalar
 
 SECRET = "hook-secret-for-the-burst-0045"
@@ -73,8 +73,7 @@ def test_a_burst_of_deliveries_during_a_run_becomes_one_run_after_it(
     )
     worker = procs.worker("--no-periodic")
     jira.fault(latency_ms=500)  # the full run takes a while: the deliveries arrive while it holds the source
-    full = start_and_defer(conn, source_id, mode="full", trigger="manual")
-    conn.commit()
+    full = queued(conn, source_id)
     wait_for(lambda: scalar(probe, "select state from sync_runs where id = %s", (full,)) == "running", 30,
              "the full run to start", procs)
 
