@@ -11,6 +11,9 @@ from app.queries import settings as q
 from connectors.directories import DEFAULT_DIRECTORY_TTL
 from connectors.fanout import DEFAULT_FANOUT
 
+# What migration 44 seeds; read while a database between upgrades lacks the row.
+DEFAULT_LOCK_WAIT_MAX = 60
+
 
 @dataclass(frozen=True, slots=True)
 class PlatformSettings:
@@ -32,6 +35,8 @@ class PlatformSettings:
     rate_limit_patience: int
     fetch_fanout: int  # requests of one listing page a connector sends at once (connectors.fanout)
     directory_ttl: int  # seconds a directory read whole serves later by-id runs (connectors.directories); 0 = off
+    # Seconds a run's statement waits for a lock another session holds before the run fails (decision 159).
+    lock_wait_max: int
     version: int
 
 
@@ -57,5 +62,6 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         rate_limit_patience=int(values.get("rate_limit_patience", 600)),
         fetch_fanout=int(values.get("fetch_fanout", DEFAULT_FANOUT)),
         directory_ttl=int(values.get("directory_ttl", DEFAULT_DIRECTORY_TTL)),
+        lock_wait_max=int(values.get("lock_wait_max", DEFAULT_LOCK_WAIT_MAX)),
         version=version,
     )

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_DIRECTORY_TTL, MAX_FANOUT, MAX_SECONDS
+from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_DIRECTORY_TTL, MAX_FANOUT, MAX_LOCK_WAIT, MAX_SECONDS
 
 Seconds = Annotated[int, Meta(ge=1, le=MAX_SECONDS, description="seconds")]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
@@ -385,6 +385,7 @@ class SettingsValues(msgspec.Struct):
     rate_limit_patience: int
     fetch_fanout: int
     directory_ttl: int
+    lock_wait_max: int
     alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
     alert_dlq_threshold: int = 100
 
@@ -418,6 +419,7 @@ class SettingsUpdate(Input):
     rate_limit_patience: Seconds | UnsetType = UNSET
     fetch_fanout: Annotated[int, Meta(ge=1, le=MAX_FANOUT)] | UnsetType = UNSET
     directory_ttl: Annotated[int, Meta(ge=0, le=MAX_DIRECTORY_TTL)] | UnsetType = UNSET
+    lock_wait_max: Annotated[int, Meta(ge=1, le=MAX_LOCK_WAIT)] | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health

@@ -45,6 +45,7 @@ from app.pipeline.ahead import EARLY_AFTER, GROUP, EmbedAhead, Prepared, Stored,
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
+from app.pipeline.lock_wait import lock_wait, lock_wait_detail, with_lock_wait
 from app.pipeline.prefetch import Prefetch
 from app.pipeline.source_process import GateLost, SourceProcess
 from app.pipeline.watermark import MovingWatermark, Watermark
@@ -113,19 +114,24 @@ def execution_id(worker: str) -> str:
     return f"{worker}:{uuid.uuid4().hex[:12]}"
 
 
-def conninfo_of(conn: psycopg.Connection[Any], name: str) -> str:
-    """How to connect to the database ``conn`` is connected to, as ``conn`` did, named ``name``."""
+def conninfo_of(conn: psycopg.Connection[Any], name: str, lock_wait_s: int | None = None) -> str:
+    """How to connect to the database ``conn`` is connected to, as ``conn`` did, named ``name``; with
+    ``lock_wait_s``, each statement waits at most that long for another session's lock (decision 159)."""
     params: dict[str, Any] = dict(conn.info.get_parameters())
     if conn.info.password:
         params["password"] = conn.info.password
     params["application_name"] = name
+    if lock_wait_s is not None:
+        params["options"] = with_lock_wait(params.get("options"), lock_wait_s)
     return make_conninfo("", **params)
 
 
-def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lease") -> ConnectionFactory:
+def sibling_connection(
+    conn: psycopg.Connection[Any], name: str = "harvester-lease", lock_wait_s: int | None = None
+) -> ConnectionFactory:
     """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own, the
-    read-ahead's rate gate), named ``name`` in pg_stat_activity."""
-    conninfo = conninfo_of(conn, name)
+    read-ahead's rate gate), named ``name`` in pg_stat_activity; ``lock_wait_s`` as :func:`conninfo_of`."""
+    conninfo = conninfo_of(conn, name, lock_wait_s)
 
     def open_connection() -> psycopg.Connection[Any]:
         return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
@@ -296,7 +302,9 @@ def execute_run(
         beats = Heartbeat(lease, beat_connection, beat_interval(settings.stale_run_after))
         run = _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress, max(0, prefetch), source_process)
         try:
-            with beats:
+            # Every statement of the run waits at most lock_wait_max for another session's lock (decision 159);
+            # the connection's own lock_timeout comes back after it, for whatever the caller runs next.
+            with lock_wait(conn, settings.lock_wait_max), beats:
                 return run.execute()
         except psycopg.OperationalError as exc:
             if conn.broken or conn.closed:
@@ -391,7 +399,7 @@ class _Run:
                 # and the embedding stage's look-ups. A listing apart without that stage needs none
                 # (decision 137: before, every such run opened one and left it idle).
                 try:
-                    self.gate_conn = sibling_connection(self.conn, "harvester-fetch")()
+                    self.gate_conn = sibling_connection(self.conn, "harvester-fetch", self.settings.lock_wait_max)()
                 except psycopg.OperationalError as exc:
                     raise ConnectionLost(self.lease) from exc
             config = with_rate_budget(
@@ -415,7 +423,7 @@ class _Run:
                     source.connector_type,
                     config,
                     self.stats,
-                    conninfo=conninfo_of(self.conn, "harvester-source"),
+                    conninfo=conninfo_of(self.conn, "harvester-source", self.settings.lock_wait_max),
                     name=f"run-{self.claim.id}-source",
                 )
             else:
@@ -478,6 +486,10 @@ class _Run:
         except EmbeddingError as exc:
             # Raised on the embedding thread or in a page's transaction: the pages before it are committed.
             return self._finish("failed", f"embedder failed: {exc}"[:500])
+        except psycopg.errors.LockNotAvailable:
+            # A wait for another session's lock ran out (decision 159): the page rolled back with its checkpoint;
+            # the reason names who holds a lock that blocks writes, as far as the catalog still shows it.
+            return self._finish("failed", lock_wait_detail(self.conn, self.settings.lock_wait_max)[:1000])
         except Exception as exc:
             if self.conn.broken or self.conn.closed or self._gate_lost(exc):
                 # The database went away: the unit in flight rolled back, the checkpoint is intact.

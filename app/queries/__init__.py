@@ -10,6 +10,7 @@
 - embeddings.sql
 - entities.sql
 - lanes.sql
+- lock_waits.sql
 - migrations.sql
 - notes.sql
 - principals.sql

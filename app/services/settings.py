@@ -40,6 +40,7 @@ SECONDS_KEYS = (
 MAX_DELIVERIES_LIMIT = 1000
 MAX_FANOUT = 16  # requests of one listing page at once; the table's CHECK holds the same bound
 MAX_DIRECTORY_TTL = 3600  # seconds a directory read whole may serve by-id runs; the table's CHECK holds the same
+MAX_LOCK_WAIT = 3600  # seconds a run's statement may wait for another session's lock; the table's CHECK holds the same
 ALERT_EVENTS = ("run_failed", "source_health_error", "mass_delete_held", "dead_letters_over_threshold", "worker_gone")
 CHANNEL_KINDS = ("webhook", "slack")
 MAX_CHANNELS = 20
@@ -96,6 +97,8 @@ def normalise(changes: Mapping[str, Any], keyring: Keyring | None = None) -> dic
             out[key] = _whole(key, value, 1, MAX_FANOUT)
         elif key == "directory_ttl":
             out[key] = _whole(key, value, 0, MAX_DIRECTORY_TTL)
+        elif key == "lock_wait_max":
+            out[key] = _whole(key, value, 1, MAX_LOCK_WAIT)
         elif key == "reconcile_window":
             if not isinstance(value, Mapping):
                 raise InvalidField(key, 'must be {"day": ..., "time": "HH:MM"}')

@@ -124,6 +124,7 @@ BAD = [
     (("settings", "set", "sync_interval", "{bad"), "VALUE"),
     (("settings", "set", "sync_interval", "0"), "sync_interval"),
     (("settings", "set", "directory_ttl", "3601"), "directory_ttl"),
+    (("settings", "set", "lock_wait_max", "0"), "lock_wait_max"),
     (("settings", "set", "nope", "1"), "nope"),
     (("settings", "set", "sync_interval", "60", "--version", "x"), "--version"),
     (("sync",), "SOURCE"),

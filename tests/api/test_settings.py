@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.api.conftest import Server
 
 
@@ -14,6 +16,7 @@ def test_get_shows_defaults_with_the_window_as_day_and_time(api: Server) -> None
     assert body["values"]["sync_interval"] == 900 and body["values"]["timezone"] == "UTC"
     assert body["values"]["fetch_fanout"] == 4
     assert body["values"]["directory_ttl"] == 300
+    assert body["values"]["lock_wait_max"] == 60
     assert isinstance(body["version"], int)
 
 
@@ -60,6 +63,10 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
         ({"directory_ttl": 2.5}, "directory_ttl"),
         ({"directory_ttl": "five minutes"}, "directory_ttl"),
         ({"directory_ttl": True}, "directory_ttl"),
+        ({"lock_wait_max": 0}, "lock_wait_max"),  # PostgreSQL's lock_timeout 0 is no bound at all
+        ({"lock_wait_max": 3601}, "lock_wait_max"),
+        ({"lock_wait_max": 1.5}, "lock_wait_max"),
+        ({"lock_wait_max": "a minute"}, "lock_wait_max"),
         # One good value with one bad: all or nothing.
         ({"watchdog_silence": 7200, "timezone": "Nowhere/Town"}, "timezone"),
     ]
@@ -73,11 +80,12 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
     assert after == before
 
 
-def test_directory_ttl_takes_zero_and_the_hour_cap(api: Server) -> None:
+@pytest.mark.parametrize(("key", "low", "high"), [("directory_ttl", 0, 3600), ("lock_wait_max", 1, 3600)])
+def test_a_bounded_setting_takes_each_of_its_bounds(api: Server, key: str, low: int, high: int) -> None:
     with api.client() as c:
-        off = c.put("/api/v1/settings", json={"directory_ttl": 0})
-        cap = c.put("/api/v1/settings", json={"directory_ttl": 3600})
-    assert off.status_code == 200, off.text
-    assert off.json()["values"]["directory_ttl"] == 0
-    assert cap.status_code == 200, cap.text
-    assert cap.json()["values"]["directory_ttl"] == 3600
+        at_low = c.put("/api/v1/settings", json={key: low})
+        at_high = c.put("/api/v1/settings", json={key: high})
+    assert at_low.status_code == 200, at_low.text
+    assert at_low.json()["values"][key] == low
+    assert at_high.status_code == 200, at_high.text
+    assert at_high.json()["values"][key] == high
