@@ -45,8 +45,8 @@ from app.pipeline.ahead import EARLY_AFTER, GROUP, EmbedAhead, Prepared, Stored,
 from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
-from app.pipeline.lock_wait import lock_wait, lock_wait_detail, with_lock_wait
 from app.pipeline.prefetch import Prefetch
+from app.pipeline.session_limits import lock_wait_detail, run_session_limits, with_lock_wait
 from app.pipeline.source_process import GateLost, SourceProcess
 from app.pipeline.watermark import MovingWatermark, Watermark
 from app.pipeline.write_behind import WriteBehind
@@ -302,9 +302,11 @@ def execute_run(
         beats = Heartbeat(lease, beat_connection, beat_interval(settings.stale_run_after))
         run = _Run(conn, claim, settings, lease, beats, keyring, chunks, on_progress, max(0, prefetch), source_process)
         try:
-            # Every statement of the run waits at most lock_wait_max for another session's lock (decision 159);
-            # the connection's own lock_timeout comes back after it, for whatever the caller runs next.
-            with lock_wait(conn, settings.lock_wait_max), beats:
+            # Every statement of the run waits at most lock_wait_max for another session's lock (decision 159),
+            # and a page's transaction left idle (its process paused) ends when another worker may take the run
+            # over (decision 160); the connection's own limits come back after it, for what the caller runs next.
+            idle = settings.stale_run_after + settings.takeover_grace
+            with run_session_limits(conn, settings.lock_wait_max, idle), beats:
                 return run.execute()
         except psycopg.OperationalError as exc:
             if conn.broken or conn.closed:

@@ -10,7 +10,6 @@
 - embeddings.sql
 - entities.sql
 - lanes.sql
-- lock_waits.sql
 - migrations.sql
 - notes.sql
 - principals.sql
@@ -18,6 +17,7 @@
 - roles.sql
 - runs.sql
 - search.sql
+- session_limits.sql
 - settings.sql
 - sources.sql
 - tokens.sql

@@ -37,9 +37,11 @@ def test_a_write_blocked_by_a_table_lock_fails_its_run_naming_the_holder_and_the
     with psycopg.connect(fresh_db_url, application_name="dba-reindex") as holder:
         holder.execute("lock table entities in share mode")  # what CREATE INDEX without CONCURRENTLY takes
         ended(probe, run_id, procs, timeout=60)
-        state, detail, done = probe.execute(
+        row = probe.execute(
             "select state, error_detail, entities_done from sync_runs where id = %s", (run_id,)
-        ).fetchone() or (None, None, None)
+        ).fetchone()
+        assert row is not None
+        state, detail, done = str(row[0]), str(row[1]), int(row[2])
         assert state == "failed", detail
         assert "lock_wait_max (3 s)" in detail
         assert f"pid {holder.info.backend_pid} " in detail and "application dba-reindex" in detail, detail

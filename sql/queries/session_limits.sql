@@ -1,13 +1,19 @@
--- How long a run waits for locks other sessions hold, and who holds them when a wait runs out (decision 159).
+-- What a run's session may hold, and for how long (decisions 159 and 160): how long a statement waits for a
+-- lock another session holds, how long its page's transaction may sit idle; who holds a lock when a wait ran out.
 
--- name: SetLockWait :exec
--- lock_timeout for the rest of the session: every statement of the run that waits longer than this for a
--- lock another session holds fails with lock_not_available instead of waiting without end.
-select set_config('lock_timeout', sqlc.arg(timeout)::text, false);
+-- name: SetRunSessionLimits :exec
+-- For the rest of the session: a statement that waits longer than lock_timeout for another session's lock
+-- fails with lock_not_available instead of waiting without end; a transaction left idle longer than
+-- idle_timeout (its client paused or frozen mid-page) is ended by the server, which lets go of its locks.
+select set_config('lock_timeout', sqlc.arg(lock_timeout)::text, false),
+       set_config('idle_in_transaction_session_timeout', sqlc.arg(idle_timeout)::text, false);
 
--- name: ResetLockWait :exec
--- Back to the session's own lock_timeout (what RESET would give: the login's, the role's or the server's).
-select set_config('lock_timeout', (select reset_val from pg_catalog.pg_settings where name = 'lock_timeout'), false);
+-- name: ResetRunSessionLimits :exec
+-- Back to the session's own values (what RESET would give: the login's, the role's or the server's).
+select set_config('lock_timeout', (select reset_val from pg_catalog.pg_settings where name = 'lock_timeout'), false),
+       set_config('idle_in_transaction_session_timeout',
+                  (select reset_val from pg_catalog.pg_settings where name = 'idle_in_transaction_session_timeout'),
+                  false);
 
 -- name: WriteLockHolders :many
 -- Sessions that hold a table lock in this database a run's writes wait for: SHARE (CREATE INDEX without

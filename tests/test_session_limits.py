@@ -1,5 +1,6 @@
-"""app.pipeline.lock_wait on a real server: the session's lock_timeout for a run and back, and the reason a
-run gives when a wait for another session's lock runs out (decision 159)."""
+"""app.pipeline.session_limits on a real server: a run's lock_timeout and idle-transaction timeout for the run
+and back, the reason a run gives when a wait for another session's lock runs out (decision 159), and a page's
+transaction left idle ended by the server (decision 160)."""
 
 from __future__ import annotations
 
@@ -7,25 +8,42 @@ import psycopg
 import pytest
 
 from app.db.connect import connect
-from app.pipeline.lock_wait import lock_wait, lock_wait_detail, with_lock_wait
 from app.pipeline.run import conninfo_of
+from app.pipeline.session_limits import lock_wait_detail, run_session_limits, with_lock_wait
 
 
-def _show(conn: psycopg.Connection[tuple[object, ...]]) -> object:
-    row = conn.execute("show lock_timeout").fetchone()
+def _show(conn: psycopg.Connection[tuple[object, ...]], name: str = "lock_timeout") -> object:
+    row = conn.execute("select current_setting(%s)", (name,)).fetchone()
     assert row is not None
     return row[0]
 
 
-def test_a_run_s_lock_wait_holds_for_the_block_and_the_connection_s_own_comes_back(fresh_db_url: str) -> None:
-    with psycopg.connect(fresh_db_url, autocommit=True, options="-c lock_timeout=7s") as conn:
-        with lock_wait(conn, 3):
-            assert _show(conn) == "3s"
+def test_a_run_s_limits_hold_for_the_block_and_the_connection_s_own_come_back(fresh_db_url: str) -> None:
+    own = "-c lock_timeout=7s -c idle_in_transaction_session_timeout=9min"
+    with psycopg.connect(fresh_db_url, autocommit=True, options=own) as conn:
+        with run_session_limits(conn, 3, 150):
+            assert (_show(conn), _show(conn, "idle_in_transaction_session_timeout")) == ("3s", "150s")
             with pytest.raises(psycopg.errors.LockNotAvailable), psycopg.connect(fresh_db_url) as holder:
                 holder.execute("lock table sources in share mode")
                 conn.execute("insert into sources (name, connector_type) values ('x', 'jira')")
                 conn.execute("select 1")  # never reached: the insert waited 3 s for the holder's lock
-        assert _show(conn) == "7s"
+        assert (_show(conn), _show(conn, "idle_in_transaction_session_timeout")) == ("7s", "9min")
+
+
+def test_a_transaction_left_idle_past_the_limit_is_ended_by_the_server_and_its_locks_let_go(
+    fresh_db_url: str,
+) -> None:
+    with psycopg.connect(fresh_db_url, autocommit=True) as conn, psycopg.connect(fresh_db_url) as other:
+        with run_session_limits(conn, 60, 1):
+            conn.execute("begin")
+            conn.execute("lock table sources in share mode")  # what a paused page holds, in short
+            other.execute("set lock_timeout = '10s'")
+            # Waits for the idle transaction's end (about 1 s), not for the 10 s bound.
+            other.execute("insert into sources (name, connector_type) values ('x', 'jira')")
+            other.commit()
+            with pytest.raises(psycopg.errors.IdleInTransactionSessionTimeout):
+                conn.execute("select 1")
+        assert conn.broken
 
 
 def test_the_options_of_a_run_s_other_connections_keep_what_its_own_had(fresh_db_url: str) -> None:

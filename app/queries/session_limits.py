@@ -2,8 +2,8 @@
 # ruff: noqa: E501
 # versions:
 #   sqlc v1.31.1
-# source: lock_waits.sql
-"""Typed psycopg 3 functions for the queries in lock_waits.sql."""
+# source: session_limits.sql
+"""Typed psycopg 3 functions for the queries in session_limits.sql."""
 
 import dataclasses
 from typing import Any
@@ -11,43 +11,54 @@ from typing import Any
 import psycopg
 from psycopg.rows import tuple_row
 
-RESET_LOCK_WAIT = """
-select set_config('lock_timeout', (select reset_val from pg_catalog.pg_settings where name = 'lock_timeout'), false)
+RESET_RUN_SESSION_LIMITS = """
+select set_config('lock_timeout', (select reset_val from pg_catalog.pg_settings where name = 'lock_timeout'), false),
+       set_config('idle_in_transaction_session_timeout',
+                  (select reset_val from pg_catalog.pg_settings where name = 'idle_in_transaction_session_timeout'),
+                  false)
 """
 
 
-def reset_lock_wait(
+def reset_run_session_limits(
     conn: psycopg.Connection[Any],
 ) -> None:
-    """Back to the session's own lock_timeout (what RESET would give: the login's,
-    the role's or the server's).
+    """Back to the session's own values (what RESET would give: the login's, the
+    role's or the server's).
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
-            RESET_LOCK_WAIT,
+            RESET_RUN_SESSION_LIMITS,
             {},
         )
 
 
-SET_LOCK_WAIT = """
-select set_config('lock_timeout', %(timeout)s::text, false)
+SET_RUN_SESSION_LIMITS = """
+select set_config('lock_timeout', %(lock_timeout)s::text, false),
+       set_config('idle_in_transaction_session_timeout', %(idle_timeout)s::text, false)
 """
 
 
-def set_lock_wait(
+def set_run_session_limits(
     conn: psycopg.Connection[Any],
     *,
-    timeout: str,
+    lock_timeout: str,
+    idle_timeout: str,
 ) -> None:
-    """How long a run waits for locks other sessions hold, and who holds them when a
-    wait runs out (decision 159). lock_timeout for the rest of the session: every
-    statement of the run that waits longer than this for a lock another session
-    holds fails with lock_not_available instead of waiting without end.
+    """What a run's session may hold, and for how long (decisions 159 and 160): how
+    long a statement waits for a lock another session holds, how long its page's
+    transaction may sit idle; who holds a lock when a wait ran out. For the rest
+    of the session: a statement that waits longer than lock_timeout for another
+    session's lock fails with lock_not_available instead of waiting without end; a
+    transaction left idle longer than idle_timeout (its client paused or frozen
+    mid-page) is ended by the server, which lets go of its locks.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(
-            SET_LOCK_WAIT,
-            {"timeout": timeout},
+            SET_RUN_SESSION_LIMITS,
+            {
+                "lock_timeout": lock_timeout,
+                "idle_timeout": idle_timeout,
+            },
         )
 
 
