@@ -9,7 +9,7 @@ import pytest
 
 from app.db.connect import connect
 from app.pipeline.run import conninfo_of
-from app.pipeline.session_limits import lock_wait_detail, run_session_limits, with_lock_wait
+from app.pipeline.session_limits import bound_lock_waits, lock_wait_detail, run_session_limits
 
 
 def _show(conn: psycopg.Connection[tuple[object, ...]], name: str = "lock_timeout") -> object:
@@ -46,12 +46,14 @@ def test_a_transaction_left_idle_past_the_limit_is_ended_by_the_server_and_its_l
         assert conn.broken
 
 
-def test_the_options_of_a_run_s_other_connections_keep_what_its_own_had(fresh_db_url: str) -> None:
-    assert with_lock_wait(None, 60) == "-c lock_timeout=60s"
-    assert with_lock_wait("-c work_mem=8MB", 5) == "-c work_mem=8MB -c lock_timeout=5s"
+def test_a_run_s_other_connections_wait_as_long_and_keep_what_its_own_had(fresh_db_url: str) -> None:
+    """Set in the session, not in the startup options a pooler may refuse: what the run's own connection was
+    given still holds on the sibling, and its lock_timeout is the run's."""
     with psycopg.connect(fresh_db_url, autocommit=True, options="-c work_mem=8MB") as conn:
-        sibling = conninfo_of(conn, "harvester-fetch", 4)
+        sibling = conninfo_of(conn, "harvester-fetch")
+    assert "lock_timeout" not in sibling
     with psycopg.connect(sibling, autocommit=True) as other:
+        assert bound_lock_waits(other, 4) is other
         assert _show(other) == "4s"
         row = other.execute("select current_setting('work_mem'), current_setting('application_name')").fetchone()
         assert row == ("8MB", "harvester-fetch")

@@ -46,7 +46,7 @@ from app.pipeline.checkpoint import RunCheckpoint
 from app.pipeline.lease import ConnectionFactory, Heartbeat, LeaseLost, RunLease, beat_interval
 from app.pipeline.load import Batch, ChunkStage, PreparingStage, load_batch
 from app.pipeline.prefetch import Prefetch
-from app.pipeline.session_limits import lock_wait_detail, run_session_limits, with_lock_wait
+from app.pipeline.session_limits import bound_lock_waits, lock_wait_detail, run_session_limits
 from app.pipeline.source_process import GateLost, SourceProcess
 from app.pipeline.watermark import MovingWatermark, Watermark
 from app.pipeline.write_behind import WriteBehind
@@ -114,24 +114,19 @@ def execution_id(worker: str) -> str:
     return f"{worker}:{uuid.uuid4().hex[:12]}"
 
 
-def conninfo_of(conn: psycopg.Connection[Any], name: str, lock_wait_s: int | None = None) -> str:
-    """How to connect to the database ``conn`` is connected to, as ``conn`` did, named ``name``; with
-    ``lock_wait_s``, each statement waits at most that long for another session's lock (decision 159)."""
+def conninfo_of(conn: psycopg.Connection[Any], name: str) -> str:
+    """How to connect to the database ``conn`` is connected to, as ``conn`` did, named ``name``."""
     params: dict[str, Any] = dict(conn.info.get_parameters())
     if conn.info.password:
         params["password"] = conn.info.password
     params["application_name"] = name
-    if lock_wait_s is not None:
-        params["options"] = with_lock_wait(params.get("options"), lock_wait_s)
     return make_conninfo("", **params)
 
 
-def sibling_connection(
-    conn: psycopg.Connection[Any], name: str = "harvester-lease", lock_wait_s: int | None = None
-) -> ConnectionFactory:
+def sibling_connection(conn: psycopg.Connection[Any], name: str = "harvester-lease") -> ConnectionFactory:
     """Opens autocommit connections to the database ``conn`` is connected to (the heartbeat's own, the
-    read-ahead's rate gate), named ``name`` in pg_stat_activity; ``lock_wait_s`` as :func:`conninfo_of`."""
-    conninfo = conninfo_of(conn, name, lock_wait_s)
+    read-ahead's rate gate), named ``name`` in pg_stat_activity."""
+    conninfo = conninfo_of(conn, name)
 
     def open_connection() -> psycopg.Connection[Any]:
         return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
@@ -401,7 +396,8 @@ class _Run:
                 # and the embedding stage's look-ups. A listing apart without that stage needs none
                 # (decision 137: before, every such run opened one and left it idle).
                 try:
-                    self.gate_conn = sibling_connection(self.conn, "harvester-fetch", self.settings.lock_wait_max)()
+                    fetch = sibling_connection(self.conn, "harvester-fetch")()
+                    self.gate_conn = bound_lock_waits(fetch, self.settings.lock_wait_max)  # decision 159
                 except psycopg.OperationalError as exc:
                     raise ConnectionLost(self.lease) from exc
             config = with_rate_budget(
@@ -425,7 +421,8 @@ class _Run:
                     source.connector_type,
                     config,
                     self.stats,
-                    conninfo=conninfo_of(self.conn, "harvester-source", self.settings.lock_wait_max),
+                    conninfo=conninfo_of(self.conn, "harvester-source"),
+                    lock_wait_s=self.settings.lock_wait_max,
                     name=f"run-{self.claim.id}-source",
                 )
             else:

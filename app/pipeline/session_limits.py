@@ -36,10 +36,12 @@ def seconds_text(seconds: int) -> str:
     return f"{seconds}s"
 
 
-def with_lock_wait(options: str | None, seconds: int) -> str:
-    """Connection ``options`` that also set ``lock_timeout`` (a run's sibling connections, its source
-    process's), keeping whatever the run's own connection was given."""
-    return f"{options or ''} -c lock_timeout={seconds_text(seconds)}".strip()
+def bound_lock_waits(conn: psycopg.Connection[Any], seconds: int) -> psycopg.Connection[Any]:
+    """``conn`` (a run's other connection: the read-ahead's, a source process's), whose statements now wait at
+    most ``seconds`` for another session's lock. Set in the session, not in the connection's startup
+    ``options``, which a pooler such as PgBouncer refuses unless told to ignore them."""
+    q.set_lock_wait(conn, lock_timeout=seconds_text(seconds))
+    return conn
 
 
 @contextmanager

@@ -67,6 +67,7 @@ from psycopg.conninfo import conninfo_to_dict
 from app.errors import HarvesterError
 from app.logs import configure_logging, json_logging
 from app.pids import alive
+from app.pipeline.session_limits import bound_lock_waits
 from app.redact import register_secret
 from app.registry import connector_packages, get_spec
 from app.services.rate_budget import PgRateGate
@@ -104,6 +105,7 @@ class _Start:
     config: SourceConfig  # without its rate gate: the child opens its own
     gate_key: str | None
     conninfo: str | None  # the database the child's gate uses (password included: pipe only)
+    lock_wait_s: int | None  # how long the gate's statements wait for another session's lock (decision 159)
     since: datetime | None
     checkpoint: Mapping[str, Any] | None
     worker_pid: int
@@ -144,12 +146,14 @@ class SourceProcess:
         *,
         conninfo: str | None,
         name: str,
+        lock_wait_s: int | None = None,
     ) -> None:
         gate = config.rate_gate
         self._connector_type = connector_type
         self._config = replace(config, rate_gate=None)
         self._gate_key = gate.key if isinstance(gate, PgRateGate) else None
         self._conninfo = conninfo if self._gate_key is not None else None
+        self._lock_wait_s = lock_wait_s
         self._stats = stats
         self._name = name
         self._silence = float(config.rate_limit_patience) + SILENCE_MARGIN
@@ -245,6 +249,7 @@ class SourceProcess:
             config=self._config,
             gate_key=self._gate_key,
             conninfo=self._conninfo,
+            lock_wait_s=self._lock_wait_s,
             since=since,
             checkpoint=checkpoint,
             worker_pid=os.getpid(),
@@ -370,6 +375,8 @@ def _child(pipe: Connection) -> None:
         config = start.config
         if start.gate_key is not None and start.conninfo is not None:
             gate_conn = psycopg.connect(start.conninfo, autocommit=True, connect_timeout=10)
+            if start.lock_wait_s is not None:
+                bound_lock_waits(gate_conn, start.lock_wait_s)
             config = replace(config, rate_gate=PgRateGate(gate_conn, start.gate_key))
         connector = get_spec(start.connector_type).create(config, stats)
         try:

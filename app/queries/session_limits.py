@@ -32,6 +32,27 @@ def reset_run_session_limits(
         )
 
 
+SET_LOCK_WAIT = """
+select set_config('lock_timeout', %(lock_timeout)s::text, false)
+"""
+
+
+def set_lock_wait(
+    conn: psycopg.Connection[Any],
+    *,
+    lock_timeout: str,
+) -> None:
+    """lock_timeout alone, for the rest of the session: a run's other connections
+    (its read-ahead's rate gate and look-ups, its source process's), whose
+    statements run one at a time and are never left idle in a transaction.
+    """
+    with conn.cursor(row_factory=tuple_row) as cur:
+        cur.execute(
+            SET_LOCK_WAIT,
+            {"lock_timeout": lock_timeout},
+        )
+
+
 SET_RUN_SESSION_LIMITS = """
 select set_config('lock_timeout', %(lock_timeout)s::text, false),
        set_config('idle_in_transaction_session_timeout', %(idle_timeout)s::text, false)

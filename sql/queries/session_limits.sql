@@ -8,6 +8,11 @@
 select set_config('lock_timeout', sqlc.arg(lock_timeout)::text, false),
        set_config('idle_in_transaction_session_timeout', sqlc.arg(idle_timeout)::text, false);
 
+-- name: SetLockWait :exec
+-- lock_timeout alone, for the rest of the session: a run's other connections (its read-ahead's rate gate and
+-- look-ups, its source process's), whose statements run one at a time and are never left idle in a transaction.
+select set_config('lock_timeout', sqlc.arg(lock_timeout)::text, false);
+
 -- name: ResetRunSessionLimits :exec
 -- Back to the session's own values (what RESET would give: the login's, the role's or the server's).
 select set_config('lock_timeout', (select reset_val from pg_catalog.pg_settings where name = 'lock_timeout'), false),

@@ -384,3 +384,27 @@ def test_a_source_process_does_not_run_its_parent_s_main_script_again(tmp_path: 
     pid, items = done.stdout.split()
     assert items == "60"
     assert marker.read_text().split() == [pid], "a process besides the parent ran its main script"
+
+
+@pytest.mark.parametrize("source_process", [True, False], ids=["apart", "in-process"])
+def test_a_listing_s_rate_gate_waits_at_most_lock_wait_max_for_another_session_s_lock(
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    fresh_db_url: str,
+    source_process: bool,
+) -> None:
+    """The rate gate's statements run on a connection of the listing's own (the child's ``harvester-source``,
+    or ``harvester-fetch`` in the run's process): they too wait at most ``lock_wait_max`` for a lock another
+    session holds, and the run ends ``failed`` naming it (decision 159), instead of the listing waiting as long
+    as the lock is held."""
+    probe.execute("update platform_settings set value = '2' where key = 'lock_wait_max'")
+    with served(JiraEmulator(230, seed=5, token=TOKEN)) as jira:
+        source_id = add_source(conn, keyring, "jira", jira.base_url)
+        with psycopg.connect(fresh_db_url, application_name="dba-maintenance") as holder:
+            holder.execute("lock table rate_budgets in access exclusive mode")  # blocks its reads too
+            outcome, row = run(conn, keyring, source_id, "full", source_process=source_process)
+    assert outcome.state == "failed", outcome
+    detail = row.error_detail or ""
+    assert "lock_wait_max (2 s)" in detail, detail
+    assert "application dba-maintenance) holds AccessExclusiveLock on rate_budgets" in detail, detail
