@@ -396,9 +396,10 @@ class _Run:
                 # and the embedding stage's look-ups. A listing apart without that stage needs none
                 # (decision 137: before, every such run opened one and left it idle).
                 try:
-                    fetch = sibling_connection(self.conn, "harvester-fetch")()
-                    self.gate_conn = bound_lock_waits(fetch, self.settings.lock_wait_max)  # decision 159
+                    self.gate_conn = sibling_connection(self.conn, "harvester-fetch")()
+                    bound_lock_waits(self.gate_conn, self.settings.lock_wait_max)  # decision 159
                 except psycopg.OperationalError as exc:
+                    self._close_gate()
                     raise ConnectionLost(self.lease) from exc
             config = with_rate_budget(
                 self.gate_conn or self.conn,
