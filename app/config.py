@@ -96,6 +96,9 @@ class Config:
     source_process: bool | None = None
     # Hours a job Procrastinate finished stays in its tables before prune_jobs deletes it (issue 15 §5).
     job_retention_hours: int = 168
+    # Seconds an API request's statement waits for a lock another session holds before the request answers
+    # 503 (decision 161): a DBA's ALTER TABLE or VACUUM FULL must not hold every pooled connection.
+    api_lock_wait: int = 10
 
     @property
     def backups_dir(self) -> Path:
@@ -133,6 +136,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         pipeline_prefetch=env.bounded_int("HARVESTER_PIPELINE_PREFETCH", 0, 64, default=3),
         source_process=env.optional_flag("HARVESTER_SOURCE_PROCESS"),
         job_retention_hours=env.positive_int("HARVESTER_JOB_RETENTION_HOURS") or 168,
+        api_lock_wait=env.bounded_int("HARVESTER_API_LOCK_WAIT", 1, 3600, default=10),
     )
 
 

@@ -44,9 +44,11 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             "HARVESTER_CORS_ORIGINS": " https://panel.example.com/ ,http://127.0.0.1:3000,, ",
             "HARVESTER_PIPELINE_PREFETCH": "0",
             "HARVESTER_SOURCE_PROCESS": "on",
+            "HARVESTER_API_LOCK_WAIT": "3",
         }
     )
     assert config.pipeline_prefetch == 0  # the sequential loop
+    assert config.api_lock_wait == 3 and load_config({}).api_lock_wait == 10
     assert config.source_process is True
     # Unset: each connector's manifest decides (decision 153); "off" keeps every listing in the run's process.
     assert load_config({}).source_process is None
@@ -76,6 +78,7 @@ def test_every_variable_lands_in_a_typed_field(tmp_path: Path) -> None:
             'HARVESTER_CORS_ORIGINS: "panel.example/app" is not an origin (scheme://host[:port], or *)',
         ),
         ({"HARVESTER_PIPELINE_PREFETCH": "-1"}, "HARVESTER_PIPELINE_PREFETCH: must be between 0 and 64"),
+        ({"HARVESTER_API_LOCK_WAIT": "0"}, "HARVESTER_API_LOCK_WAIT: must be between 1 and 3600"),
         (
             {"HARVESTER_SOURCE_PROCESS": "fork"},
             "HARVESTER_SOURCE_PROCESS: expected true or false (1/0, yes/no, on/off)",

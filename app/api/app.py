@@ -21,7 +21,7 @@ from app.api.auth import token_middleware
 from app.api.change_listener import ChangeListener, Subscription
 from app.api.connection_test import ConnectionTestController
 from app.api.connectors import ConnectorsController
-from app.api.db import Database, open_pool
+from app.api.db import DEFAULT_LOCK_WAIT, Database, open_pool
 from app.api.dead_letters import DeadLettersController
 from app.api.deps import Opened, dependencies
 from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
@@ -57,18 +57,20 @@ def create_app(
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
     cors_origins: tuple[str, ...] = (),
+    lock_wait_s: int = DEFAULT_LOCK_WAIT,
 ) -> Litestar:
     """The admin API on database ``url`` with secrets under ``keyring``.
 
     ``embedder``: what search embeds queries with (``None``: loaded from the environment on first search).
     ``cors_origins``: browser origins allowed to call the API (``HARVESTER_CORS_ORIGINS``); empty: none.
+    ``lock_wait_s``: how long a request's statement waits for another session's lock (``HARVESTER_API_LOCK_WAIT``).
     """
 
     opened = Opened()  # the providers' view of what the lifespan opens (app/api/deps.py)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size))
+        pool = await anyio.to_thread.run_sync(lambda: open_pool(url, max_size=pool_size, lock_wait_s=lock_wait_s))
         app.state.db = opened.db = Database(pool)
         # Token look-ups answered in process, dropped on any token change (app/api/token_cache.py);
         # encoded runs responses, dropped on any runs change (app/api/runs_cache.py, decision 65). One

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -14,13 +14,22 @@ from psycopg_pool import ConnectionPool
 
 from app.db.connect import configure_connection
 from app.queries import roles
+from app.queries import session_limits as limits
+
+DEFAULT_LOCK_WAIT = 10  # seconds; HARVESTER_API_LOCK_WAIT (app.config)
 
 
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    configure_connection(conn)
-    # A block of its own: the pool hands out idle connections only; SET ROLE stays for the session.
-    with conn.transaction():
-        roles.set_api_role(conn)
+def _configurer(lock_wait_s: int) -> Callable[[psycopg.Connection[Any]], None]:
+    def configure(conn: psycopg.Connection[Any]) -> None:
+        configure_connection(conn)
+        # A block of its own: the pool hands out idle connections only; SET ROLE stays for the session, and
+        # so does lock_timeout: a request waits at most that long for a lock another session holds, then
+        # answers 503 (decision 161) instead of holding its pooled connection for as long as the lock lasts.
+        with conn.transaction():
+            roles.set_api_role(conn)
+            limits.set_lock_wait(conn, lock_timeout=f"{lock_wait_s}s")
+
+    return configure
 
 
 # A connection handed back less than this many seconds ago was working then: checking it again on the
@@ -45,15 +54,18 @@ def _check(conn: psycopg.Connection[Any]) -> None:
 API_CONNECTIONS = "harvester-api"  # application_name of the pool's connections
 
 
-def open_pool(url: str, *, min_size: int = 2, max_size: int = 10) -> ConnectionPool[psycopg.Connection[Any]]:
-    """A pool whose connections all ``SET ROLE harvester_api`` before first use (and after every reset)."""
+def open_pool(
+    url: str, *, min_size: int = 2, max_size: int = 10, lock_wait_s: int = DEFAULT_LOCK_WAIT
+) -> ConnectionPool[psycopg.Connection[Any]]:
+    """A pool whose connections all ``SET ROLE harvester_api`` before first use (and after every reset), and
+    wait at most ``lock_wait_s`` for another session's lock."""
     pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
         url,
         min_size=min_size,
         max_size=max_size,
         # Named in pg_stat_activity, as the worker's and the runs' connections are (docs/operations.md counts them).
         kwargs={"connect_timeout": 10, "application_name": API_CONNECTIONS},
-        configure=_configure,
+        configure=_configurer(lock_wait_s),
         # A connection broken by a database restart is found and replaced before a request gets it
         # (issue 11 §2): without the check each one answered one 500 after the restart. Connections
         # returned within RECENTLY_USED seconds skip the ping (issue 15 §2: no per-request round trip).

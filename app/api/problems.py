@@ -267,6 +267,32 @@ def handle_harvester_error(request: Request[Any, Any, Any], exc: HarvesterError)
     )
 
 
+LOCK_RETRY_AFTER = "5"  # seconds a client is asked to wait after a request outwaited another session's lock
+
+
+def handle_lock_wait(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """A statement waited longer than ``HARVESTER_API_LOCK_WAIT`` for a lock another session holds (a DBA's
+    ALTER TABLE, VACUUM FULL, LOCK TABLE; decision 161): the database is busy, not broken, and the request
+    wrote nothing (its transaction rolled back). The client may try again; the log says which request."""
+    log.warning(
+        "request %s %s waited too long for a lock another session holds (HARVESTER_API_LOCK_WAIT); "
+        "see pg_locks for its holder",
+        request.method,
+        request.url.path,
+        extra={"request_id": _request_id(request), "status": 503},
+    )
+    return _render(
+        request,
+        Problem(
+            "urn:harvester:problem:busy",
+            _TITLES[503],
+            503,
+            "the database is busy with another session's lock; try again shortly",
+        ),
+        headers={"Retry-After": LOCK_RETRY_AFTER},
+    )
+
+
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None)
     log.error(
@@ -290,6 +316,7 @@ EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     RunConflict: handle_run_conflict,
     HTTPException: handle_http,
     psycopg.errors.DataError: handle_data_error,
+    psycopg.errors.LockNotAvailable: handle_lock_wait,
     UnicodeEncodeError: handle_data_error,
     HarvesterError: handle_harvester_error,
     Exception: handle_unexpected,

@@ -22,6 +22,7 @@ def _serve(args: Args) -> int:
         metrics_public=config.metrics_public,
         embedder=config.embedder,
         cors_origins=config.cors_origins,
+        lock_wait_s=config.api_lock_wait,
     )
     settle()  # start-up is done: its objects leave the collector's walks (decision 92)
     # access_log off: paths are harmless, but a log line per request is noise at webhook rates.
