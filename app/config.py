@@ -67,6 +67,10 @@ class EmbedderConfig:
         return values
 
 
+# Seconds an API request's statement waits for another session's lock (HARVESTER_API_LOCK_WAIT, decision 161).
+DEFAULT_API_LOCK_WAIT = 10
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     data_dir: Path
@@ -98,7 +102,7 @@ class Config:
     job_retention_hours: int = 168
     # Seconds an API request's statement waits for a lock another session holds before the request answers
     # 503 (decision 161): a DBA's ALTER TABLE or VACUUM FULL must not hold every pooled connection.
-    api_lock_wait: int = 10
+    api_lock_wait: int = DEFAULT_API_LOCK_WAIT
 
     @property
     def backups_dir(self) -> Path:
@@ -136,7 +140,7 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
         pipeline_prefetch=env.bounded_int("HARVESTER_PIPELINE_PREFETCH", 0, 64, default=3),
         source_process=env.optional_flag("HARVESTER_SOURCE_PROCESS"),
         job_retention_hours=env.positive_int("HARVESTER_JOB_RETENTION_HOURS") or 168,
-        api_lock_wait=env.bounded_int("HARVESTER_API_LOCK_WAIT", 1, 3600, default=10),
+        api_lock_wait=env.bounded_int("HARVESTER_API_LOCK_WAIT", 1, 3600, default=DEFAULT_API_LOCK_WAIT),
     )
 
 

@@ -21,7 +21,7 @@ from app.api.auth import token_middleware
 from app.api.change_listener import ChangeListener, Subscription
 from app.api.connection_test import ConnectionTestController
 from app.api.connectors import ConnectorsController
-from app.api.db import DEFAULT_LOCK_WAIT, Database, open_pool
+from app.api.db import Database, open_pool
 from app.api.dead_letters import DeadLettersController
 from app.api.deps import Opened, dependencies
 from app.api.docs import SCHEMA_PATH, assets_router, document_operations, render_plugins
@@ -40,7 +40,7 @@ from app.api.token_cache import TOKENS_CHANNEL, TokenCache
 from app.api.tokens import TokensController
 from app.api.webhooks import WebhooksController
 from app.api.workers import WorkersController
-from app.config import EmbedderConfig
+from app.config import DEFAULT_API_LOCK_WAIT, EmbedderConfig
 from app.queries import runs as rq
 from app.queries import tokens as tq
 from app.secrets import Keyring
@@ -57,7 +57,7 @@ def create_app(
     pool_size: int = 10,
     extra_routes: list[Router] | None = None,
     cors_origins: tuple[str, ...] = (),
-    lock_wait_s: int = DEFAULT_LOCK_WAIT,
+    lock_wait_s: int = DEFAULT_API_LOCK_WAIT,
 ) -> Litestar:
     """The admin API on database ``url`` with secrets under ``keyring``.
 

@@ -12,11 +12,10 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from app.config import DEFAULT_API_LOCK_WAIT
 from app.db.connect import configure_connection
+from app.pipeline.session_limits import bound_lock_waits
 from app.queries import roles
-from app.queries import session_limits as limits
-
-DEFAULT_LOCK_WAIT = 10  # seconds; HARVESTER_API_LOCK_WAIT (app.config)
 
 
 def _configurer(lock_wait_s: int) -> Callable[[psycopg.Connection[Any]], None]:
@@ -27,7 +26,7 @@ def _configurer(lock_wait_s: int) -> Callable[[psycopg.Connection[Any]], None]:
         # answers 503 (decision 161) instead of holding its pooled connection for as long as the lock lasts.
         with conn.transaction():
             roles.set_api_role(conn)
-            limits.set_lock_wait(conn, lock_timeout=f"{lock_wait_s}s")
+            bound_lock_waits(conn, lock_wait_s)
 
     return configure
 
@@ -55,7 +54,7 @@ API_CONNECTIONS = "harvester-api"  # application_name of the pool's connections
 
 
 def open_pool(
-    url: str, *, min_size: int = 2, max_size: int = 10, lock_wait_s: int = DEFAULT_LOCK_WAIT
+    url: str, *, min_size: int = 2, max_size: int = 10, lock_wait_s: int = DEFAULT_API_LOCK_WAIT
 ) -> ConnectionPool[psycopg.Connection[Any]]:
     """A pool whose connections all ``SET ROLE harvester_api`` before first use (and after every reset), and
     wait at most ``lock_wait_s`` for another session's lock."""

@@ -37,9 +37,9 @@ def seconds_text(seconds: int) -> str:
 
 
 def bound_lock_waits(conn: psycopg.Connection[Any], seconds: int) -> psycopg.Connection[Any]:
-    """``conn`` (a run's other connection: the read-ahead's, a source process's), whose statements now wait at
-    most ``seconds`` for another session's lock. Set in the session, not in the connection's startup
-    ``options``, which a pooler such as PgBouncer refuses unless told to ignore them."""
+    """``conn`` (a run's other connection: the read-ahead's, a source process's; an API pool's, decision 161),
+    whose statements now wait at most ``seconds`` for another session's lock. Set in the session, not in the
+    connection's startup ``options``, which a pooler such as PgBouncer refuses unless told to ignore them."""
     q.set_lock_wait(conn, lock_timeout=seconds_text(seconds))
     return conn
 

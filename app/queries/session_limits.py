@@ -43,8 +43,8 @@ def set_lock_wait(
     lock_timeout: str,
 ) -> None:
     """lock_timeout alone, for the rest of the session: a run's other connections
-    (its read-ahead's rate gate and look-ups, its source process's), whose
-    statements run one at a time and are never left idle in a transaction.
+    (its read-ahead's rate gate and look-ups, its source process's) and the API
+    pool's (decision 161), none of which a run's page holds open.
     """
     with conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(

@@ -10,7 +10,7 @@ select set_config('lock_timeout', sqlc.arg(lock_timeout)::text, false),
 
 -- name: SetLockWait :exec
 -- lock_timeout alone, for the rest of the session: a run's other connections (its read-ahead's rate gate and
--- look-ups, its source process's), whose statements run one at a time and are never left idle in a transaction.
+-- look-ups, its source process's) and the API pool's (decision 161), none of which a run's page holds open.
 select set_config('lock_timeout', sqlc.arg(lock_timeout)::text, false);
 
 -- name: ResetRunSessionLimits :exec
