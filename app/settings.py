@@ -10,6 +10,7 @@ import psycopg
 from app.queries import settings as q
 from connectors.directories import DEFAULT_DIRECTORY_TTL
 from connectors.fanout import DEFAULT_FANOUT
+from connectors.http import DEFAULT_RESPONSE_MAX_BYTES, DEFAULT_RESPONSE_MAX_SECONDS
 
 # What migration 44 seeds; read while a database between upgrades lacks the row.
 DEFAULT_LOCK_WAIT_MAX = 60
@@ -37,7 +38,14 @@ class PlatformSettings:
     directory_ttl: int  # seconds a directory read whole serves later by-id runs (connectors.directories); 0 = off
     # Seconds a run's statement waits for a lock another session holds before the run fails (decision 159).
     lock_wait_max: int
+    # One source answer's bounds (decision 162): MiB of its decoded body, seconds from request to last byte.
+    response_max_mib: int
+    response_max_seconds: int
     version: int
+
+    @property
+    def response_max_bytes(self) -> int:
+        return self.response_max_mib * 1024 * 1024
 
 
 def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
@@ -63,5 +71,8 @@ def load_settings(conn: psycopg.Connection[Any]) -> PlatformSettings:
         fetch_fanout=int(values.get("fetch_fanout", DEFAULT_FANOUT)),
         directory_ttl=int(values.get("directory_ttl", DEFAULT_DIRECTORY_TTL)),
         lock_wait_max=int(values.get("lock_wait_max", DEFAULT_LOCK_WAIT_MAX)),
+        # What migration 45 seeds, the HTTP client's own defaults.
+        response_max_mib=int(values.get("response_max_mib", DEFAULT_RESPONSE_MAX_BYTES // (1024 * 1024))),
+        response_max_seconds=int(values.get("response_max_seconds", DEFAULT_RESPONSE_MAX_SECONDS)),
         version=version,
     )

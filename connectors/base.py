@@ -292,6 +292,10 @@ class SourceConfig:
     # None: the HTTP client's defaults (connectors/http.py).
     max_attempts: int | None = None
     timeout: float | None = None
+    # One answer's bounds (the platform settings response_max_mib and response_max_seconds, decision 162):
+    # its decoded body's bytes, and seconds from its request to its last byte. None: the HTTP client's.
+    response_max_bytes: int | None = None
+    response_max_seconds: float | None = None
     # Requests of one listing page a connector may send at once (connectors.fanout); 1 = one by one.
     fanout: int = DEFAULT_FANOUT
     # Whether a listing's next page may be requested while the items of the one before are handed out

@@ -9,7 +9,12 @@ Behaviour (seed 000 "Ошибки", seed 003 request counters):
 - a permanent status -> :class:`HttpError` at once (the caller turns it into an ``ItemError``);
 - 401 -> :class:`SourceAuthFailed`: the credential is wrong for the whole run;
 - connection errors and timeouts are retried like transient statuses, then :class:`SourceUnreachable`;
-- a 2xx body that is not JSON -> :class:`HttpError` ``reason="malformed"``.
+- a 2xx body that is not JSON -> :class:`HttpError` ``reason="malformed"``;
+- one answer is bounded in size and in time (decision 162): a body that decodes (gunzipped, say) past
+  ``max_bytes`` is cut off there and fails the request for good (:class:`HttpError`, nothing beyond the cap
+  is ever held), and one that has not ended ``max_seconds`` after its request was sent is dropped and
+  retried like a timeout. urllib3's read timeout bounds each wait for a byte, not the whole: a source
+  trickling a byte at a time held a run without end. Error bodies are read to ``_ERROR_BODY_BYTES`` only.
 
 Error texts never carry the credential: every rendering of a header value (raw, repr, JSON, URL, base64;
 :mod:`connectors.redaction`) is redacted from every message we build. A header value that HTTP cannot carry
@@ -66,7 +71,6 @@ _LONG_DIGITS = b"0" * 19
 # Connections kept open per host: more than any fan-out runs at once (connectors.fanout), so none is closed
 # and re-opened between two requests (urllib3 drops, with a warning, a connection its pool has no room for).
 _POOL_SIZE = 32
-_DOWNLOAD_CHUNK = 64 * 1024
 # urllib3 retries nothing itself (tenacity does, with the counting and backoff above); it only follows
 # redirects, as many as httpx did, and drops Authorization and cookies on one that leaves the host.
 _FOLLOW_REDIRECTS_ONLY = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=20)
@@ -115,6 +119,16 @@ def header_value_problem(value: str) -> str | None:
 # Attempts per request and seconds per attempt, unless a connector's SourceConfig says otherwise.
 DEFAULT_ATTEMPTS = 5
 DEFAULT_TIMEOUT = 30.0
+# What one answer may be, unless the SourceConfig says otherwise (the platform settings response_max_mib
+# and response_max_seconds, decision 162): its decoded body's bytes, and seconds from its request to its
+# last byte.
+DEFAULT_RESPONSE_MAX_BYTES = 128 * 1024 * 1024
+DEFAULT_RESPONSE_MAX_SECONDS = 300.0
+# A body is read this much at a time, each read one receive at most, so the time bound is checked between
+# receives however slowly the bytes come, and a compressed body is inflated no further than this ahead.
+_READ_CHUNK = 1024 * 1024
+# Of an error body, what is read at most: the snippet needs _SCAN_CHARS.
+_ERROR_BODY_BYTES = 64 * 1024
 
 
 class HttpError(Exception):
@@ -145,6 +159,39 @@ class _RetryableTransport(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+class _TooSlow(Exception):
+    """A body that had not ended by the time bound: read no further."""
+
+
+def declared_over(resp: urllib3.BaseHTTPResponse, max_bytes: int) -> bool:
+    """Whether ``resp`` says, before a byte of it is read, that its body passes ``max_bytes``: an uncompressed
+    body's ``Content-Length`` (a compressed one's says nothing of what it inflates to)."""
+    declared = resp.headers.get("Content-Length")
+    return bool(declared and declared.isdigit() and int(declared) > max_bytes) and not resp.headers.get(
+        "Content-Encoding"
+    )
+
+
+def read_bounded(resp: urllib3.BaseHTTPResponse, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
+    """``resp``'s decoded body, read one receive at a time: ``(body, True)``, or ``(its first max_bytes,
+    False)`` when it is longer (nothing more is read or inflated: a gzip bomb stops at the bound).
+    Raises :class:`_TooSlow` when the body has not ended by ``deadline`` (``time.monotonic()``): each receive
+    waits at most the read timeout, so the bound is overshot by one such wait at most."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        chunk = resp.read1(min(_READ_CHUNK, max_bytes + 1 - size))
+        if not chunk:
+            return b"".join(parts), True
+        size += len(chunk)
+        if size > max_bytes:
+            parts.append(chunk[: len(chunk) - (size - max_bytes)])
+            return b"".join(parts), False
+        parts.append(chunk)
+        if time.monotonic() > deadline:
+            raise _TooSlow(size)
 
 
 def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
@@ -201,12 +248,17 @@ class SourceHttp:
         timeout: float = DEFAULT_TIMEOUT,
         rate_limit_patience: float = 600.0,
         gate: RateGate | None = None,
+        max_bytes: int | None = None,
+        max_seconds: float | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.stats = stats
         self.errors = errors
         self.max_attempts = max(1, max_attempts)
         self.max_wait = max_wait
+        # One answer's bounds (decision 162): its decoded body's bytes, and seconds from request to last byte.
+        self.max_bytes = max_bytes or DEFAULT_RESPONSE_MAX_BYTES
+        self.max_seconds = max_seconds or DEFAULT_RESPONSE_MAX_SECONDS
         for name, value in headers.items():
             problem = header_value_problem(value)
             if problem is not None:
@@ -331,17 +383,21 @@ class SourceHttp:
                 self.gate.wait(self.rate_limit_patience)
             self.stats.count_call()
             wait: float | None = None
+            started = time.monotonic()
             try:
                 resp = self._send("GET", absolute, headers=self._download_headers, stream=True)
-                # Unread bytes would spoil the connection for the next request: the rest of a small answer
-                # is read and the connection kept; one cut at the cap is closed instead.
-                keep = True
+                # Unread bytes would spoil the connection for the next request: a body read to its end keeps
+                # the connection; one cut at a bound (or by a failure) closes it.
+                keep = False
                 try:
                     status = resp.status
                     if self.gate is not None:
                         self.gate.observe(status, resp.headers)
                     if status in _RATE_LIMITED:
                         self.stats.count_rate_limited()
+                    if not 200 <= status < 300:
+                        # An error's body is not kept: read (a little of it at most) only to keep the connection.
+                        _, keep = read_bounded(resp, _ERROR_BODY_BYTES, started + self.max_seconds)
                     if status == 429 or status >= 500:
                         last = f"HTTP {status}"
                         retry_after = parse_retry_after(resp.headers.get("Retry-After"))
@@ -355,24 +411,18 @@ class SourceHttp:
                             failures += 1
                     elif not 200 <= status < 300:
                         return None, None, f"HTTP {status}"
+                    elif declared_over(resp, max_bytes):
+                        return None, None, "over the size cap"
                     else:
-                        declared = resp.headers.get("Content-Length")
-                        if declared and declared.isdigit() and int(declared) > max_bytes:
-                            keep = False
+                        body, keep = read_bounded(resp, max_bytes, started + self.max_seconds)
+                        if not keep:
                             return None, None, "over the size cap"
-                        chunks: list[bytes] = []
-                        size = 0
-                        for chunk in resp.stream(_DOWNLOAD_CHUNK):
-                            size += len(chunk)
-                            if size > max_bytes:
-                                keep = False
-                                return None, None, "over the size cap"
-                            chunks.append(chunk)
-                        return b"".join(chunks), _charset(resp.headers.get("Content-Type")), ""
+                        return body, _charset(resp.headers.get("Content-Type")), ""
+                except _TooSlow as exc:
+                    last = f"not ended {self.max_seconds:g} s after the request ({exc.args[0]} bytes had come)"
+                    failures += 1
                 finally:
-                    if keep:
-                        resp.drain_conn()
-                    else:
+                    if not keep:
                         resp.close()
                     resp.release_conn()
             except _WIRE_ERRORS as exc:
@@ -459,8 +509,9 @@ class SourceHttp:
             # As httpx encoded a json= body.
             payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
             headers = {**headers, "Content-Type": "application/json"}
+        deadline = time.monotonic() + self.max_seconds
         try:
-            resp = self._send(method, url, headers=headers, body=payload)
+            resp = self._send(method, url, headers=headers, body=payload, stream=True)
         except _WIRE_ERRORS as exc:
             raise _RetryableTransport(
                 self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
@@ -470,23 +521,65 @@ class SourceHttp:
             self.gate.observe(status, resp.headers)
         if status in _RATE_LIMITED:
             self.stats.count_rate_limited()
-        if 200 <= status < 300:
-            if status == 204 or not resp.data:
+        ok = 200 <= status < 300
+        if ok and declared_over(resp, self.max_bytes):
+            data, whole = b"", False
+            resp.close()
+            resp.release_conn()
+        else:
+            data, whole = self._read(resp, where, self.max_bytes if ok else _ERROR_BODY_BYTES, deadline)
+        if ok:
+            if not whole:
+                raise HttpError(
+                    status,
+                    "unknown",
+                    False,
+                    self._redact(
+                        f"{where} -> {status}: the answer is larger than {_mib(self.max_bytes)} "
+                        "(the platform setting response_max_mib); nothing past it was read"
+                    ),
+                )
+            if status == 204 or not data:
                 return None
             try:
-                return decode_json(resp.data)
+                return decode_json(data)
             except (ValueError, RecursionError):
                 raise HttpError(
                     status, "malformed", False, self._redact(f"{where} -> {status}: body is not JSON")
                 ) from None
         # Redact the whole body before cutting it short: a cut could leave a secret's prefix unmatched.
-        snippet = _snippet(self._redact(_text(resp)[:_SCAN_CHARS])) or (resp.reason or "")
+        text = decode_body(data, _charset(resp.headers.get("Content-Type")))
+        snippet = _snippet(self._redact(text[:_SCAN_CHARS])) or (resp.reason or "")
         detail = self._redact(f"{where} -> {status}: {snippet}")
         if status == 401:
             raise SourceAuthFailed(detail)
         if self.errors.is_transient(status):
             raise _RetryableStatus(status, parse_retry_after(resp.headers.get("Retry-After")), detail)
         raise HttpError(status, self.errors.reason(status), False, detail)
+
+    def _read(self, resp: urllib3.BaseHTTPResponse, where: str, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
+        """:func:`read_bounded`, the connection kept for the next request when the body was read to its
+        end and closed when it was cut off (unread bytes would spoil it). A body that outlives ``deadline``
+        is raised as a transport failure: retried like a read timeout, then the run fails naming it."""
+        whole = False
+        try:
+            data, whole = read_bounded(resp, max_bytes, deadline)
+        except _TooSlow as exc:
+            raise _RetryableTransport(
+                self._redact(
+                    f"{where}: the answer had not ended {self.max_seconds:g} s after the request (the platform "
+                    f"setting response_max_seconds); {exc.args[0]} bytes had come"
+                )
+            ) from None
+        except _WIRE_ERRORS as exc:
+            raise _RetryableTransport(
+                self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
+            ) from None
+        finally:
+            if not whole:
+                resp.close()
+            resp.release_conn()
+        return data, whole
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -533,9 +626,9 @@ def decode_body(body: bytes, charset: str | None) -> str:
     return body.decode("utf-8", errors="replace")
 
 
-def _text(resp: urllib3.BaseHTTPResponse) -> str:
-    """An error body as text (:func:`decode_body`)."""
-    return decode_body(resp.data, _charset(resp.headers.get("Content-Type")))
+def _mib(size: int) -> str:
+    """``size`` bytes as MiB for a message: whole when it is whole."""
+    return f"{size / (1024 * 1024):g} MiB"
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -1489,7 +1489,7 @@ CREATE TABLE public.platform_settings (
     key text NOT NULL,
     value jsonb NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
-    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text, 'completeness_tolerance'::text, 'rate_limit_patience'::text, 'takeover_grace'::text, 'fetch_fanout'::text, 'directory_ttl'::text, 'lock_wait_max'::text]))),
+    CONSTRAINT platform_settings_key_known CHECK ((key = ANY (ARRAY['sync_interval'::text, 'reconcile_interval'::text, 'reconcile_window'::text, 'probe_interval'::text, 'watchdog_silence'::text, 'timezone'::text, 'mass_delete_share'::text, 'incremental_lookback'::text, 'max_deliveries'::text, 'stale_run_after'::text, 'webhook_dedupe_ttl'::text, 'search_include_drafts'::text, 'alert_channels'::text, 'alert_dlq_threshold'::text, 'lane_wait_max'::text, 'completeness_tolerance'::text, 'rate_limit_patience'::text, 'takeover_grace'::text, 'fetch_fanout'::text, 'directory_ttl'::text, 'lock_wait_max'::text, 'response_max_mib'::text, 'response_max_seconds'::text]))),
     CONSTRAINT platform_settings_value_valid CHECK (
 CASE key
     WHEN 'timezone'::text THEN ((jsonb_typeof(value) = 'string'::text) AND ((length((value #>> '{}'::text[])) >= 1) AND (length((value #>> '{}'::text[])) <= 64)))
@@ -1501,6 +1501,8 @@ CASE key
     WHEN 'fetch_fanout'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (1)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (16)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
     WHEN 'directory_ttl'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (0)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (3600)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
     WHEN 'lock_wait_max'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (1)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (3600)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
+    WHEN 'response_max_mib'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (1)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (4096)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
+    WHEN 'response_max_seconds'::text THEN ((jsonb_typeof(value) = 'number'::text) AND ((((value #>> '{}'::text[]))::numeric >= (1)::numeric) AND (((value #>> '{}'::text[]))::numeric <= (3600)::numeric)) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
     ELSE ((jsonb_typeof(value) = 'number'::text) AND (((value #>> '{}'::text[]))::numeric > (0)::numeric) AND (((value #>> '{}'::text[]))::numeric = trunc(((value #>> '{}'::text[]))::numeric)))
 END)
 );

@@ -12,7 +12,15 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from app.services.settings import MAX_DELIVERIES_LIMIT, MAX_DIRECTORY_TTL, MAX_FANOUT, MAX_LOCK_WAIT, MAX_SECONDS
+from app.services.settings import (
+    MAX_DELIVERIES_LIMIT,
+    MAX_DIRECTORY_TTL,
+    MAX_FANOUT,
+    MAX_LOCK_WAIT,
+    MAX_RESPONSE_MIB,
+    MAX_RESPONSE_SECONDS,
+    MAX_SECONDS,
+)
 
 Seconds = Annotated[int, Meta(ge=1, le=MAX_SECONDS, description="seconds")]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
@@ -386,6 +394,8 @@ class SettingsValues(msgspec.Struct):
     fetch_fanout: int
     directory_ttl: int
     lock_wait_max: int
+    response_max_mib: int
+    response_max_seconds: int
     alert_channels: list[AlertChannelOut] = msgspec.field(default_factory=list)
     alert_dlq_threshold: int = 100
 
@@ -420,6 +430,8 @@ class SettingsUpdate(Input):
     fetch_fanout: Annotated[int, Meta(ge=1, le=MAX_FANOUT)] | UnsetType = UNSET
     directory_ttl: Annotated[int, Meta(ge=0, le=MAX_DIRECTORY_TTL)] | UnsetType = UNSET
     lock_wait_max: Annotated[int, Meta(ge=1, le=MAX_LOCK_WAIT)] | UnsetType = UNSET
+    response_max_mib: Annotated[int, Meta(ge=1, le=MAX_RESPONSE_MIB)] | UnsetType = UNSET
+    response_max_seconds: Annotated[int, Meta(ge=1, le=MAX_RESPONSE_SECONDS)] | UnsetType = UNSET
 
 
 # ---------------------------------------------------------------- workers, notes, webhooks, health

@@ -405,9 +405,7 @@ class _Run:
                 self.gate_conn or self.conn,
                 self._scoped(source_config(source, self.keyring)),
                 source.connector_type,
-                self.settings.rate_limit_patience,
-                self.settings.fetch_fanout,
-                self.settings.directory_ttl,
+                self.settings,
                 own_connection=self.gate_conn is not None or apart,
             )
             gate = config.rate_gate if isinstance(config.rate_gate, PgRateGate) else None

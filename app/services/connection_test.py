@@ -75,6 +75,7 @@ def check_connection(draft: DraftSource) -> ConnectionResult:
         rate_limit_patience=TIMEOUT,
         max_attempts=2,
         timeout=TIMEOUT,
+        response_max_seconds=TIMEOUT,  # a source trickling its answer is not waited for longer either
     )
     where = draft.base_url
     try:

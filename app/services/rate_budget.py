@@ -32,6 +32,7 @@ from typing import Any
 import psycopg
 
 from app.queries import rate_budgets as rb
+from app.settings import PlatformSettings
 from connectors.base import RunStopped, SourceConfig
 from connectors.http import parse_retry_after
 
@@ -53,15 +54,14 @@ def with_rate_budget(
     conn: psycopg.Connection[Any],
     config: SourceConfig,
     connector_type: str,
-    patience: float,
-    fanout: int,
-    directory_ttl: float,
+    settings: PlatformSettings,
     *,
     own_connection: bool,
 ) -> SourceConfig:
     """``config`` with the shared budget of its credential, the platform's rate-limit patience, the
-    platform's fan-out width (the budget caps the rate whatever the width) and how long a directory read
-    whole by an earlier run may serve this one (connectors.directories; fewer requests to the budget).
+    platform's fan-out width (the budget caps the rate whatever the width), how long a directory read
+    whole by an earlier run may serve this one (connectors.directories; fewer requests to the budget) and
+    what one answer may be (decision 162).
 
     ``own_connection``: ``conn`` serves the fetch alone, never a page transaction. Only then may a listing's
     next page be requested ahead of its turn (``SourceConfig.listing_ahead``): such a request can take its
@@ -70,9 +70,11 @@ def with_rate_budget(
     return replace(
         config,
         rate_gate=gate,
-        rate_limit_patience=float(patience),
-        fanout=fanout,
-        directory_ttl=float(directory_ttl),
+        rate_limit_patience=float(settings.rate_limit_patience),
+        fanout=settings.fetch_fanout,
+        directory_ttl=float(settings.directory_ttl),
+        response_max_bytes=settings.response_max_bytes,
+        response_max_seconds=float(settings.response_max_seconds),
         listing_ahead=own_connection,
     )
 

@@ -41,6 +41,8 @@ MAX_DELIVERIES_LIMIT = 1000
 MAX_FANOUT = 16  # requests of one listing page at once; the table's CHECK holds the same bound
 MAX_DIRECTORY_TTL = 3600  # seconds a directory read whole may serve by-id runs; the table's CHECK holds the same
 MAX_LOCK_WAIT = 3600  # seconds a run's statement may wait for another session's lock; the table's CHECK holds the same
+MAX_RESPONSE_MIB = 4096  # MiB one source answer's decoded body may reach; the table's CHECK holds the same
+MAX_RESPONSE_SECONDS = 3600  # seconds one source answer may take in all; the table's CHECK holds the same
 ALERT_EVENTS = ("run_failed", "source_health_error", "mass_delete_held", "dead_letters_over_threshold", "worker_gone")
 CHANNEL_KINDS = ("webhook", "slack")
 MAX_CHANNELS = 20
@@ -99,6 +101,10 @@ def normalise(changes: Mapping[str, Any], keyring: Keyring | None = None) -> dic
             out[key] = _whole(key, value, 0, MAX_DIRECTORY_TTL)
         elif key == "lock_wait_max":
             out[key] = _whole(key, value, 1, MAX_LOCK_WAIT)
+        elif key == "response_max_mib":
+            out[key] = _whole(key, value, 1, MAX_RESPONSE_MIB)
+        elif key == "response_max_seconds":
+            out[key] = _whole(key, value, 1, MAX_RESPONSE_SECONDS)
         elif key == "reconcile_window":
             if not isinstance(value, Mapping):
                 raise InvalidField(key, 'must be {"day": ..., "time": "HH:MM"}')

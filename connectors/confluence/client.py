@@ -123,6 +123,8 @@ class ConfluenceConnector:
             timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
+            max_bytes=config.response_max_bytes,
+            max_seconds=config.response_max_seconds,
         )
         filters = {f.key: f.default for f in MANIFEST.content_filters}
         filters.update(config.content_filters)
@@ -833,11 +835,17 @@ class ConfluenceConnector:
         return self._tz if isinstance(self._tz, ZoneInfo) else None
 
     def _list(self, path: str, params: Mapping[str, Any]) -> Any:
-        """A list call: failing it means the run cannot enumerate, so it ends the run (no deletes)."""
+        """A list call: failing it means the run cannot enumerate, so it ends the run (no deletes). So does an
+        answer without its ``results`` array (a proxy's or a login page's JSON): read as an empty page, it
+        ended the listing early and the run succeeded, and an incremental run's cursor then passed what it
+        never saw (decision 162)."""
         try:
-            return self.http.get_json(path, params)
+            data = self.http.get_json(path, params)
         except HttpError as exc:
             raise SourceError(f"confluence listing failed: {exc.detail}") from exc
+        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
+            raise SourceError(f"confluence listing failed: GET {path}: the answer has no 'results' array")
+        return data
 
 
 # ---------------------------------------------------------------- helpers

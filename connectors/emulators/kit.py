@@ -37,7 +37,15 @@ patching anything. This module holds what they share:
   - ``{"malformed": true, "keys": ["P-2"]}`` — those items are served broken (the subclass decides how);
   - ``{"latency_ms": 1500, "keys": ["P-3"]}`` — those items are rendered that much later wherever the
     emulator serves them (one slow record among fast ones; a list page holding one waits for it); deciding
-    whether a list shows them does not wait, and every other request is as fast as before.
+    whether a list shows them does not wait, and every other request is as fast as before;
+  - ``{"route": "/search", "inflate_mib": 300}`` — requests whose route a pattern finds (as for
+    ``route_latency_ms``) answer 200 with a gzip body of a few hundred KiB that inflates to a JSON object of
+    that many MiB (a compression bomb); ``"count": n`` limits it to the next n such requests;
+  - ``{"route": "/search", "trickle_ms": 200}`` — those requests' answers are sent 64 bytes at a time,
+    that many ms apart (a source or proxy that trickles: each byte comes well within any read timeout);
+    ``count`` as above;
+  - ``{"route": "/search", "body": {"message": "Please log in"}}`` — those requests answer 200 with that
+    JSON instead (a proxy's or a login page's answer in place of the API's); ``count`` as above.
 
   Ratio decisions come from a ``random.Random`` seeded at start, so a single-threaded client sees the
   same sequence of faults for the same seed.
@@ -58,6 +66,7 @@ import argparse
 import base64
 import binascii
 import bisect
+import functools
 import hmac
 import json
 import math
@@ -65,10 +74,12 @@ import random
 import re
 import signal
 import ssl
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -120,6 +131,7 @@ class Response:
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    trickle_ms: float = 0.0  # > 0: the body goes out 64 bytes at a time, this many ms apart (a fault)
 
     def encode(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -162,6 +174,32 @@ class _Rule:
     latency_ms: float = 0.0  # a keyed rule's delay before the item is served
 
 
+@dataclass(slots=True)
+class _Shape:
+    """An answer reshaped on the wire: inflated from a small gzip body, or trickled (see the module doc)."""
+
+    route: re.Pattern[str]
+    inflate_mib: float
+    trickle_ms: float
+    count: int | None
+    body: Any = None  # not None: the JSON answered with status 200 instead
+
+
+@functools.cache
+def inflating_body(mib: float) -> bytes:
+    """A gzip body that inflates to a JSON object of ``mib`` MiB, built without holding the inflated bytes."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [packer.compress(b'{"pad":"')]
+    left = int(mib * 1024 * 1024)
+    block = b" " * (1024 * 1024)
+    while left > 0:
+        parts.append(packer.compress(block[: min(left, len(block))]))
+        left -= len(block)
+    parts.append(packer.compress(b'"}'))
+    parts.append(packer.flush())
+    return b"".join(parts)
+
+
 _DEPTH_KEEP = 4096  # answered requests kept for latency_depth before the old ones are folded away
 _DEPTH_HORIZON = 120.0  # seconds: longer than any request's latency wait and handling
 
@@ -173,6 +211,7 @@ class Faults:
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._rules: list[_Rule] = []
+        self._shapes: list[_Shape] = []
         self._latency_ms = 0.0
         self._route_latency: list[tuple[re.Pattern[str], float]] = []
         self.injected = 0
@@ -227,10 +266,17 @@ class Faults:
             "route_latency_ms",
             "rate_per_second",
             "headers",
+            "route",
+            "inflate_mib",
+            "trickle_ms",
+            "body",
         }
         unknown = set(spec) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
+        if "inflate_mib" in spec or "trickle_ms" in spec or "body" in spec:
+            self._add_shape(spec)
+            return
         routes = spec.get("route_latency_ms")
         if routes is not None:
             if not isinstance(routes, Mapping) or not all(
@@ -296,9 +342,59 @@ class Faults:
                 )
             )
 
+    def _add_shape(self, spec: Mapping[str, Any]) -> None:
+        kinds = [k for k in ("inflate_mib", "trickle_ms", "body") if k in spec]
+        if set(spec) - {"route", "count", *kinds}:
+            raise ValueError("an inflate_mib, trickle_ms or body fault takes only 'route', itself and 'count'")
+        if len(kinds) != 1:
+            raise ValueError("a fault is one of inflate_mib, trickle_ms and body")
+        route = spec.get("route")
+        if not isinstance(route, str) or not route:
+            raise ValueError("an inflate_mib, trickle_ms or body fault needs a 'route' pattern")
+        try:
+            pattern = re.compile(route)
+        except re.error as exc:
+            raise ValueError(f"route: {exc}") from exc
+        value = spec.get("inflate_mib", spec.get("trickle_ms", 1))
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ValueError("inflate_mib and trickle_ms must be numbers > 0")
+        if "body" in spec and spec["body"] is None:
+            raise ValueError("body must be a JSON value other than null")
+        count = spec.get("count")
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
+            raise ValueError("count must be a positive integer")
+        with self._lock:
+            self._shapes.append(
+                _Shape(
+                    pattern,
+                    float(spec.get("inflate_mib", 0.0)),
+                    float(spec.get("trickle_ms", 0.0)),
+                    count,
+                    spec.get("body"),
+                )
+            )
+
+    def shape(self, route: str, resp: Response) -> Response:
+        """``resp`` as the first matching inflate or trickle fault reshapes it, or as it is."""
+        with self._lock:
+            chosen = next((s for s in self._shapes if (s.count is None or s.count > 0) and s.route.search(route)), None)
+            if chosen is None:
+                return resp
+            if chosen.count is not None:
+                chosen.count -= 1
+            self.injected += 1
+        if chosen.body is not None:
+            return Response(200, chosen.body)
+        if chosen.inflate_mib:
+            body = inflating_body(chosen.inflate_mib)
+            return Response(200, body, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+        resp.trickle_ms = chosen.trickle_ms
+        return resp
+
     def clear(self) -> None:
         with self._lock:
             self._rules.clear()
+            self._shapes.clear()
             self._latency_ms = 0.0
             self._route_latency = []
             self._rate = None
@@ -308,6 +404,15 @@ class Faults:
             return {
                 "latency_ms": self._latency_ms,
                 "route_latency_ms": {p.pattern: ms for p, ms in self._route_latency},
+                "shapes": [
+                    {
+                        "route": x.route.pattern,
+                        "inflate_mib": x.inflate_mib,
+                        "trickle_ms": x.trickle_ms,
+                        "count": x.count,
+                    }
+                    for x in self._shapes
+                ],
                 "rules": [
                     {
                         "status": r.status,
@@ -552,6 +657,7 @@ class EmulatorApp:
             resp = error_response(401, "Client must be authenticated to access this resource.")
         else:
             resp = self.faults.for_request(f"{req.method} {route}") or self._call(handler, req, params)
+            resp = self.faults.shape(f"{req.method} {route}", resp)
         self._count(f"{req.method} {route}", resp.status)
         return resp
 
@@ -602,8 +708,17 @@ def _make_handler(app: EmulatorApp) -> type[BaseHTTPRequestHandler]:
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            if self.command != "HEAD":
+            if self.command == "HEAD":
+                return
+            if resp.trickle_ms <= 0:
                 self.wfile.write(data)
+                return
+            try:
+                for at in range(0, len(data), 64):
+                    self.wfile.write(data[at : at + 64])
+                    time.sleep(resp.trickle_ms / 1000.0)
+            except OSError:
+                self.close_connection = True  # the client gave up on the answer: nothing more to send
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _dispatch
 
@@ -617,6 +732,13 @@ def _make_handler(app: EmulatorApp) -> type[BaseHTTPRequestHandler]:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that drops a connection it stopped reading (a body cut at its size bound) resets it: that
+        # is the client's business, not an emulator error worth a traceback in the test output.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class RunningEmulator:

@@ -156,6 +156,8 @@ class JiraConnector:
             timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
+            max_bytes=config.response_max_bytes,
+            max_seconds=config.response_max_seconds,
         )
         self.attachments = AttachmentReader(self.http, stats, "jira")
         self.fanout = FanOut(config.fanout, name="harvester-jira", listing_ahead=config.listing_ahead)
@@ -451,7 +453,7 @@ class JiraConnector:
         }
         if token:
             params["nextPageToken"] = token
-        return self.http.get_json("/rest/api/3/search/jql", params)
+        return _search_page(self.http.get_json("/rest/api/3/search/jql", params), "/rest/api/3/search/jql")
 
     def _search_v2(self, jql: str, start_at: int) -> Any:
         """Request only (safe on the fan-out): one page of Server/DC's search, from ``start_at``."""
@@ -462,7 +464,7 @@ class JiraConnector:
             "fields": self._fields(),
             "expand": "changelog",
         }
-        return self.http.get_json("/rest/api/2/search", params)
+        return _search_page(self.http.get_json("/rest/api/2/search", params), "/rest/api/2/search")
 
     def _with_fields(self, reads: list[Callable[[], Any]]) -> list[Any]:
         """What ``reads`` got, read a few at a time; the field list is read first beside them until it is
@@ -795,19 +797,20 @@ class JiraConnector:
                 params: dict[str, Any] = {"jql": jql, "maxResults": self.page_size, "fields": fields}
                 if token:
                     params["nextPageToken"] = token
-                page = _obj(self.http.get_json("/rest/api/3/search/jql", params))
-                yield from page.get("issues") or []
+                page = _search_page(self.http.get_json("/rest/api/3/search/jql", params), "/rest/api/3/search/jql")
+                yield from page["issues"]
                 token = page.get("nextPageToken")
                 if not token or page.get("isLast"):
                     return
         start = 0
         while True:
-            page = _obj(
+            page = _search_page(
                 self.http.get_json(
                     "/rest/api/2/search", {"jql": jql, "startAt": start, "maxResults": self.page_size, "fields": fields}
-                )
+                ),
+                "/rest/api/2/search",
             )
-            issues = page.get("issues") or []
+            issues = page["issues"]
             yield from issues
             start += len(issues)
             if not issues or start >= int(page.get("total") or 0):
@@ -1010,6 +1013,16 @@ def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _search_page(data: Any, path: str) -> Mapping[str, Any]:
+    """A search answer, which must carry its ``issues`` array (an empty one when nothing matched). One
+    without it (a proxy's or a login page's JSON) read as an empty page: it ended the listing early and the
+    run succeeded, and an incremental run's cursor then passed what it never saw (decision 162). Now the
+    run fails naming it."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("issues"), list):
+        raise SourceError(f"jira search failed: GET {path}: the answer has no 'issues' array")
+    return data
 
 
 def _acl_keys(issue: Any) -> tuple[str, str | None] | None:

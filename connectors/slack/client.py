@@ -123,6 +123,8 @@ class SlackConnector:
             timeout=config.timeout or DEFAULT_TIMEOUT,
             rate_limit_patience=config.rate_limit_patience,
             gate=config.rate_gate,
+            max_bytes=config.response_max_bytes,
+            max_seconds=config.response_max_seconds,
         )
         # Files are served from Slack's file host with the same bearer token (url_private_download).
         self.attachments = AttachmentReader(self.http, stats, "slack", extra_hosts=FILE_HOSTS)

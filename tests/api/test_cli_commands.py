@@ -125,6 +125,8 @@ BAD = [
     (("settings", "set", "sync_interval", "0"), "sync_interval"),
     (("settings", "set", "directory_ttl", "3601"), "directory_ttl"),
     (("settings", "set", "lock_wait_max", "0"), "lock_wait_max"),
+    (("settings", "set", "response_max_mib", "4097"), "response_max_mib"),
+    (("settings", "set", "response_max_seconds", "0"), "response_max_seconds"),
     (("settings", "set", "nope", "1"), "nope"),
     (("settings", "set", "sync_interval", "60", "--version", "x"), "--version"),
     (("sync",), "SOURCE"),

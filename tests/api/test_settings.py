@@ -17,6 +17,7 @@ def test_get_shows_defaults_with_the_window_as_day_and_time(api: Server) -> None
     assert body["values"]["fetch_fanout"] == 4
     assert body["values"]["directory_ttl"] == 300
     assert body["values"]["lock_wait_max"] == 60
+    assert body["values"]["response_max_mib"] == 128 and body["values"]["response_max_seconds"] == 300
     assert isinstance(body["version"], int)
 
 
@@ -67,6 +68,12 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
         ({"lock_wait_max": 3601}, "lock_wait_max"),
         ({"lock_wait_max": 1.5}, "lock_wait_max"),
         ({"lock_wait_max": "a minute"}, "lock_wait_max"),
+        ({"response_max_mib": 0}, "response_max_mib"),
+        ({"response_max_mib": 4097}, "response_max_mib"),
+        ({"response_max_mib": 0.5}, "response_max_mib"),
+        ({"response_max_seconds": 0}, "response_max_seconds"),
+        ({"response_max_seconds": 3601}, "response_max_seconds"),
+        ({"response_max_seconds": "5 minutes"}, "response_max_seconds"),
         # One good value with one bad: all or nothing.
         ({"watchdog_silence": 7200, "timezone": "Nowhere/Town"}, "timezone"),
     ]
@@ -80,7 +87,15 @@ def test_invalid_values_are_422_and_change_nothing(api: Server) -> None:
     assert after == before
 
 
-@pytest.mark.parametrize(("key", "low", "high"), [("directory_ttl", 0, 3600), ("lock_wait_max", 1, 3600)])
+@pytest.mark.parametrize(
+    ("key", "low", "high"),
+    [
+        ("directory_ttl", 0, 3600),
+        ("lock_wait_max", 1, 3600),
+        ("response_max_mib", 1, 4096),
+        ("response_max_seconds", 1, 3600),
+    ],
+)
 def test_a_bounded_setting_takes_each_of_its_bounds(api: Server, key: str, low: int, high: int) -> None:
     with api.client() as c:
         at_low = c.put("/api/v1/settings", json={key: low})

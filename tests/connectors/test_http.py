@@ -388,6 +388,93 @@ def test_a_compressed_answer_is_asked_for_and_decoded() -> None:
     assert why == "" and raw is not None and json.loads(raw) == got
 
 
+def test_a_compressed_answer_past_response_max_bytes_fails_for_good_and_is_never_inflated_whole(
+    emu: RunningEmulator,
+) -> None:
+    """A 300 MiB JSON object sent as a 0.3 MiB gzip body (decision 162): before, urllib3 inflated it whole
+    and the page's decoding doubled it, so one answer could take a worker's memory. The client now stops
+    at 8 MiB, fails the request for good (no retry can shrink it) naming the setting, and the connection
+    it cut is not reused: the next request is answered."""
+    import tracemalloc
+
+    _fault(emu, {"route": "/items", "inflate_mib": 300, "count": 1})
+    stats = CallStats()
+    http = _client(emu.base_url, stats, max_bytes=8 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_json("/items/A")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    try:
+        assert http.get_json("/items/B")["id"] == "B"
+    finally:
+        http.close()
+    assert not info.value.transient and info.value.status == 200
+    assert "larger than 8 MiB (the platform setting response_max_mib)" in info.value.detail
+    assert stats.api_calls == 2  # no retry
+    assert peak < 40 * 1024 * 1024, peak
+
+
+def test_an_attachment_past_its_cap_inflated_from_gzip_stays_a_link_without_being_inflated_whole(
+    emu: RunningEmulator,
+) -> None:
+    import tracemalloc
+
+    _fault(emu, {"route": "/items", "inflate_mib": 300, "count": 1})
+    http = _client(emu.base_url, CallStats())
+    tracemalloc.start()
+    try:
+        body, _, why = http.get_bytes_capped("/items/A", 1024 * 1024)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        http.close()
+    assert body is None and why == "over the size cap"
+    assert peak < 20 * 1024 * 1024, peak
+
+
+def test_an_answer_trickled_past_response_max_seconds_is_dropped_retried_then_fails_naming_the_bound(
+    emu: RunningEmulator,
+) -> None:
+    """Each 64 bytes come 50 ms apart, far inside the read timeout, so before decision 162 the request
+    waited for the whole answer however long it took. Now each attempt is dropped 1 s after it was sent,
+    retried, and the request fails naming the setting; an attempt past the fault is answered at once."""
+    import time
+
+    _fault(emu, {"route": "/items", "trickle_ms": 50, "count": 2})
+    http = _client(emu.base_url, CallStats(), max_seconds=1.0, max_attempts=2, max_wait=0.1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceUnreachable) as info:
+            http.get_json("/items/A", {"pad": "x" * 4000})  # 4 KiB: 3.2 s at 64 bytes a 50 ms
+    finally:
+        http.close()
+    took = time.monotonic() - started
+    error = info.value
+    assert "had not ended 1 s after the request (the platform setting response_max_seconds)" in str(error)
+    assert 2.0 <= took < 10.0, took
+    http = _client(emu.base_url, CallStats(), max_seconds=1.0)
+    try:
+        assert http.get_json("/items/C")["id"] == "C"
+    finally:
+        http.close()
+
+
+def test_a_trickled_attachment_is_dropped_at_response_max_seconds_and_retried(emu: RunningEmulator) -> None:
+    _fault(emu, {"route": "/items", "trickle_ms": 50, "count": 2})
+    http = _client(emu.base_url, CallStats(), max_seconds=1.0, max_attempts=2, max_wait=0.1)
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_bytes_capped("/items/A?pad=" + "x" * 4000, 1024 * 1024)
+        body, _, why = http.get_bytes_capped("/items/A?pad=" + "x" * 4000, 1024 * 1024)
+    finally:
+        http.close()
+    assert info.value.transient and "not ended 1 s after the request" in info.value.detail
+    assert why == "" and body is not None and json.loads(body)["id"] == "A"
+
+
 def test_a_body_in_a_charset_python_cannot_decode_is_read_as_utf8_on_every_path() -> None:
     # A page's error text, get_text_capped and an attachment read all decode through one helper: the
     # declared charset when Python can decode text with it, else UTF-8. Before, the two download paths
