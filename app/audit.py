@@ -43,6 +43,7 @@ import httpx
 from prometheus_client import Counter
 
 from app.errors import HarvesterError
+from app.http_answer import post_bounded
 from app.redact import redact
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 ENV_SINK = "HARVESTER_AUDIT_SINK"
 HTTP_ATTEMPTS = 6  # ~31 s of backoff (1, 2, 4, 8, 16 s) before an event is given up and counted lost
 HTTP_TIMEOUT = 5.0
+# The sink's answer in all, however its bytes trickle, and its size (only its status is read; decision 162).
+HTTP_ANSWER_SECONDS = 3 * HTTP_TIMEOUT
+HTTP_ANSWER_MAX_BYTES = 1024 * 1024
 QUEUE_LIMIT = 10_000
 
 SINK_FAILURES = Counter(
@@ -149,10 +153,18 @@ class FileSink:
 class HttpSink:
     """POSTs each event from a background thread; retries with backoff, bounded by :data:`HTTP_ATTEMPTS`."""
 
-    def __init__(self, url: str, *, attempts: int = HTTP_ATTEMPTS, backoff: float = 1.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        attempts: int = HTTP_ATTEMPTS,
+        backoff: float = 1.0,
+        answer_seconds: float = HTTP_ANSWER_SECONDS,
+    ) -> None:
         self.url = url
         self.attempts = attempts
         self.backoff = backoff
+        self.answer_seconds = answer_seconds
         self.outage = _Outage(url.split("?", 1)[0])
         self.pending: queue.Queue[str] = queue.Queue(QUEUE_LIMIT)
         self.thread = threading.Thread(target=self._run, name="audit-sink", daemon=True)
@@ -187,7 +199,14 @@ class HttpSink:
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                response = client.post(self.url, content=line, headers={"content-type": "application/json"})
+                response = post_bounded(
+                    client,
+                    self.url,
+                    max_bytes=HTTP_ANSWER_MAX_BYTES,
+                    max_seconds=self.answer_seconds,
+                    content=line,
+                    headers={"content-type": "application/json"},
+                )
             except httpx.HTTPError as exc:
                 reason = type(exc).__name__
                 continue

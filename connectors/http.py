@@ -419,7 +419,10 @@ class SourceHttp:
                             return None, None, "over the size cap"
                         return body, _charset(resp.headers.get("Content-Type")), ""
                 except _TooSlow as exc:
-                    last = f"not ended {self.max_seconds:g} s after the request ({exc.args[0]} bytes had come)"
+                    last = (
+                        f"not ended {self.max_seconds:g} s after the request (the platform setting "
+                        f"response_max_seconds; {exc.args[0]} bytes had come)"
+                    )
                     failures += 1
                 finally:
                     if not keep:

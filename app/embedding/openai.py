@@ -8,6 +8,7 @@ appears nowhere else: not in logs, exception messages or ``repr``.
 from __future__ import annotations
 
 import email.utils
+import json
 import logging
 import math
 import time
@@ -26,6 +27,7 @@ from tenacity import (
 )
 
 from app.embedding.base import DimensionMismatch, EmbeddingError, Vectors, l2_normalise
+from app.http_answer import Answer, AnswerTooLarge, AnswerTooSlow, post_bounded
 from app.redact import register_secret
 from connectors.http import header_value_problem
 
@@ -34,6 +36,10 @@ log = logging.getLogger(__name__)
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_MAX_TOKENS = 512  # a retrieval chunk size, well under the usual 8k input limit
 DEFAULT_ATTEMPTS = 6
+# One answer's bounds (decision 162): a batch of 2,048 texts of 3,072 dimensions is about 130 MB of JSON; an
+# answer may take five read timeouts in all, however its bytes trickle.
+ANSWER_MAX_BYTES = 256 * 1024 * 1024
+ANSWER_TIMEOUTS = 5
 # A server asking us to wait longer than this is treated as "try again later", not obeyed forever.
 MAX_RETRY_AFTER = 120.0
 _RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -105,6 +111,7 @@ class OpenAIEmbedder:
             register_secret(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+        self._answer_seconds = timeout * ANSWER_TIMEOUTS
         # Full jitter: workers throttled together must not come back together.
         self._backoff = wait_random_exponential(multiplier=0.5, max=30.0)
         self._retrying = Retrying(
@@ -138,9 +145,17 @@ class OpenAIEmbedder:
 
     def _request(self, batch: list[str]) -> Vectors:
         try:
-            response = self._client.post(
-                self.url, json={"model": self.model_name, "input": batch, "encoding_format": "float"}
+            response = post_bounded(
+                self._client,
+                self.url,
+                max_bytes=ANSWER_MAX_BYTES,
+                max_seconds=self._answer_seconds,
+                json={"model": self.model_name, "input": batch, "encoding_format": "float"},
             )
+        except AnswerTooSlow as exc:
+            raise _Transient(f"embeddings endpoint: {exc}", None) from None
+        except AnswerTooLarge as exc:
+            raise EmbeddingError(f"embeddings endpoint: {exc}") from None
         except httpx.TransportError as exc:
             raise _Transient(f"embeddings endpoint unreachable: {type(exc).__name__}", None) from None
         if response.status_code in _RETRY_STATUSES:
@@ -149,12 +164,13 @@ class OpenAIEmbedder:
                 parse_retry_after(response.headers.get("retry-after")),
             )
         if response.status_code != 200:
-            raise EmbeddingError(f"embeddings endpoint answered {response.status_code}: {response.text[:300]!r}")
+            text = response.content[:300].decode("utf-8", errors="replace")
+            raise EmbeddingError(f"embeddings endpoint answered {response.status_code}: {text!r}")
         return self._vectors(response, len(batch))
 
-    def _vectors(self, response: httpx.Response, expected: int) -> Vectors:
+    def _vectors(self, response: Answer, expected: int) -> Vectors:
         try:
-            data: list[dict[str, Any]] = response.json()["data"]
+            data: list[dict[str, Any]] = json.loads(response.content)["data"]
             rows = sorted(data, key=lambda item: int(item.get("index", 0)))
             matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:

@@ -24,6 +24,7 @@ from procrastinate import JobContext, RetryStrategy
 
 from app.config import load_config
 from app.db.connect import connect, database_url
+from app.http_answer import post_bounded
 from app.jobs.common import ALERTS_QUEUE
 from app.queries import alerts as aq
 from app.redact import register_secret
@@ -36,6 +37,9 @@ blueprint = procrastinate.Blueprint()
 QUEUE = ALERTS_QUEUE
 ATTEMPTS = 10
 TIMEOUT = 10.0
+# A receiver's answer in all, however its bytes trickle, and its size (only its status is read; decision 162).
+ANSWER_SECONDS = 3 * TIMEOUT
+ANSWER_MAX_BYTES = 1024 * 1024
 SIGNATURE_HEADER = "X-Harvester-Signature"
 
 _TITLES = {
@@ -77,8 +81,11 @@ def render(incident: aq.GetIncidentRow, event: str, source: aq.ListSourceNamesRo
     }
 
 
-def deliver(channel: dict[str, Any], document: dict[str, Any], secret: str | None) -> None:
-    """POST ``document`` in the channel's format; raises AlertNotDelivered on anything but 2xx."""
+def deliver(
+    channel: dict[str, Any], document: dict[str, Any], secret: str | None, answer_seconds: float = ANSWER_SECONDS
+) -> None:
+    """POST ``document`` in the channel's format; raises AlertNotDelivered on anything but 2xx, and on an
+    answer that has not ended ``answer_seconds`` after the request."""
     if channel.get("kind") == "slack":
         body = json.dumps({"text": document["text"]}).encode()
     else:
@@ -87,7 +94,15 @@ def deliver(channel: dict[str, Any], document: dict[str, Any], secret: str | Non
     if secret:
         headers[SIGNATURE_HEADER] = signature(secret, body)
     try:
-        response = httpx.post(str(channel["url"]), content=body, headers=headers, timeout=TIMEOUT)
+        with httpx.Client(timeout=TIMEOUT) as client:
+            response = post_bounded(
+                client,
+                str(channel["url"]),
+                max_bytes=ANSWER_MAX_BYTES,
+                max_seconds=answer_seconds,
+                content=body,
+                headers=headers,
+            )
     except httpx.HTTPError as exc:
         raise AlertNotDelivered(f"{type(exc).__name__} from the receiver") from None
     if response.status_code >= 300:
