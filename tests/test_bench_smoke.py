@@ -142,3 +142,13 @@ def test_watermark_boundary_prints_now_and_before() -> None:
     out = run_bench("watermark_boundary.py", "--small", "100", "--large", "400", "--repeats", "1", timeout=300)
     for label in ("now", "before"):
         assert re.search(rf"^{label}\s+{NUM} us /\s+{NUM} us an item, ratio 400 / 100 items: {NUM}", out, re.M), out
+
+
+def test_worker_soak_prints_the_worker_s_memory_against_its_runs() -> None:
+    out = run_bench("worker_soak.py", "--minutes", "0.5", "--issues", "200", timeout=300)
+    assert re.search(r"; failed runs: 0$", out, re.M), out
+    got = re.search(rf"after warm-up \((\d+) runs\), {NUM} at the end \((\d+) runs\): ratio {NUM}", out)
+    assert got is not None, out
+    warm_runs, end_runs = int(got.group(1)), int(got.group(3))
+    assert 0 < warm_runs <= end_runs, out  # the worker ran syncs while it was sampled
+    assert float(got.group(2)) > 0 and float(got.group(4)) > 0, out
