@@ -33,7 +33,7 @@ from connectors.emulators.kit import EmulatorApp, serve
 from tests.conftest import REPO
 from tests.jobs.conftest import Procs
 from tests.sync import connectors_conftest
-from tests.sync.conftest import JiraFactory, add_source, scalar
+from tests.sync.conftest import Jira, JiraFactory, add_source, scalar
 
 ISSUES = 230
 DISTINCT = "select count(distinct source_entity_id) from entities where source_id = %s"
@@ -68,6 +68,24 @@ def _last_run(probe: psycopg.Connection[Any], source_id: int) -> tuple[str, str]
     return str(row[0]), str(row[1])
 
 
+def _faulted(
+    conn: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory, setting: str, value: int, **fault: Any
+) -> tuple[Jira, int]:
+    """A Jira source of ISSUES issues, the platform setting at ``value``, the emulator's listing faulted."""
+    conn.execute("update platform_settings set value = %s where key = %s", (str(value), setting))
+    jira = jira_factory(ISSUES)
+    source_id = add_source(conn, keyring, jira)
+    jira.fault(route=SEARCH, **fault)
+    return jira, source_id
+
+
+def _loaded_all_once(probe: psycopg.Connection[Any], source_id: int, code: int, output: str) -> None:
+    assert code == 0, output[-3000:]
+    assert _last_run(probe, source_id)[0] == "succeeded"
+    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == ISSUES
+    assert scalar(probe, DISTINCT, (source_id,)) == ISSUES
+
+
 def test_a_search_page_inflating_past_response_max_mib_fails_the_run_naming_it_and_the_process_stays_small(
     procs: Procs,
     conn: psycopg.Connection[Any],
@@ -75,10 +93,7 @@ def test_a_search_page_inflating_past_response_max_mib_fails_the_run_naming_it_a
     keyring: Keyring,
     jira_factory: JiraFactory,
 ) -> None:
-    conn.execute("update platform_settings set value = '16' where key = 'response_max_mib'")
-    jira = jira_factory(ISSUES)
-    source_id = add_source(conn, keyring, jira)
-    jira.fault(route=SEARCH, inflate_mib=1024, count=1)
+    jira, source_id = _faulted(conn, keyring, jira_factory, "response_max_mib", 16, inflate_mib=1024, count=1)
 
     code, output, peak_mib = _sync(procs, source_id)
     state, detail = _last_run(probe, source_id)
@@ -91,12 +106,7 @@ def test_a_search_page_inflating_past_response_max_mib_fails_the_run_naming_it_a
     assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == 0
 
     code, output, _ = _sync(procs, source_id)
-    assert code == 0, output[-3000:]
-    assert _last_run(probe, source_id)[0] == "succeeded"
-    assert (
-        scalar(probe, "select count(distinct source_entity_id) from entities where source_id = %s", (source_id,))
-        == ISSUES
-    )
+    _loaded_all_once(probe, source_id, code, output)
 
 
 def test_a_search_page_trickled_past_response_max_seconds_is_dropped_and_retried_and_the_run_loads_all_once(
@@ -106,21 +116,12 @@ def test_a_search_page_trickled_past_response_max_seconds_is_dropped_and_retried
     keyring: Keyring,
     jira_factory: JiraFactory,
 ) -> None:
-    conn.execute("update platform_settings set value = '2' where key = 'response_max_seconds'")
-    jira = jira_factory(ISSUES)
-    source_id = add_source(conn, keyring, jira)
     # 64 bytes each 20 ms: a page of 100 issues would take about a minute to come whole.
-    jira.fault(route=SEARCH, trickle_ms=20, count=2)
+    jira, source_id = _faulted(conn, keyring, jira_factory, "response_max_seconds", 2, trickle_ms=20, count=2)
 
     code, output, _ = _sync(procs, source_id)
-    assert code == 0, output[-3000:]
-    assert _last_run(probe, source_id)[0] == "succeeded"
+    _loaded_all_once(probe, source_id, code, output)
     assert jira.stats()["faults_injected"] == 2
-    assert scalar(probe, "select count(*) from entities where source_id = %s", (source_id,)) == ISSUES
-    assert (
-        scalar(probe, "select count(distinct source_entity_id) from entities where source_id = %s", (source_id,))
-        == ISSUES
-    )
 
 
 # Each source, the path under its base URL, and the route pattern of its listing's pages.
