@@ -12,7 +12,7 @@ every 2 s. Printed: the runs done and the resident MiB at each tenth of the time
 tenth's median to the median of the tenth after warm-up (the first tenth, which loads the issues, is
 not counted): about 1.00 when memory stays flat with the runs done.
 
-    python bench/worker_soak.py [--minutes 5] [--issues 2000]
+    python bench/worker_soak.py [--minutes 5] [--issues 2000] [--worker-env MALLOC_ARENA_MAX=2]
 """
 
 from __future__ import annotations
@@ -61,6 +61,9 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--issues", type=int, default=2000)
     parser.add_argument("--edits-per-second", type=float, default=4.0)
+    parser.add_argument(
+        "--worker-env", action="append", default=[], metavar="NAME=VALUE", help="set in the worker's environment"
+    )
     args = parser.parse_args()
     key = os.urandom(32)
     logs = Path(tempfile.mkdtemp(prefix="hv-bench-soak-", dir="/tmp"))
@@ -82,6 +85,7 @@ def main() -> None:
             "HARVESTER_EMBEDDER": "none",
             "HARVESTER_DATA_DIR": str(logs / "data"),
             "HARVESTER_TICK_CRON": "* * * * * *",  # every second: croniter's sixth field is seconds
+            **dict(item.split("=", 1) for item in args.worker_env),
         }
         log = (logs / "worker.log").open("wb")
         worker = subprocess.Popen(
@@ -122,7 +126,10 @@ def main() -> None:
             ).fetchone()[0]  # type: ignore[index]
     shutil.rmtree(logs, ignore_errors=True)
     tenth = len(samples) // 10 or 1
-    print(f"{args.minutes:g} min, {args.issues} issues, {args.edits_per_second:g} edits/s; failed runs: {failed}")
+    extra = f" ({' '.join(args.worker_env)})" if args.worker_env else ""
+    print(
+        f"{args.minutes:g} min, {args.issues} issues, {args.edits_per_second:g} edits/s{extra}; failed runs: {failed}"
+    )
     print("  seconds   runs ended   resident MiB (worker and its children)")
     for t, runs, mib in samples[::tenth]:
         print(f"  {t:7.0f}   {runs:10d}   {mib:12.1f}")
