@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from connectors.base import MalformedPayload
+from connectors.base import MalformedPayload, SourceError
 
 # What ``isinstance`` checks a JSON object against. ``dict`` first: every parsed JSON object is one and
 # an exact type match is answered in C, while ``Mapping`` alone goes through the ABC's Python-level
@@ -38,6 +38,16 @@ def results(container: Any) -> list[Mapping[str, Any]]:
     """The objects in ``container["results"]`` (Atlassian's paged envelope); [] when there are none."""
     items = container.get("results") if isinstance(container, JSON_OBJECT) else None
     return [r for r in items if isinstance(r, JSON_OBJECT)] if isinstance(items, list) else []
+
+
+def listing_page(data: Any, key: str, what: str) -> Mapping[str, Any]:
+    """A listing answer, which must carry its ``key`` array (an empty one when nothing matched). One without
+    it (a proxy's or a login page's JSON) read as an empty page: it ended the listing early and the run
+    succeeded, and an incremental run's cursor then passed what it never saw (decision 162). Now the run
+    fails: :class:`SourceError` naming ``what`` (the connector and the request) and the array."""
+    if not isinstance(data, JSON_OBJECT) or not isinstance(data.get(key), list):
+        raise SourceError(f"{what}: the answer has no '{key}' array")
+    return data
 
 
 def json_object(body: bytes, what: str) -> Mapping[str, Any]:

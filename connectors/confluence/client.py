@@ -59,7 +59,7 @@ from connectors.confluence.mapping import group_subjects, restriction_principals
 from connectors.directories import SourceDirectories
 from connectors.fanout import Ahead, FanOut, call
 from connectors.http import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT, HttpError, SourceHttp
-from connectors.payload import JSON_OBJECT
+from connectors.payload import JSON_OBJECT, listing_page
 from connectors.payload import dig as _get
 from connectors.payload import results as _results
 from connectors.timeutil import parse_time, window_literal
@@ -836,16 +836,12 @@ class ConfluenceConnector:
 
     def _list(self, path: str, params: Mapping[str, Any]) -> Any:
         """A list call: failing it means the run cannot enumerate, so it ends the run (no deletes). So does an
-        answer without its ``results`` array (a proxy's or a login page's JSON): read as an empty page, it
-        ended the listing early and the run succeeded, and an incremental run's cursor then passed what it
-        never saw (decision 162)."""
+        answer without its ``results`` array (connectors.payload.listing_page)."""
         try:
             data = self.http.get_json(path, params)
         except HttpError as exc:
             raise SourceError(f"confluence listing failed: {exc.detail}") from exc
-        if not isinstance(data, Mapping) or not isinstance(data.get("results"), list):
-            raise SourceError(f"confluence listing failed: GET {path}: the answer has no 'results' array")
-        return data
+        return listing_page(data, "results", f"confluence listing failed: GET {path}")
 
 
 # ---------------------------------------------------------------- helpers

@@ -65,7 +65,7 @@ from connectors.http import DEFAULT_TIMEOUT, HttpError, SourceHttp
 from connectors.jira.context import JiraItemContext
 from connectors.jira.manifest import MANIFEST, PROJECT_KEY_RE
 from connectors.jira.permissions import Grants, Lookups, browse_holders, level_holders, needs, resolve
-from connectors.payload import JSON_OBJECT
+from connectors.payload import JSON_OBJECT, listing_page
 from connectors.payload import obj as _obj
 from connectors.timeutil import parse_time, window_literal
 
@@ -1016,13 +1016,8 @@ def create(config: SourceConfig, stats: CallStats) -> JiraConnector:
 
 
 def _search_page(data: Any, path: str) -> Mapping[str, Any]:
-    """A search answer, which must carry its ``issues`` array (an empty one when nothing matched). One
-    without it (a proxy's or a login page's JSON) read as an empty page: it ended the listing early and the
-    run succeeded, and an incremental run's cursor then passed what it never saw (decision 162). Now the
-    run fails naming it."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("issues"), list):
-        raise SourceError(f"jira search failed: GET {path}: the answer has no 'issues' array")
-    return data
+    """A search answer, which must carry its ``issues`` array (connectors.payload.listing_page)."""
+    return listing_page(data, "issues", f"jira search failed: GET {path}")
 
 
 def _acl_keys(issue: Any) -> tuple[str, str | None] | None:
