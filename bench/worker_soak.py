@@ -8,9 +8,9 @@ control API, and one ``harvester worker --concurrency 1`` whose tick runs every 
 issues edited since the one before; every ``--webhook-every`` runs a signed webhook delivery is sent as well.
 
 The worker's resident memory (its own and its children's: the forkserver and any source process) is sampled
-every 2 s. Printed: the runs done and the resident MiB at each tenth of the time, and the ratio of the last
-tenth's median to the median of the tenth after warm-up (the first tenth, which loads the issues, is
-not counted): about 1.00 when memory stays flat with the runs done.
+every 2 s once the first run (the full load) has ended. Printed: the runs done and the resident MiB at each
+tenth of the time, and the ratio of the last tenth's median to the median of the second tenth (the first
+is warm-up, not counted): about 1.00 when memory stays flat with the runs done.
 
     python bench/worker_soak.py [--minutes 5] [--issues 2000] [--worker-env MALLOC_ARENA_MAX=2]
 """
@@ -54,6 +54,32 @@ def resident(proc: psutil.Process) -> float:
         except psutil.Error:
             continue
     return total / MB
+
+
+FIRST_RUN_SECONDS = 600.0
+
+
+def finished_runs(conn: psycopg.Connection, source_id: int) -> int:
+    row = conn.execute(
+        "select count(*) from sync_runs where source_id = %s and finished_at is not null", (source_id,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def wait_for_first_run(conn: psycopg.Connection, worker: subprocess.Popen[bytes], source_id: int, log: Path) -> None:
+    """The clock starts once the first run (the full load) has ended, so every sample counts runs done.
+
+    On a slow host the first run can outlast a short soak's first tenth; sampling from the worker's start
+    then measured a "warm-up" with no run in it. Bounded and loud: a worker that exits, or never ends a
+    run, stops the bench naming its log.
+    """
+    deadline = time.monotonic() + FIRST_RUN_SECONDS
+    while finished_runs(conn, source_id) == 0:
+        if worker.poll() is not None:
+            raise SystemExit(f"the worker exited with {worker.returncode}; see {log}")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no run ended within {FIRST_RUN_SECONDS:.0f} s of the worker's start; see {log}")
+        time.sleep(0.5)
 
 
 def main() -> None:
@@ -101,6 +127,8 @@ def main() -> None:
         control = stack.enter_context(httpx.Client(base_url=base, timeout=30))
         keys = control.get("/_emulator/issues").raise_for_status().json()["keys"]
         samples: list[tuple[float, int, float]] = []  # (seconds, runs ended, MiB)
+        with psycopg.connect(url, autocommit=True) as conn:
+            wait_for_first_run(conn, worker, source_id, logs / "worker.log")
         started = time.monotonic()
         end = started + args.minutes * 60
         next_sample = started
@@ -112,13 +140,7 @@ def main() -> None:
                 control.patch(f"/_emulator/issues/{key_}", json={"summary": f"edited {time.time():.3f}"})
                 now = time.monotonic()
                 if now >= next_sample:
-                    runs = int(
-                        conn.execute(
-                            "select count(*) from sync_runs where source_id = %s and finished_at is not null",
-                            (source_id,),
-                        ).fetchone()[0]  # type: ignore[index]
-                    )
-                    samples.append((now - started, runs, resident(proc)))
+                    samples.append((now - started, finished_runs(conn, source_id), resident(proc)))
                     next_sample = now + 2.0
                 time.sleep(1.0 / args.edits_per_second)
             failed = conn.execute(
