@@ -49,6 +49,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from tenacity.wait import wait_exponential_jitter
 from urllib3.exceptions import MaxRetryError
 
+from connectors.answer_deadline import answer_deadline, pool_manager
 from connectors.base import (
     CallStats,
     DeadLetterReason,
@@ -177,12 +178,19 @@ def declared_over(resp: urllib3.BaseHTTPResponse, max_bytes: int) -> bool:
 def read_bounded(resp: urllib3.BaseHTTPResponse, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
     """``resp``'s decoded body, read one receive at a time: ``(body, True)``, or ``(its first max_bytes,
     False)`` when it is longer (nothing more is read or inflated: a gzip bomb stops at the bound).
-    Raises :class:`_TooSlow` when the body has not ended by ``deadline`` (``time.monotonic()``): each receive
-    waits at most the read timeout, so the bound is overshot by one such wait at most."""
+    Raises :class:`_TooSlow` when the body has not ended by ``deadline`` (``time.monotonic()``): the clock is
+    read after each receive, and a response from :func:`connectors.answer_deadline.pool_manager` also cuts a
+    receive that waits past it."""
     parts: list[bytes] = []
     size = 0
     while True:
-        chunk = resp.read1(min(_READ_CHUNK, max_bytes + 1 - size))
+        try:
+            chunk = resp.read1(min(_READ_CHUNK, max_bytes + 1 - size))
+        except _WIRE_ERRORS:
+            # A receive cut at the deadline (connectors.answer_deadline) is the same bound, not a dead source.
+            if time.monotonic() >= deadline:
+                raise _TooSlow(size) from None
+            raise
         if not chunk:
             return b"".join(parts), True
         size += len(chunk)
@@ -319,27 +327,34 @@ class SourceHttp:
         if pool is None:
             proxies = urllib.request.getproxies()
             proxy = proxies.get(parts.scheme) or proxies.get("all")
-            if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
-                pool = urllib3.ProxyManager(proxy, maxsize=_POOL_SIZE, ssl_context=tls_context())
-            else:
-                pool = urllib3.PoolManager(maxsize=_POOL_SIZE, ssl_context=tls_context())
-            pool = self._pools.setdefault(origin, pool)
+            if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+                proxy = None
+            pool = self._pools.setdefault(origin, pool_manager(proxy, maxsize=_POOL_SIZE, ssl_context=tls_context()))
         return pool
 
     def _send(
-        self, method: str, url: str, *, headers: Mapping[str, str], body: bytes | None = None, stream: bool = False
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        deadline: float,
+        body: bytes | None = None,
+        stream: bool = False,
     ) -> urllib3.BaseHTTPResponse:
+        """One request; every receive of its answer, status line and headers included, by ``deadline``."""
         try:
-            return self._pool(url).urlopen(
-                method,
-                url,
-                body=body,
-                headers=headers,
-                retries=_FOLLOW_REDIRECTS_ONLY,
-                timeout=self._timeout,
-                preload_content=not stream,
-                redirect=True,
-            )
+            with answer_deadline(deadline):
+                return self._pool(url).urlopen(
+                    method,
+                    url,
+                    body=body,
+                    headers=headers,
+                    retries=_FOLLOW_REDIRECTS_ONLY,
+                    timeout=self._timeout,
+                    preload_content=not stream,
+                    redirect=True,
+                )
         except MaxRetryError as exc:
             # The cause is what a person can act on: "MaxRetryError" only says urllib3 did not retry.
             raise exc.reason if isinstance(exc.reason, Exception) else exc from None
@@ -383,9 +398,9 @@ class SourceHttp:
                 self.gate.wait(self.rate_limit_patience)
             self.stats.count_call()
             wait: float | None = None
-            started = time.monotonic()
+            answer_by = time.monotonic() + self.max_seconds
             try:
-                resp = self._send("GET", absolute, headers=self._download_headers, stream=True)
+                resp = self._send("GET", absolute, headers=self._download_headers, stream=True, deadline=answer_by)
                 # Unread bytes would spoil the connection for the next request: a body read to its end keeps
                 # the connection; one cut at a bound (or by a failure) closes it.
                 keep = False
@@ -397,7 +412,7 @@ class SourceHttp:
                         self.stats.count_rate_limited()
                     if not 200 <= status < 300:
                         # An error's body is not kept: read (a little of it at most) only to keep the connection.
-                        _, keep = read_bounded(resp, _ERROR_BODY_BYTES, started + self.max_seconds)
+                        _, keep = read_bounded(resp, _ERROR_BODY_BYTES, answer_by)
                     if status == 429 or status >= 500:
                         last = f"HTTP {status}"
                         retry_after = parse_retry_after(resp.headers.get("Retry-After"))
@@ -414,22 +429,22 @@ class SourceHttp:
                     elif declared_over(resp, max_bytes):
                         return None, None, "over the size cap"
                     else:
-                        body, keep = read_bounded(resp, max_bytes, started + self.max_seconds)
+                        body, keep = read_bounded(resp, max_bytes, answer_by)
                         if not keep:
                             return None, None, "over the size cap"
                         return body, _charset(resp.headers.get("Content-Type")), ""
                 except _TooSlow as exc:
-                    last = (
-                        f"not ended {self.max_seconds:g} s after the request (the platform setting "
-                        f"response_max_seconds; {exc.args[0]} bytes had come)"
-                    )
+                    last = self._attachment_too_slow(f"{exc.args[0]} bytes had come")
                     failures += 1
                 finally:
                     if not keep:
                         resp.close()
                     resp.release_conn()
             except _WIRE_ERRORS as exc:
-                last = self._redact(f"unreachable: {type(exc).__name__}")
+                if time.monotonic() >= answer_by:
+                    last = self._attachment_too_slow("its status line and headers had not all come")
+                else:
+                    last = self._redact(f"unreachable: {type(exc).__name__}")
                 failures += 1
             if wait is None:
                 if failures >= self.max_attempts:
@@ -514,8 +529,11 @@ class SourceHttp:
             headers = {**headers, "Content-Type": "application/json"}
         deadline = time.monotonic() + self.max_seconds
         try:
-            resp = self._send(method, url, headers=headers, body=payload, stream=True)
+            resp = self._send(method, url, headers=headers, body=payload, stream=True, deadline=deadline)
         except _WIRE_ERRORS as exc:
+            if time.monotonic() >= deadline:
+                detail = self._too_slow(where, "its status line and headers had not all come")
+                raise _RetryableTransport(detail) from None
             raise _RetryableTransport(
                 self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
             ) from None
@@ -568,12 +586,7 @@ class SourceHttp:
         try:
             data, whole = read_bounded(resp, max_bytes, deadline)
         except _TooSlow as exc:
-            raise _RetryableTransport(
-                self._redact(
-                    f"{where}: the answer had not ended {self.max_seconds:g} s after the request (the platform "
-                    f"setting response_max_seconds); {exc.args[0]} bytes had come"
-                )
-            ) from None
+            raise _RetryableTransport(self._too_slow(where, f"{exc.args[0]} bytes had come")) from None
         except _WIRE_ERRORS as exc:
             raise _RetryableTransport(
                 self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
@@ -583,6 +596,15 @@ class SourceHttp:
                 resp.close()
             resp.release_conn()
         return data, whole
+
+    def _too_slow(self, where: str, came: str) -> str:
+        return self._redact(
+            f"{where}: the answer had not ended {self.max_seconds:g} s after the request (the platform "
+            f"setting response_max_seconds); {came}"
+        )
+
+    def _attachment_too_slow(self, came: str) -> str:
+        return f"not ended {self.max_seconds:g} s after the request (the platform setting response_max_seconds; {came})"
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None

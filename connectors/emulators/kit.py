@@ -44,6 +44,9 @@ patching anything. This module holds what they share:
   - ``{"route": "/search", "trickle_ms": 200}`` — those requests' answers are sent 64 bytes at a time,
     that many ms apart (a source or proxy that trickles: each byte comes well within any read timeout);
     ``count`` as above;
+  - ``{"route": "/search", "trickle_headers_ms": 200}`` — those requests' status line and headers are sent
+    8 bytes at a time, that many ms apart, the body at once (a proxy that trickles before the answer
+    starts); ``count`` as above;
   - ``{"route": "/search", "body": {"message": "Please log in"}}`` — those requests answer 200 with that
     JSON instead (a proxy's or a login page's answer in place of the API's); ``count`` as above.
 
@@ -132,6 +135,7 @@ class Response:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     trickle_ms: float = 0.0  # > 0: the body goes out 64 bytes at a time, this many ms apart (a fault)
+    trickle_headers_ms: float = 0.0  # > 0: the status line and headers go out 8 bytes at a time (a fault)
 
     def encode(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -174,6 +178,10 @@ class _Rule:
     latency_ms: float = 0.0  # a keyed rule's delay before the item is served
 
 
+_SHAPES = ("inflate_mib", "trickle_ms", "trickle_headers_ms", "body")
+_SHAPES_TEXT = "inflate_mib, trickle_ms, trickle_headers_ms or body"
+
+
 @dataclass(slots=True)
 class _Shape:
     """An answer reshaped on the wire: inflated from a small gzip body, or trickled (see the module doc)."""
@@ -183,6 +191,7 @@ class _Shape:
     trickle_ms: float
     count: int | None
     body: Any = None  # not None: the JSON answered with status 200 instead
+    trickle_headers_ms: float = 0.0
 
 
 @functools.cache
@@ -269,12 +278,13 @@ class Faults:
             "route",
             "inflate_mib",
             "trickle_ms",
+            "trickle_headers_ms",
             "body",
         }
         unknown = set(spec) - known
         if unknown:
             raise ValueError(f"unknown fault fields: {sorted(unknown)}")
-        if "inflate_mib" in spec or "trickle_ms" in spec or "body" in spec:
+        if any(kind in spec for kind in _SHAPES):
             self._add_shape(spec)
             return
         routes = spec.get("route_latency_ms")
@@ -343,21 +353,21 @@ class Faults:
             )
 
     def _add_shape(self, spec: Mapping[str, Any]) -> None:
-        kinds = [k for k in ("inflate_mib", "trickle_ms", "body") if k in spec]
+        kinds = [k for k in _SHAPES if k in spec]
         if set(spec) - {"route", "count", *kinds}:
-            raise ValueError("an inflate_mib, trickle_ms or body fault takes only 'route', itself and 'count'")
+            raise ValueError(f"an {_SHAPES_TEXT} fault takes only 'route', itself and 'count'")
         if len(kinds) != 1:
-            raise ValueError("a fault is one of inflate_mib, trickle_ms and body")
+            raise ValueError(f"a fault is one of {_SHAPES_TEXT}")
         route = spec.get("route")
         if not isinstance(route, str) or not route:
-            raise ValueError("an inflate_mib, trickle_ms or body fault needs a 'route' pattern")
+            raise ValueError(f"an {_SHAPES_TEXT} fault needs a 'route' pattern")
         try:
             pattern = re.compile(route)
         except re.error as exc:
             raise ValueError(f"route: {exc}") from exc
-        value = spec.get("inflate_mib", spec.get("trickle_ms", 1))
+        value = spec.get(kinds[0], 1) if kinds[0] != "body" else 1
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ValueError("inflate_mib and trickle_ms must be numbers > 0")
+            raise ValueError(f"{kinds[0]} must be a number > 0")
         if "body" in spec and spec["body"] is None:
             raise ValueError("body must be a JSON value other than null")
         count = spec.get("count")
@@ -371,6 +381,7 @@ class Faults:
                     float(spec.get("trickle_ms", 0.0)),
                     count,
                     spec.get("body"),
+                    float(spec.get("trickle_headers_ms", 0.0)),
                 )
             )
 
@@ -389,6 +400,7 @@ class Faults:
             body = inflating_body(chosen.inflate_mib)
             return Response(200, body, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
         resp.trickle_ms = chosen.trickle_ms
+        resp.trickle_headers_ms = chosen.trickle_headers_ms
         return resp
 
     def clear(self) -> None:
@@ -409,6 +421,7 @@ class Faults:
                         "route": x.route.pattern,
                         "inflate_mib": x.inflate_mib,
                         "trickle_ms": x.trickle_ms,
+                        "trickle_headers_ms": x.trickle_headers_ms,
                         "count": x.count,
                     }
                     for x in self._shapes
@@ -707,7 +720,11 @@ def _make_handler(app: EmulatorApp) -> type[BaseHTTPRequestHandler]:
             for name, value in headers.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
+            if resp.trickle_headers_ms > 0:
+                if not self._trickle_head(resp.trickle_headers_ms):
+                    return
+            else:
+                self.end_headers()
             if self.command == "HEAD":
                 return
             if resp.trickle_ms <= 0:
@@ -719,6 +736,20 @@ def _make_handler(app: EmulatorApp) -> type[BaseHTTPRequestHandler]:
                     time.sleep(resp.trickle_ms / 1000.0)
             except OSError:
                 self.close_connection = True  # the client gave up on the answer: nothing more to send
+
+        def _trickle_head(self, ms: float) -> bool:
+            """The status line and headers queued so far, 8 bytes at a time (end_headers sends them at once)."""
+            queued: list[bytes] = getattr(self, "_headers_buffer", [])
+            head = b"".join([*queued, b"\r\n"])
+            queued.clear()
+            try:
+                for at in range(0, len(head), 8):
+                    self.wfile.write(head[at : at + 8])
+                    time.sleep(ms / 1000.0)
+            except OSError:
+                self.close_connection = True  # the client gave up on the answer: nothing more to send
+                return False
+            return True
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _dispatch
 

@@ -475,6 +475,65 @@ def test_a_trickled_attachment_is_dropped_at_response_max_seconds_and_retried(em
     assert why == "" and body is not None and json.loads(body)["id"] == "A"
 
 
+def test_headers_trickled_past_response_max_seconds_are_cut_retried_then_fail_naming_the_bound(
+    emu: RunningEmulator,
+) -> None:
+    """The status line and headers come 8 bytes each 5 s, each far inside the 30 s read timeout. Before
+    decision 163 ``urlopen`` waited for all of them (about two minutes for this answer's head) and the
+    body's bound was never reached. Now each attempt is cut 1 s after it was sent, retried, and the request
+    fails naming the setting; the next request, past the fault, is answered."""
+    import time
+
+    _fault(emu, {"route": "/items", "trickle_headers_ms": 5000, "count": 2})
+    http = _client(emu.base_url, CallStats(), max_seconds=1.0, max_attempts=2, max_wait=0.1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceUnreachable) as info:
+            http.get_json("/items/A")
+        took = time.monotonic() - started
+        assert http.get_json("/items/C")["id"] == "C"
+    finally:
+        http.close()
+    assert "had not ended 1 s after the request (the platform setting response_max_seconds); its status line" in (
+        str(info.value)
+    )
+    assert took < 10.0, took  # two cut attempts, not two heads of two minutes each
+
+
+def test_one_receive_that_waits_past_response_max_seconds_is_cut_at_the_bound(emu: RunningEmulator) -> None:
+    """The first 64 bytes of the body come at once, the next 5 s later. Before decision 163 the clock was
+    read only between receives, so that receive was waited for whole (5 s, up to the read timeout); now it
+    is cut when the request's time is up."""
+    import time
+
+    _fault(emu, {"route": "/items", "trickle_ms": 5000, "count": 1})
+    http = _client(emu.base_url, CallStats(), max_seconds=1.0, max_attempts=1)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceUnreachable) as info:
+            http.get_json("/items/A", {"pad": "x" * 400})
+        took = time.monotonic() - started
+    finally:
+        http.close()
+    assert "had not ended 1 s after the request" in str(info.value) and "64 bytes had come" in str(info.value)
+    assert took < 4.0, took
+
+
+def test_an_attachment_whose_headers_trickle_is_cut_at_response_max_seconds_and_retried(
+    emu: RunningEmulator,
+) -> None:
+    _fault(emu, {"route": "/items", "trickle_headers_ms": 5000, "count": 2})
+    http = _client(emu.base_url, CallStats(), max_seconds=1.0, max_attempts=2, max_wait=0.1)
+    try:
+        with pytest.raises(HttpError) as info:
+            http.get_bytes_capped("/items/A", 1024 * 1024)
+        body, _, why = http.get_bytes_capped("/items/A", 1024 * 1024)
+    finally:
+        http.close()
+    assert info.value.transient and "its status line and headers had not all come" in info.value.detail
+    assert why == "" and body is not None and json.loads(body)["id"] == "A"
+
+
 def test_a_body_in_a_charset_python_cannot_decode_is_read_as_utf8_on_every_path() -> None:
     # A page's error text, get_text_capped and an attachment read all decode through one helper: the
     # declared charset when Python can decode text with it, else UTF-8. Before, the two download paths

@@ -8,7 +8,8 @@ platform setting ``response_max_mib`` naming it, the process stays small, and th
 A search page sent 64 bytes at a time, each well within the read timeout: before, a run waited for it as
 long as it took (a minute a page here, without end for a source that never finishes). Now each attempt is
 dropped at ``response_max_seconds`` and retried; once the source answers properly the run loads everything
-once.
+once. The same for an answer whose status line and headers trickle (decision 163): before, ``urlopen`` waited
+for them without a bound.
 
 A listing answer that is JSON but not a listing page (a proxy's or a login page's ``{"message": ...}``): before,
 Jira and Confluence read it as an empty page, the listing ended there and the run succeeded, so an
@@ -118,6 +119,24 @@ def test_a_search_page_trickled_past_response_max_seconds_is_dropped_and_retried
 ) -> None:
     # 64 bytes each 20 ms: a page of 100 issues would take about a minute to come whole.
     jira, source_id = _faulted(conn, keyring, jira_factory, "response_max_seconds", 2, trickle_ms=20, count=2)
+
+    code, output, _ = _sync(procs, source_id)
+    _loaded_all_once(probe, source_id, code, output)
+    assert jira.stats()["faults_injected"] == 2
+
+
+def test_a_search_answer_whose_headers_trickle_is_cut_at_response_max_seconds_and_the_run_loads_all_once(
+    procs: Procs,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira_factory: JiraFactory,
+) -> None:
+    # 8 bytes of status line and headers each 20 s: before decision 163 the first search waited about eight
+    # minutes for its head (the sync's 240 s limit ends the test first); the body's bound never came into it.
+    jira, source_id = _faulted(
+        conn, keyring, jira_factory, "response_max_seconds", 2, trickle_headers_ms=20_000, count=2
+    )
 
     code, output, _ = _sync(procs, source_id)
     _loaded_all_once(probe, source_id, code, output)

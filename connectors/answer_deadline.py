@@ -1,0 +1,116 @@
+"""One answer's time bound from the request to its last byte, headers included (decision 163).
+
+urllib3's read timeout bounds each wait for bytes, not the whole answer. Decision 162 bounded the body by
+checking the clock between receives, but the status line and headers are read inside ``urlopen``, line by
+line: a source or proxy sending them a few bytes at a time, each within the read timeout, held a request
+for up to http.client's header limits (100 lines of 64 KiB) times that timeout, with the run's heartbeat
+beating all along.
+
+Here every receive of an answer, from its status line to its last byte, waits at most what is left of the
+request's time: the answer's socket file is read through :class:`_DeadlineReader`, which sets the socket's
+timeout to ``min(read timeout, time left)`` before each receive and fails at once when nothing is left. The
+overshoot is one system call, not one read timeout. No thread, no timer: a receive costs one
+``settimeout`` more.
+
+The deadline travels in a thread-local set around ``urlopen`` (:func:`answer_deadline`), since urllib3
+builds the response deep inside its pool; pools that bound their answers come from :func:`pool_manager`.
+A response built with no deadline set (a proxy's ``CONNECT`` answer outside a request) reads as before.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+_local = threading.local()
+
+
+class AnswerDeadlinePassed(TimeoutError):
+    """The answer had not ended when the request's time was up (a ``socket.timeout``, so urllib3 raises it
+    as its ``ReadTimeoutError`` and every caller's timeout handling applies)."""
+
+
+@contextmanager
+def answer_deadline(deadline: float) -> Iterator[None]:
+    """Responses built in this thread inside the block are read by ``deadline`` (``time.monotonic()``)."""
+    before = getattr(_local, "deadline", None)
+    _local.deadline = deadline
+    try:
+        yield
+    finally:
+        _local.deadline = before
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's own raw reader, each receive bounded by what is left of the deadline."""
+
+    def __init__(self, raw: io.RawIOBase, sock: Any, deadline: float) -> None:
+        super().__init__()
+        self._raw = raw
+        self._sock = sock
+        self._deadline = deadline
+        # The read timeout the connection set: no single receive waits longer than it did before.
+        self._timeout = sock.gettimeout()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise AnswerDeadlinePassed("the answer's time bound passed")
+        self._sock.settimeout(left if self._timeout is None else min(self._timeout, left))
+        try:
+            return self._raw.readinto(buffer)
+        except TimeoutError:
+            if time.monotonic() >= self._deadline:
+                raise AnswerDeadlinePassed("the answer's time bound passed") from None
+            raise
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()  # releases the socket's reference, as http.client's own file would
+        super().close()
+
+
+class _BoundedResponse(http.client.HTTPResponse):
+    def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        deadline: float | None = getattr(_local, "deadline", None)
+        if deadline is not None:
+            # The buffered file http.client made, detached so that dropping it does not close the socket's
+            # raw reader, which the bounded one now owns.
+            raw = self.fp.detach()
+            self.fp = io.BufferedReader(_DeadlineReader(raw, sock, deadline))
+
+
+class _BoundedHTTPConnection(HTTPConnection):
+    response_class = _BoundedResponse
+
+
+class _BoundedHTTPSConnection(HTTPSConnection):
+    response_class = _BoundedResponse
+
+
+class _BoundedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _BoundedHTTPConnection
+
+
+class _BoundedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _BoundedHTTPSConnection
+
+
+def pool_manager(proxy: str | None, **kwargs: Any) -> urllib3.PoolManager:
+    """A pool manager (through ``proxy`` when given) whose answers honour :func:`answer_deadline`."""
+    manager = urllib3.ProxyManager(proxy, **kwargs) if proxy else urllib3.PoolManager(**kwargs)
+    manager.pool_classes_by_scheme = {"http": _BoundedHTTPConnectionPool, "https": _BoundedHTTPSConnectionPool}
+    return manager
