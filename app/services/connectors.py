@@ -5,6 +5,7 @@ No commits here: the job, request handler or CLI command that calls these owns t
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,9 @@ from app.redact import register_secret
 from app.registry import get_spec
 from app.secrets import Keyring
 from connectors.base import CallStats, Connector, SourceConfig, SourceError
+from connectors.http import HttpError
+
+log = logging.getLogger(__name__)
 
 
 def source_config(row: sq.GetSourceRow, keyring: Keyring) -> SourceConfig:
@@ -52,7 +56,10 @@ def probe(conn: psycopg.Connection[Any], source: sq.GetSourceRow, keyring: Keyri
 
 
 def has_delta(source: sq.GetSourceRow, keyring: Keyring) -> bool:
-    """Watchdog's cheap check (seed 001): only a found delta starts a run."""
+    """Watchdog's cheap check (seed 001): only a found delta starts a run. A check that cannot tell (the
+    source unreachable, an answer that is not a search page) counts as a delta (decision 164): the
+    watchdog's one run of the silence episode then finds out, and if it fails it fails in the journal with
+    its reason. Read as "nothing new", the failure kept a silent source silent and said nothing."""
     cursor = source.incremental_cursor or {}
     if not cursor.get("updated"):
         return True
@@ -63,5 +70,6 @@ def has_delta(source: sq.GetSourceRow, keyring: Keyring) -> bool:
             return bool(connector.has_delta(since))
         finally:
             connector.close()
-    except SourceError:
-        return False
+    except (SourceError, HttpError) as exc:
+        log.warning("source %s: the watchdog's delta check could not tell (%s); its run will find out", source.id, exc)
+        return True

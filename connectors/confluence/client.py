@@ -260,7 +260,10 @@ class ConfluenceConnector:
 
     def has_delta(self, since: datetime) -> bool:
         data = self.http.get_json("/rest/api/content/search", {"cql": self._cql(since, order=False), "limit": 1})
-        return bool(_results(data))
+        # An answer without its array (a login page's JSON) is not "nothing new" (decision 164).
+        return bool(
+            listing_page(data, "results", "confluence delta check failed: GET /rest/api/content/search")["results"]
+        )
 
     def count_by_container(self, containers: Sequence[str]) -> Mapping[str, int | None]:
         """Pages per in-scope space as CQL reports them (``totalSize`` of a one-row search)."""

@@ -284,7 +284,9 @@ class JiraConnector:
         api = self._instance(since)
         params: dict[str, Any] = {"jql": self._jql(since), "maxResults": DELTA_PAGE, "fields": "updated"}
         path = "/rest/api/3/search/jql" if api == 3 else "/rest/api/2/search"
-        issues = _obj(self.http.get_json(path, params)).get("issues") or []
+        # An answer without its array (a login page's JSON) is not "nothing new" (decision 164).
+        page = listing_page(self.http.get_json(path, params), "issues", f"jira delta check failed: GET {path}")
+        issues = page["issues"]
         moment = since if since.tzinfo else since.replace(tzinfo=UTC)
         if len(issues) >= DELTA_PAGE:
             return True

@@ -22,6 +22,7 @@ from connectors.base import (
     RawItem,
     SourceAuthFailed,
     SourceConfig,
+    SourceError,
 )
 from connectors.confluence import CONNECTOR
 from connectors.confluence.client import ConfluenceConnector
@@ -99,6 +100,17 @@ def test_incremental_since_finds_edits_whatever_the_user_time_zone(zone: str) ->
     found = raws(items)
     assert set(found) == {"100009"}  # the generated pages are months older than the window
     assert CONNECTOR.map_item(found["100009"]).title == "Edited"
+
+
+def test_a_delta_check_answered_without_results_is_an_error_not_nothing_new(emu: RunningEmulator) -> None:
+    # A login page's JSON in place of the CQL search read as "nothing new" before decision 164.
+    control(emu, "POST", "faults", {"route": r"/content/search", "body": {"message": "Please log in"}})
+    conn = connector(emu.base_url + "/wiki")
+    try:
+        with pytest.raises(SourceError, match=r"confluence delta check failed: .*the answer has no 'results' array"):
+            conn.has_delta(datetime(2000, 1, 1, tzinfo=UTC))
+    finally:
+        conn.close()
 
 
 def test_rate_limits_are_retried_honouring_retry_after(emu: RunningEmulator) -> None:

@@ -22,6 +22,7 @@ from connectors.base import (
     RawItem,
     SourceAuthFailed,
     SourceConfig,
+    SourceError,
 )
 from connectors.emulators.jira import JiraEmulator
 from connectors.emulators.kit import RunningEmulator, serve
@@ -195,6 +196,19 @@ def test_has_delta_and_probe(emu: RunningEmulator) -> None:
     down = JiraConnector(SourceConfig(1, "http://127.0.0.1:9", TOKEN, "all", (), {}), CallStats(), max_attempts=1)
     assert down.probe() == "unreachable"
     down.close()
+
+
+def test_a_delta_check_answered_without_issues_is_an_error_not_nothing_new(emu: RunningEmulator) -> None:
+    # A login page's JSON in place of the search answer read as "nothing new" before decision 164.
+    _control(emu, "POST", "faults", {"route": r"/search", "body": {"message": "Please log in"}})
+    conn, _ = _connector(emu)
+    try:
+        with pytest.raises(
+            SourceError, match="jira delta check failed: GET /rest/api/3/search/jql: the answer has no 'issues' array"
+        ):
+            conn.has_delta(datetime(2000, 1, 1, tzinfo=UTC))
+    finally:
+        conn.close()
 
 
 def test_security_level_and_permission_changes_reach_the_acl(emu: RunningEmulator) -> None:

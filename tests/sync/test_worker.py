@@ -3,6 +3,7 @@ stale-run takeover) and the lane lock Knowledge Store holds around destructive s
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -78,14 +79,13 @@ def test_tick_starts_reconciliation_once_per_window_in_the_org_time_zone(
     assert _runs(probe, source_id)[-1] == ("reconciliation", "schedule")
 
 
-def test_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
-    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
-) -> None:
+def _silent_source(conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira) -> int:
+    """A webhook source synced in full a day ago and silent since, so that only the watchdog rule may start a
+    run: the last success is older than watchdog_silence (12 h), and runs of both scheduled modes were
+    started just now (they failed), so neither schedule rule fires."""
     source_id = add_source(conn, keyring, jira)
     sync(conn, keyring, source_id, "full")
     probe.execute("update sources set webhook_enabled = true where id = %s", (source_id,))
-    # Silent for a day: the last success is older than watchdog_silence (12 h). Runs of both scheduled
-    # modes were started just now (they failed), so neither schedule rule fires; only the watchdog may.
     probe.execute("update sync_runs set finished_at = now() - interval '1 day' where source_id = %s", (source_id,))
     for mode in ("incremental", "reconciliation"):
         probe.execute(
@@ -93,6 +93,13 @@ def test_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
             "values (%s, %s, 'schedule', 'failed', now())",
             (source_id, mode),
         )
+    return source_id
+
+
+def test_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
+    worker_env: None, conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira: Jira
+) -> None:
+    source_id = _silent_source(conn, probe, keyring, jira)
     before = len(_runs(probe, source_id))
 
     quiet = tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)
@@ -104,6 +111,38 @@ def test_watchdog_starts_a_run_only_when_the_silent_source_has_a_delta(
 
     assert loud["watchdog"] == 1
     assert _runs(probe, source_id)[-1] == ("incremental", "watchdog")
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"route": r"GET /rest/api/[23]/search", "body": {"message": "Please log in"}}, {"status": 403, "ratio": 1.0}],
+    ids=["a login page's answer", "a 403"],
+)
+def test_a_delta_check_that_cannot_tell_starts_the_watchdog_s_run_once_and_says_why(
+    worker_env: None,
+    conn: psycopg.Connection[Any],
+    probe: psycopg.Connection[Any],
+    keyring: Keyring,
+    jira: Jira,
+    fault: dict[str, Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Decision 164. Before, a login page's JSON in place of the search answer read as "nothing new", and a
+    403 (a token that lost its rights) escaped the check into the tick's traceback: either way a silent
+    source stayed silent and no run said why. Now the check counts as a delta: the silence episode's one
+    watchdog run finds out."""
+    source_id = _silent_source(conn, probe, keyring, jira)
+    jira.fault(**fault)
+
+    with caplog.at_level(logging.WARNING, logger="app.services.connectors"):
+        first = tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)
+        again = tick_once(datetime.now(UTC), defer=lambda conn, run_id: None)
+
+    assert first["watchdog"] == 1 and again["watchdog"] == 0  # one run a silence episode
+    assert _runs(probe, source_id)[-1] == ("incremental", "watchdog")
+    warned = [r.getMessage() for r in caplog.records if "delta check could not tell" in r.getMessage()]
+    assert warned and f"source {source_id}:" in warned[0], caplog.text
+    assert ("'issues' array" in warned[0]) == ("body" in fault), warned[0]
 
 
 def test_tick_resumes_a_stale_run_and_gives_up_after_max_deliveries(
