@@ -43,7 +43,7 @@ import httpx
 from prometheus_client import Counter
 
 from app.errors import HarvesterError
-from app.http_answer import post_bounded
+from app.http_answer import BoundedClient, post_bounded
 from app.redact import redact
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,7 @@ class HttpSink:
         return not self.pending.unfinished_tasks
 
     def _run(self) -> None:
-        with httpx.Client(timeout=HTTP_TIMEOUT) as client:
+        with BoundedClient(timeout=HTTP_TIMEOUT) as client:
             while True:
                 line = self.pending.get()
                 try:

@@ -5,6 +5,9 @@ audit sink that sends its answer 64 bytes at a time, each well within the read t
 as long as it took: a run waiting for vectors, an alert job holding a worker's slot, the audit sink's thread
 with events queueing behind it. Each now drops such an answer at its bound and treats it as a timeout. The
 endpoints are real HTTP servers on 127.0.0.1 (connectors.emulators.kit with its ``trickle_ms`` fault).
+
+Decision 165: the bound covers the status line and headers too (the kit's ``trickle_headers_ms`` fault sends
+them 8 bytes at a time), directly and through a proxy the environment names.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 from app.audit import AuditEvent, HttpSink
 from app.embedding.base import EmbeddingError
 from app.embedding.openai import OpenAIEmbedder
+from app.http_answer import AnswerTooSlow, BoundedClient, post_bounded
 from app.jobs.alerts import AlertNotDelivered, deliver
 from connectors.emulators.kit import EmulatorApp, Request, Response, RunningEmulator, serve
 
@@ -49,8 +53,8 @@ def endpoint() -> Iterator[RunningEmulator]:
         yield running
 
 
-def _trickle(endpoint: RunningEmulator, route: str, count: int, ms: int = 50) -> None:
-    spec = {"route": route, "trickle_ms": ms, "count": count}
+def _trickle(endpoint: RunningEmulator, route: str, count: int, ms: int = 50, *, head: bool = False) -> None:
+    spec = {"route": route, "trickle_headers_ms" if head else "trickle_ms": ms, "count": count}
     httpx.post(f"{endpoint.base_url}/_emulator/faults", json=spec).raise_for_status()
 
 
@@ -113,3 +117,79 @@ def test_the_audit_sink_drops_a_trickled_answer_and_delivers_the_event_on_its_ne
     assert sink.flush(15)
     assert _requests(endpoint) == 2
     assert sink.outage.down is False
+
+
+HEAD_CUT = "its status line and headers had not all come"
+
+
+def test_an_embeddings_answer_whose_head_trickles_is_cut_at_its_bound_and_retried(endpoint: RunningEmulator) -> None:
+    # The head (about 150 bytes) at 8 bytes a 100 ms takes about 2 s; the bound is 1 s. Before decision 165
+    # the whole head was waited for and the cut came only with the body's first receive.
+    _trickle(endpoint, "/embeddings", count=1, ms=100, head=True)
+    embedder = _embedder(endpoint, attempts=1)
+    try:
+        with pytest.raises(EmbeddingError, match=HEAD_CUT):
+            embedder.embed(["alpha"])
+        got = embedder.embed(["alpha"])  # the same client, its next request answered in full
+    finally:
+        embedder.close()
+    raw = np.asarray([_vector("alpha")], dtype=np.float32)
+    assert np.allclose(got, raw / np.linalg.norm(raw, axis=1, keepdims=True))
+    assert _requests(endpoint) == 2
+
+
+def test_an_alert_receiver_trickling_its_head_is_cut_at_the_bound(endpoint: RunningEmulator) -> None:
+    channel = {"kind": "webhook", "url": f"{endpoint.base_url}/hook"}
+    _trickle(endpoint, "/hook", count=1, ms=100, head=True)
+    client = BoundedClient(timeout=5.0)
+    try:
+        with pytest.raises(AnswerTooSlow, match=HEAD_CUT):
+            post_bounded(client, channel["url"], max_bytes=1 << 20, max_seconds=0.5, json={"text": "run failed"})
+        answer = post_bounded(client, channel["url"], max_bytes=1 << 20, max_seconds=0.5, json={"text": "x"})
+    finally:
+        client.close()
+    assert answer.status_code == 200
+    assert _requests(endpoint) == 2
+
+
+def test_a_head_trickled_through_the_environment_s_proxy_is_cut_at_the_bound_too(
+    endpoint: RunningEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The emulator is the proxy (it answers an absolute-form request by its path); the receiver's name cannot
+    # resolve, so an answer at all proves the request went through the proxy's transport.
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", endpoint.base_url)
+    monkeypatch.setenv("http_proxy", endpoint.base_url)
+    url = "http://alerts-receiver.invalid/hook"
+    _trickle(endpoint, "/hook", count=1, ms=100, head=True)
+    client = BoundedClient(timeout=5.0)  # reads the environment's proxies here, as deliver()'s does
+    try:
+        with pytest.raises(AnswerTooSlow, match=HEAD_CUT):
+            post_bounded(client, url, max_bytes=1 << 20, max_seconds=0.5, json={"text": "run failed"})
+    finally:
+        client.close()
+    deliver({"kind": "webhook", "url": url}, {"text": "run failed"}, None, answer_seconds=0.5)
+    assert _requests(endpoint) == 2
+
+
+def test_the_audit_sink_cuts_a_trickled_head_and_delivers_the_event_on_its_next_attempt(
+    endpoint: RunningEmulator,
+) -> None:
+    # 8 bytes every 2 s, each within the sink's read timeout: the head alone would take about 40 s, longer
+    # than the flush below waits, were it not cut at the bound.
+    _trickle(endpoint, "/hook", count=1, ms=2000, head=True)
+    sink = HttpSink(f"{endpoint.base_url}/hook", attempts=3, backoff=0.05, answer_seconds=0.5)
+    sink.write(AuditEvent("token:t", "runs.start", "source:1", "ok", 200, "rid-1", "api").as_json())
+    assert sink.flush(15)
+    assert _requests(endpoint) == 2
+    assert sink.outage.down is False
+
+
+def test_without_a_deadline_a_bounded_client_waits_as_httpx_s_timeouts_say(endpoint: RunningEmulator) -> None:
+    # Outside post_bounded the same client reads a trickled head whole: the deadline is the request's, not
+    # the connection's.
+    _trickle(endpoint, "/hook", count=1, ms=20, head=True)
+    with BoundedClient(timeout=5.0) as client:
+        answer = client.post(f"{endpoint.base_url}/hook", json={"text": "x"})
+    assert answer.status_code == 200

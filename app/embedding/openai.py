@@ -27,7 +27,7 @@ from tenacity import (
 )
 
 from app.embedding.base import DimensionMismatch, EmbeddingError, Vectors, l2_normalise
-from app.http_answer import Answer, AnswerTooLarge, AnswerTooSlow, post_bounded
+from app.http_answer import Answer, AnswerTooLarge, AnswerTooSlow, BoundedClient, post_bounded
 from app.redact import register_secret
 from connectors.http import header_value_problem
 
@@ -110,7 +110,7 @@ class OpenAIEmbedder:
                 raise ValueError(f"the embedder API key cannot be sent as an HTTP header: it {problem}")
             register_secret(api_key)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(headers=headers, timeout=timeout, transport=transport)
+        self._client = BoundedClient(headers=headers, timeout=timeout, transport=transport)
         self._answer_seconds = timeout * ANSWER_TIMEOUTS
         # Full jitter: workers throttled together must not come back together.
         self._backoff = wait_random_exponential(multiplier=0.5, max=30.0)

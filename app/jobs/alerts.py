@@ -24,7 +24,7 @@ from procrastinate import JobContext, RetryStrategy
 
 from app.config import load_config
 from app.db.connect import connect, database_url
-from app.http_answer import post_bounded
+from app.http_answer import BoundedClient, post_bounded
 from app.jobs.common import ALERTS_QUEUE
 from app.queries import alerts as aq
 from app.redact import register_secret
@@ -94,7 +94,7 @@ def deliver(
     if secret:
         headers[SIGNATURE_HEADER] = signature(secret, body)
     try:
-        with httpx.Client(timeout=TIMEOUT) as client:
+        with BoundedClient(timeout=TIMEOUT) as client:
             response = post_bounded(
                 client,
                 str(channel["url"]),

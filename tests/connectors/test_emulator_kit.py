@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import httpx
 import pytest
 
 from connectors.emulators import kit
@@ -112,3 +113,43 @@ def test_a_counted_fault_with_a_ratio_fires_on_that_share_of_requests_until_its_
     faults.clear()
     faults.add({"status": 503, "count": 3})
     assert [faults.for_request("GET /x") is not None for _ in range(5)] == [True, True, True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ({"route": "/x", "trickle_headers_ms": 0}, "trickle_headers_ms must be a number > 0"),
+        ({"route": "/x", "trickle_headers_ms": "fast"}, "trickle_headers_ms must be a number > 0"),
+        ({"route": "/x", "trickle_headers_ms": True}, "trickle_headers_ms must be a number > 0"),
+        ({"trickle_headers_ms": 10}, "fault needs a 'route' pattern"),
+        ({"route": "(", "trickle_headers_ms": 10}, "route: "),
+        ({"route": "/x", "trickle_headers_ms": 10, "trickle_ms": 10}, "a fault is one of"),
+        ({"route": "/x", "trickle_headers_ms": 10, "status": 500}, "takes only 'route', itself and 'count'"),
+        ({"route": "/x", "trickle_headers_ms": 10, "count": 0}, "count must be a positive integer"),
+    ],
+)
+def test_a_bad_shape_fault_is_refused_over_http_naming_its_field_and_nothing_is_armed(
+    spec: dict[str, object], says: str
+) -> None:
+    app = kit.EmulatorApp(seed=1)
+    app.route("GET", r"/x")(lambda _req: kit.Response(200, {"ok": True}))
+    with kit.serve(app) as running:
+        refused = httpx.post(f"{running.base_url}/_emulator/faults", json=spec)
+        assert refused.status_code == 400
+        assert says in refused.text
+        answer = httpx.get(f"{running.base_url}/x")
+        assert answer.status_code == 200 and answer.json() == {"ok": True}
+        assert httpx.get(f"{running.base_url}/_emulator/faults").json() == kit.Faults().describe()
+
+
+def test_a_trickled_head_comes_whole_and_only_for_its_count() -> None:
+    app = kit.EmulatorApp(seed=1)
+    app.route("GET", r"/x")(lambda _req: kit.Response(200, {"ok": True}))
+    with kit.serve(app) as running:
+        spec = {"route": "/x", "trickle_headers_ms": 5, "count": 1}
+        assert httpx.post(f"{running.base_url}/_emulator/faults", json=spec).status_code == 200
+        answer = httpx.get(f"{running.base_url}/x")  # the trickled head parses like any other
+        assert answer.status_code == 200 and answer.json() == {"ok": True}
+        shapes = httpx.get(f"{running.base_url}/_emulator/faults").json()["shapes"]
+        assert [(s["trickle_headers_ms"], s["count"]) for s in shapes] == [(5.0, 0)], "its one use is spent"
+        assert app.faults.shape("GET /x", kit.Response(200, {"ok": True})).trickle_headers_ms == 0.0
