@@ -15,6 +15,10 @@ overshoot is one system call, not one read timeout. No thread, no timer: a recei
 The deadline travels in a thread-local set around ``urlopen`` (:func:`answer_deadline`), since urllib3
 builds the response deep inside its pool; pools that bound their answers come from :func:`pool_manager`.
 A response built with no deadline set (a proxy's ``CONNECT`` answer outside a request) reads as before.
+
+A run's stop travels the same way (decision 166): given the run's stop event, a receive waits in slices of
+:data:`STOP_SLICE` and gives up with :class:`AnswerAbandoned` once the event is set, so a cancelled or
+taken-over run no longer waits up to a read timeout for a source that holds its answer.
 """
 
 from __future__ import annotations
@@ -33,31 +37,43 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 _local = threading.local()
 
+# How soon a receive notices its run's stop: a source holding its answer costs four wake-ups a second,
+# and an answer that comes within a slice costs nothing more.
+STOP_SLICE = 0.25
+
 
 class AnswerDeadlinePassed(TimeoutError):
     """The answer had not ended when the request's time was up (a ``socket.timeout``, so urllib3 raises it
     as its ``ReadTimeoutError`` and every caller's timeout handling applies)."""
 
 
+class AnswerAbandoned(TimeoutError):
+    """The run stopped while its request waited for the answer (a ``socket.timeout`` to urllib3, like
+    :class:`AnswerDeadlinePassed`; the caller's next step, its retry, meets the run's stop)."""
+
+
 @contextmanager
-def answer_deadline(deadline: float) -> Iterator[None]:
-    """Responses built in this thread inside the block are read by ``deadline`` (``time.monotonic()``)."""
-    before = getattr(_local, "deadline", None)
-    _local.deadline = deadline
+def answer_deadline(deadline: float, stop: threading.Event | None = None) -> Iterator[None]:
+    """Responses built in this thread inside the block are read by ``deadline`` (``time.monotonic()``),
+    and, with ``stop``, given up within :data:`STOP_SLICE` of its being set."""
+    before = getattr(_local, "deadline", None), getattr(_local, "stop", None)
+    _local.deadline, _local.stop = deadline, stop
     try:
         yield
     finally:
-        _local.deadline = before
+        _local.deadline, _local.stop = before
 
 
 class _DeadlineReader(io.RawIOBase):
-    """The socket's own raw reader, each receive bounded by what is left of the deadline."""
+    """The socket's own raw reader, each receive bounded by what is left of the deadline and, with a stop
+    event, waiting in slices so that the run's stop is seen between them."""
 
-    def __init__(self, raw: io.RawIOBase, sock: Any, deadline: float) -> None:
+    def __init__(self, raw: io.RawIOBase, sock: Any, deadline: float, stop: threading.Event | None) -> None:
         super().__init__()
         self._raw = raw
         self._sock = sock
         self._deadline = deadline
+        self._stop = stop
         # The read timeout the connection set: no single receive waits longer than it did before.
         self._timeout = sock.gettimeout()
 
@@ -65,16 +81,40 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            raise AnswerDeadlinePassed("the answer's time bound passed")
-        self._sock.settimeout(left if self._timeout is None else min(self._timeout, left))
-        try:
-            return self._raw.readinto(buffer)
-        except TimeoutError:
-            if time.monotonic() >= self._deadline:
-                raise AnswerDeadlinePassed("the answer's time bound passed") from None
-            raise
+        if self._stop is None:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise AnswerDeadlinePassed("the answer's time bound passed")
+            self._sock.settimeout(left if self._timeout is None else min(self._timeout, left))
+            try:
+                return self._raw.readinto(buffer)
+            except TimeoutError:
+                if time.monotonic() >= self._deadline:
+                    raise AnswerDeadlinePassed("the answer's time bound passed") from None
+                raise
+        return self._sliced(buffer, self._stop)
+
+    def _sliced(self, buffer: Any, stop: threading.Event) -> int:
+        # The socket itself, not its SocketIO: SocketIO refuses every read after its first timeout, and
+        # here a slice's timeout is not the receive's.
+        started = time.monotonic()
+        while True:
+            if stop.is_set():
+                raise AnswerAbandoned("the run stopped while its request waited for the answer")
+            now = time.monotonic()
+            wait = min(self._deadline - now, STOP_SLICE)
+            if wait <= 0:
+                raise AnswerDeadlinePassed("the answer's time bound passed")
+            if self._timeout is not None:
+                own = self._timeout - (now - started)
+                if own <= 0:
+                    raise TimeoutError("timed out")  # the read timeout, as the socket would have said
+                wait = min(wait, own)
+            self._sock.settimeout(wait)
+            try:
+                return int(self._sock.recv_into(buffer))
+            except TimeoutError:
+                continue
 
     def close(self) -> None:
         if not self.closed:
@@ -90,7 +130,7 @@ class _BoundedResponse(http.client.HTTPResponse):
             # The buffered file http.client made, detached so that dropping it does not close the socket's
             # raw reader, which the bounded one now owns.
             raw = self.fp.detach()
-            self.fp = io.BufferedReader(_DeadlineReader(raw, sock, deadline))
+            self.fp = io.BufferedReader(_DeadlineReader(raw, sock, deadline, getattr(_local, "stop", None)))
 
 
 class _BoundedHTTPConnection(HTTPConnection):

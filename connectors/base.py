@@ -273,6 +273,12 @@ class RateGate(Protocol):
         """Feed what the source said: 429/503 + Retry-After, X-RateLimit-* headers."""
         ...
 
+    @property
+    def stopped(self) -> threading.Event:
+        """Set once the run has stopped: a request waiting for its answer gives up, and a retry's backoff
+        ends with :class:`RunStopped` (decision 166)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class SourceConfig:

@@ -34,6 +34,7 @@ import email.utils
 import functools
 import json
 import ssl
+import threading
 import time
 import urllib.request
 from collections.abc import Collection, Mapping
@@ -55,6 +56,7 @@ from connectors.base import (
     DeadLetterReason,
     ErrorClassification,
     RateGate,
+    RunStopped,
     SourceAuthFailed,
     SourceError,
     SourceUnreachable,
@@ -284,6 +286,9 @@ class SourceHttp:
         # Shared per-credential budget (app.services.rate_budget): every run of the credential waits on
         # it before a request and feeds it what the source says about its limits.
         self.gate = gate
+        # The run's stop (decision 166): a request waiting for its answer gives up within a quarter second
+        # of it, and a retry's backoff ends with RunStopped instead of sleeping on.
+        self._stop: threading.Event | None = gate.stopped if gate is not None else None
         # What the client says about itself: it takes compressed bodies (as httpx's client did) and names
         # itself; the credential headers last, so they win.
         self._headers = {
@@ -344,7 +349,7 @@ class SourceHttp:
     ) -> urllib3.BaseHTTPResponse:
         """One request; every receive of its answer, status line and headers included, by ``deadline``."""
         try:
-            with answer_deadline(deadline):
+            with answer_deadline(deadline, self._stop):
                 return self._pool(url).urlopen(
                     method,
                     url,
@@ -441,6 +446,7 @@ class SourceHttp:
                         resp.close()
                     resp.release_conn()
             except _WIRE_ERRORS as exc:
+                self._unless_stopped()
                 if time.monotonic() >= answer_by:
                     last = self._attachment_too_slow("its status line and headers had not all come")
                 else:
@@ -451,7 +457,7 @@ class SourceHttp:
                     break
                 wait = min(0.5 * 2**failures, self.max_wait)
             if wait > 0:
-                time.sleep(wait)
+                self._sleep(wait)
         detail = self._redact(f"attachment {url}: {last} after {failures} attempts")
         raise HttpError(0, "unknown", True, detail)
 
@@ -504,6 +510,7 @@ class SourceHttp:
             wait=self._wait,
             retry=retry_if_exception_type((_RetryableStatus, _RetryableTransport)),
             reraise=True,
+            sleep=self._sleep,
         )
         try:
             for attempt in retrying:
@@ -531,6 +538,7 @@ class SourceHttp:
         try:
             resp = self._send(method, url, headers=headers, body=payload, stream=True, deadline=deadline)
         except _WIRE_ERRORS as exc:
+            self._unless_stopped()
             if time.monotonic() >= deadline:
                 detail = self._too_slow(where, "its status line and headers had not all come")
                 raise _RetryableTransport(detail) from None
@@ -588,6 +596,7 @@ class SourceHttp:
         except _TooSlow as exc:
             raise _RetryableTransport(self._too_slow(where, f"{exc.args[0]} bytes had come")) from None
         except _WIRE_ERRORS as exc:
+            self._unless_stopped()
             raise _RetryableTransport(
                 self._redact(f"{where}: {self.base_url} unreachable: {type(exc).__name__}: {exc}")
             ) from None
@@ -596,6 +605,19 @@ class SourceHttp:
                 resp.close()
             resp.release_conn()
         return data, whole
+
+    def _unless_stopped(self) -> None:
+        """Raise :class:`RunStopped` when the run has stopped: a wire error then is the answer given up
+        (decision 166), not the source's failure, and nothing retries it."""
+        if self._stop is not None and self._stop.is_set():
+            raise RunStopped("the run stopped while its request waited for the source's answer") from None
+
+    def _sleep(self, seconds: float) -> None:
+        """A retry's backoff, ended by the run's stop (decision 166)."""
+        if self._stop is None:
+            time.sleep(seconds)
+        elif self._stop.wait(seconds):
+            raise RunStopped("the run stopped while its request waited to be retried")
 
     def _too_slow(self, where: str, came: str) -> str:
         return self._redact(

@@ -85,16 +85,17 @@ class PgRateGate:
         self.key = key
         self.waited = 0.0  # seconds this gate slept (for measurements)
         self._unmetered_until = 0.0  # monotonic time until which requests go without asking
-        self._stopped = threading.Event()
+        # Set by stop(): the gate's waits end, and a request waiting for its answer is given up (decision 166).
+        self.stopped = threading.Event()
 
     def stop(self) -> None:
         """The run stopped early: every wait, the one sleeping now included, raises :class:`RunStopped`
         (decision 158). Without it a listing thread sleeping through the source's pause (a 429's
         Retry-After, up to the rate-limit patience) held a cancelled run's worker until the pause ended."""
-        self._stopped.set()
+        self.stopped.set()
 
     def wait(self, patience: float) -> None:
-        if self._stopped.is_set():
+        if self.stopped.is_set():
             raise RunStopped("the run stopped: no more requests")
         now = time.monotonic()
         if now < self._unmetered_until:
@@ -110,7 +111,7 @@ class PgRateGate:
             if wait <= 0 or left <= 0:
                 return
             pause = min(wait, left, MAX_SLEEP)
-            if self._stopped.wait(pause):
+            if self.stopped.wait(pause):
                 raise RunStopped("the run stopped while the source's rate limit held its next request")
             self.waited += pause
 

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from connectors.base import CallStats, ErrorClassification, SourceAuthFailed, SourceUnreachable
+from connectors.base import CallStats, ErrorClassification, RunStopped, SourceAuthFailed, SourceUnreachable
 from connectors.emulators.kit import (
     EmulatorApp,
     Request,
@@ -532,6 +532,127 @@ def test_an_attachment_whose_headers_trickle_is_cut_at_response_max_seconds_and_
         http.close()
     assert info.value.transient and "its status line and headers had not all come" in info.value.detail
     assert why == "" and body is not None and json.loads(body)["id"] == "A"
+
+
+class _StoppableGate:
+    """The rate gate's stop alone (decision 166): the platform's gate, app.services.rate_budget.PgRateGate,
+    sets ``stopped`` when the run is cancelled or taken over; tests/jobs/test_orphans.py goes through it."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def wait(self, patience: float) -> None:
+        if self.stopped.is_set():
+            raise RunStopped("the run stopped: no more requests")
+
+    def observe(self, status: int, headers: object) -> None:
+        return None
+
+    def stop_in(self, seconds: float) -> None:
+        threading.Timer(seconds, self.stopped.set).start()
+
+
+def _stalled(emu: RunningEmulator) -> None:
+    # 20 s of silence before the first byte of every answer: within the read timeout (30 s), well within
+    # the answer's bound (300 s), so before decision 166 a stopped run waited it out.
+    _fault(emu, {"latency_ms": 20_000})
+
+
+@pytest.mark.parametrize("path", ["page", "attachment"])
+def test_a_request_waiting_on_a_stalled_source_is_given_up_when_its_run_stops(
+    emu: RunningEmulator, path: str
+) -> None:
+    import time
+
+    _stalled(emu)
+    gate = _StoppableGate()
+    stats = CallStats()
+    http = SourceHttp(
+        emu.base_url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        stats=stats,
+        errors=ErrorClassification(),
+        gate=gate,
+    )
+    gate.stop_in(0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(RunStopped, match="waited for the source's answer"):
+            if path == "page":
+                http.get_json("/items/A")
+            else:
+                http.get_bytes_capped("/items/A", 1024)
+        took = time.monotonic() - started
+    finally:
+        http.close()
+    assert took < 5.0, took  # the stop and a quarter-second slice, not the 20 s stall
+    assert stats.api_calls == 1  # given up, not retried
+
+
+def test_a_retry_s_backoff_ends_when_its_run_stops(emu: RunningEmulator) -> None:
+    import time
+
+    # A 500 asking for 20 s: a failure, not "slow down", so the client itself sleeps min(20, max_wait).
+    _fault(emu, {"status": 500, "ratio": 1.0, "retry_after": 20})
+    gate = _StoppableGate()
+    stats = CallStats()
+    http = SourceHttp(
+        emu.base_url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        stats=stats,
+        errors=ErrorClassification(),
+        gate=gate,
+        max_attempts=3,
+    )
+    gate.stop_in(0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(RunStopped, match="waited to be retried"):
+            http.get_json("/items/A")
+        took = time.monotonic() - started
+    finally:
+        http.close()
+    assert took < 5.0, took
+    assert stats.api_calls == 1
+
+
+def test_without_a_stop_a_slow_answer_is_read_whole_across_many_slices(emu: RunningEmulator) -> None:
+    # An answer 1.5 s late is six slices of waiting, within the 5 s read timeout: with a gate that never
+    # stops it is simply read, on its first request.
+    _fault(emu, {"latency_ms": 1500})
+    gate = _StoppableGate()
+    stats = CallStats()
+    http = SourceHttp(
+        emu.base_url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        stats=stats,
+        errors=ErrorClassification(),
+        gate=gate,
+        timeout=5.0,
+    )
+    try:
+        assert http.get_json("/items/A")["id"] == "A"
+    finally:
+        http.close()
+    assert stats.api_calls == 1
+
+
+def test_with_a_stop_a_receive_still_ends_at_the_read_timeout(emu: RunningEmulator) -> None:
+    # The slices add up to the read timeout (1 s) for a source 3 s late: the same failure as without them.
+    _fault(emu, {"latency_ms": 3000})
+    stats = CallStats()
+    http = SourceHttp(
+        emu.base_url,
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        stats=stats,
+        errors=ErrorClassification(),
+        gate=_StoppableGate(),
+        timeout=1.0,
+        max_attempts=1,
+    )
+    failed = _failing_get(http, SourceUnreachable)
+    assert "Read timed out. (read timeout=1.0)" in str(failed)
+    assert stats.api_calls == 1
 
 
 def test_a_body_in_a_charset_python_cannot_decode_is_read_as_utf8_on_every_path() -> None:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +197,7 @@ def test_the_lane_wait_is_bounded_by_lane_wait_max(
     assert "gave up waiting for the source's lane" in str(detail) and "lane_wait_max (5 s)" in str(detail)
 
 
-@pytest.mark.parametrize("source", ["slow", "paused"])
+@pytest.mark.parametrize("source", ["slow", "paused", "stalled"])
 def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
     procs: Procs,
     conn: psycopg.Connection[Any],
@@ -205,9 +206,11 @@ def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
     jira_factory: JiraFactory,
     source: str,
 ) -> None:
-    """Cancelled while the source answers slowly, or while it has paused the credential (every request
-    answered 429 with a 300 s Retry-After, the run's listing threads asleep in the rate gate, decision 158):
-    either way the job ends within seconds, not when the source answers or the pause is over."""
+    """Cancelled while the source answers slowly, while it has paused the credential (every request
+    answered 429 with a 300 s Retry-After, the run's listing threads asleep in the rate gate, decision 158),
+    or while it holds every answer for two minutes (the run's requests waiting on the wire, within the
+    30 s read timeout, decision 166): each way the job ends within seconds, not when the source answers,
+    the pause is over or a read times out."""
     jira = jira_factory(400)
     source_id = add_source(conn, keyring, jira)
     jira.fault(latency_ms=400)
@@ -219,10 +222,16 @@ def test_a_run_cancelled_mid_way_ends_cancelled_and_frees_the_source(
         jira.fault(status=429, count=100_000, retry_after=300)
         paused = "select count(*) from rate_budgets where paused_until > now()"
         wait_for(lambda: scalar(probe, paused), 30, "the source's pause to reach the budget", procs)
+    if source == "stalled":
+        jira.clear_faults()
+        jira.fault(latency_ms=120_000)
+        time.sleep(1.0)  # the requests in flight now wait on the stalled source
 
     assert rq.cancel_run(conn, id=run_id) is not None  # what POST /runs/{id}/cancel runs
     conn.commit()
-    wait_for(lambda: _jobs(probe, run_id)[0][0] == "succeeded", 30, "the job to notice and stop", procs)
+    # Before decision 166 a stalled request held the job for its read timeout (30 s) at least.
+    bound = 20 if source == "stalled" else 30
+    wait_for(lambda: _jobs(probe, run_id)[0][0] == "succeeded", bound, "the job to notice and stop", procs)
 
     state, _, finished = _run(probe, run_id)
     assert state == "cancelled" and finished is not None
