@@ -559,9 +559,7 @@ def _stalled(emu: RunningEmulator) -> None:
 
 
 @pytest.mark.parametrize("path", ["page", "attachment"])
-def test_a_request_waiting_on_a_stalled_source_is_given_up_when_its_run_stops(
-    emu: RunningEmulator, path: str
-) -> None:
+def test_a_request_waiting_on_a_stalled_source_is_given_up_when_its_run_stops(emu: RunningEmulator, path: str) -> None:
     import time
 
     _stalled(emu)
