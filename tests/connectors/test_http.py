@@ -552,6 +552,10 @@ class _StoppableGate:
         threading.Timer(seconds, self.stopped.set).start()
 
 
+def _gated(emu: RunningEmulator, stats: CallStats, gate: _StoppableGate, **kw: float) -> SourceHttp:
+    return _client(emu.base_url, stats, gate=gate, **kw)  # type: ignore[arg-type]
+
+
 def _stalled(emu: RunningEmulator) -> None:
     # 20 s of silence before the first byte of every answer: within the read timeout (30 s), well within
     # the answer's bound (300 s), so before decision 166 a stopped run waited it out.
@@ -565,13 +569,7 @@ def test_a_request_waiting_on_a_stalled_source_is_given_up_when_its_run_stops(em
     _stalled(emu)
     gate = _StoppableGate()
     stats = CallStats()
-    http = SourceHttp(
-        emu.base_url,
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        stats=stats,
-        errors=ErrorClassification(),
-        gate=gate,
-    )
+    http = _gated(emu, stats, gate)
     gate.stop_in(0.5)
     started = time.monotonic()
     try:
@@ -594,14 +592,7 @@ def test_a_retry_s_backoff_ends_when_its_run_stops(emu: RunningEmulator) -> None
     _fault(emu, {"status": 500, "ratio": 1.0, "retry_after": 20})
     gate = _StoppableGate()
     stats = CallStats()
-    http = SourceHttp(
-        emu.base_url,
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        stats=stats,
-        errors=ErrorClassification(),
-        gate=gate,
-        max_attempts=3,
-    )
+    http = _gated(emu, stats, gate, max_attempts=3)
     gate.stop_in(0.5)
     started = time.monotonic()
     try:
@@ -620,14 +611,7 @@ def test_without_a_stop_a_slow_answer_is_read_whole_across_many_slices(emu: Runn
     _fault(emu, {"latency_ms": 1500})
     gate = _StoppableGate()
     stats = CallStats()
-    http = SourceHttp(
-        emu.base_url,
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        stats=stats,
-        errors=ErrorClassification(),
-        gate=gate,
-        timeout=5.0,
-    )
+    http = _gated(emu, stats, gate, timeout=5.0)
     try:
         assert http.get_json("/items/A")["id"] == "A"
     finally:
@@ -639,15 +623,7 @@ def test_with_a_stop_a_receive_still_ends_at_the_read_timeout(emu: RunningEmulat
     # The slices add up to the read timeout (1 s) for a source 3 s late: the same failure as without them.
     _fault(emu, {"latency_ms": 3000})
     stats = CallStats()
-    http = SourceHttp(
-        emu.base_url,
-        headers={"Authorization": f"Bearer {TOKEN}"},
-        stats=stats,
-        errors=ErrorClassification(),
-        gate=_StoppableGate(),
-        timeout=1.0,
-        max_attempts=1,
-    )
+    http = _gated(emu, stats, _StoppableGate(), timeout=1.0, max_attempts=1)
     failed = _failing_get(http, SourceUnreachable)
     assert "Read timed out. (read timeout=1.0)" in str(failed)
     assert stats.api_calls == 1
