@@ -12,11 +12,16 @@ The time bound covers the whole exchange, the status line and headers included (
 connect. The deadline travels in a context variable set by :func:`post_bounded`; outside it a connection
 waits as httpx's timeouts say. The sources' own client (``connectors.answer_deadline``) does the same for
 every source answer.
+
+A caller that may stop (a run's embedding thread, decision 167) says so with :func:`abandon_when`: its
+receives then wait in slices of :data:`STOP_SLICE` and give up once the event is set, and
+:func:`sleep_unless_abandoned` ends a retry's backoff the same way, both raising :class:`CallAbandoned`.
 """
 
 from __future__ import annotations
 
 import ssl
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -28,6 +33,11 @@ import httpcore
 import httpx
 
 _deadline: ContextVar[float | None] = ContextVar("harvester_answer_deadline", default=None)
+_abandon: ContextVar[threading.Event | None] = ContextVar("harvester_call_abandon", default=None)
+
+# How soon a receive notices that its caller stopped: four wake-ups a second while an endpoint holds its
+# answer, nothing more for an answer that comes within a slice (as connectors.answer_deadline.STOP_SLICE).
+STOP_SLICE = 0.25
 
 
 class AnswerTooSlow(httpx.TimeoutException):
@@ -38,11 +48,38 @@ class AnswerTooLarge(httpx.DecodingError):
     """The answer's decoded body passed ``max_bytes``: no retry can shrink it."""
 
 
+class CallAbandoned(httpx.TimeoutException):
+    """The caller stopped (:func:`abandon_when`) while its request waited for the answer or its retry
+    waited out a backoff: nothing should retry it."""
+
+
+@contextmanager
+def abandon_when(stop: threading.Event) -> Iterator[None]:
+    """Calls made in this context give up their answer, or their backoff, once ``stop`` is set."""
+    token = _abandon.set(stop)
+    try:
+        yield
+    finally:
+        _abandon.reset(token)
+
+
+def sleep_unless_abandoned(seconds: float) -> None:
+    """``time.sleep``, ended with :class:`CallAbandoned` when the context's stop (:func:`abandon_when`) is set."""
+    stop = _abandon.get()
+    if stop is None:
+        time.sleep(seconds)
+    elif stop.wait(seconds):
+        raise CallAbandoned("the caller stopped while a retry waited for its turn")
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     status_code: int
     headers: httpx.Headers
     content: bytes  # decoded (gunzipped), at most max_bytes
+
+
+_ABANDONED = "the caller stopped while its request waited for the answer"
 
 
 def _wait_left(timeout: float | None, error: type[httpcore.TimeoutException]) -> float | None:
@@ -64,7 +101,25 @@ class _DeadlineStream(httpcore.NetworkStream):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _wait_left(timeout, httpcore.ReadTimeout))
+        stop = _abandon.get()
+        if stop is None:
+            return self._inner.read(max_bytes, _wait_left(timeout, httpcore.ReadTimeout))
+        # In slices, so that the caller's stop is seen between them; together they wait what one receive
+        # would have (httpcore's streams may be read again after a timeout: it is the socket's own).
+        started = time.monotonic()
+        while True:
+            if stop.is_set():
+                raise httpcore.ReadTimeout(_ABANDONED)
+            wait = _wait_left(timeout, httpcore.ReadTimeout)
+            if timeout is not None:
+                own = timeout - (time.monotonic() - started)
+                if own <= 0:
+                    raise httpcore.ReadTimeout("timed out")
+                wait = own if wait is None else min(wait, own)
+            try:
+                return self._inner.read(max_bytes, STOP_SLICE if wait is None else min(wait, STOP_SLICE))
+            except httpcore.ReadTimeout:
+                continue
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self._inner.write(buffer, _wait_left(timeout, httpcore.WriteTimeout))
@@ -169,6 +224,9 @@ def post_bounded(client: httpx.Client, url: str, *, max_bytes: int, max_seconds:
                     raise AnswerTooSlow(_too_slow(max_seconds, f"{size} bytes had come"), request=response.request)
             return Answer(response.status_code, response.headers, b"".join(parts))
     except httpx.TimeoutException as exc:
+        stop = _abandon.get()
+        if stop is not None and stop.is_set():
+            raise CallAbandoned(_ABANDONED) from None
         if isinstance(exc, AnswerTooSlow) or time.monotonic() < deadline:
             raise
         where = f"{size} bytes had come" if head else "its status line and headers had not all come"

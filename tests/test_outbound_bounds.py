@@ -13,6 +13,8 @@ them 8 bytes at a time), directly and through a proxy the environment names.
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -22,7 +24,7 @@ import pytest
 from app.audit import AuditEvent, HttpSink
 from app.embedding.base import EmbeddingError
 from app.embedding.openai import OpenAIEmbedder
-from app.http_answer import AnswerTooSlow, BoundedClient, post_bounded
+from app.http_answer import AnswerTooSlow, BoundedClient, CallAbandoned, abandon_when, post_bounded
 from app.jobs.alerts import AlertNotDelivered, deliver
 from connectors.emulators.kit import EmulatorApp, Request, Response, RunningEmulator, serve
 
@@ -193,3 +195,45 @@ def test_without_a_deadline_a_bounded_client_waits_as_httpx_s_timeouts_say(endpo
     with BoundedClient(timeout=5.0) as client:
         answer = client.post(f"{endpoint.base_url}/hook", json={"text": "x"})
     assert answer.status_code == 200
+
+
+def test_a_call_made_under_a_stop_gives_up_its_answer_when_the_stop_is_set(endpoint: RunningEmulator) -> None:
+    # The endpoint holds its answer 20 s: within httpx's read timeout (30 s) and the bound (60 s).
+    httpx.post(f"{endpoint.base_url}/_emulator/faults", json={"latency_ms": 20_000}).raise_for_status()
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    abandoned = pytest.raises(CallAbandoned, match="stopped while its request waited")
+    with BoundedClient(timeout=30.0) as client, abandon_when(stop), abandoned:
+        post_bounded(client, f"{endpoint.base_url}/hook", max_bytes=1 << 20, max_seconds=60, json={})
+    took = time.monotonic() - started
+    assert took < 5.0, took  # the stop and a slice, not the 20 s hold
+
+
+def test_under_a_stop_that_is_never_set_a_late_answer_is_read_and_the_read_timeout_still_holds(
+    endpoint: RunningEmulator,
+) -> None:
+    httpx.post(f"{endpoint.base_url}/_emulator/faults", json={"latency_ms": 1500}).raise_for_status()
+    with BoundedClient(timeout=5.0) as client, abandon_when(threading.Event()):
+        answer = post_bounded(client, f"{endpoint.base_url}/hook", max_bytes=1 << 20, max_seconds=60, json={})
+        assert answer.status_code == 200  # six slices of waiting, one receive
+    timed_out = pytest.raises(httpx.ReadTimeout)
+    with BoundedClient(timeout=1.0) as client, abandon_when(threading.Event()), timed_out:
+        post_bounded(client, f"{endpoint.base_url}/hook", max_bytes=1 << 20, max_seconds=60, json={})
+
+
+def test_an_embedder_s_backoff_under_a_stop_ends_when_the_stop_is_set(endpoint: RunningEmulator) -> None:
+    # Every answer is a 503 asking for 20 s: the embedder's backoff (its default sleep) ends at the stop.
+    spec = {"status": 503, "ratio": 1.0, "retry_after": 20}
+    httpx.post(f"{endpoint.base_url}/_emulator/faults", json=spec).raise_for_status()
+    embedder = OpenAIEmbedder(url=f"{endpoint.base_url}/v1", model="m", dimension=DIMENSION, attempts=3)
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    try:
+        with abandon_when(stop), pytest.raises(EmbeddingError, match="stopped while a retry waited"):
+            embedder.embed(["alpha"])
+    finally:
+        embedder.close()
+    assert time.monotonic() - started < 5.0
+    assert _requests(endpoint) == 1

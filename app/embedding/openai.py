@@ -11,7 +11,6 @@ import email.utils
 import json
 import logging
 import math
-import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,7 +26,15 @@ from tenacity import (
 )
 
 from app.embedding.base import DimensionMismatch, EmbeddingError, Vectors, l2_normalise
-from app.http_answer import Answer, AnswerTooLarge, AnswerTooSlow, BoundedClient, post_bounded
+from app.http_answer import (
+    Answer,
+    AnswerTooLarge,
+    AnswerTooSlow,
+    BoundedClient,
+    CallAbandoned,
+    post_bounded,
+    sleep_unless_abandoned,
+)
 from app.redact import register_secret
 from connectors.http import header_value_problem
 
@@ -94,7 +101,8 @@ class OpenAIEmbedder:
         attempts: int = DEFAULT_ATTEMPTS,
         timeout: float = 60.0,
         transport: httpx.BaseTransport | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        # A backoff that a stopped run's embedding thread leaves at once (decision 167).
+        sleep: Callable[[float], None] = sleep_unless_abandoned,
     ) -> None:
         if dimension < 1 or batch_size < 1 or attempts < 1:
             raise ValueError("dimension, batch_size and attempts must be >= 1")
@@ -132,7 +140,10 @@ class OpenAIEmbedder:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
-            out[start : start + len(batch)] = self._retrying(self._request, batch)
+            try:
+                out[start : start + len(batch)] = self._retrying(self._request, batch)
+            except CallAbandoned as exc:  # from a backoff: the caller stopped (decision 167)
+                raise EmbeddingError(f"embeddings endpoint: {exc}") from None
         return out
 
     def close(self) -> None:
@@ -152,6 +163,8 @@ class OpenAIEmbedder:
                 max_seconds=self._answer_seconds,
                 json={"model": self.model_name, "input": batch, "encoding_format": "float"},
             )
+        except CallAbandoned as exc:  # the caller stopped: not the endpoint's failure, and not retried
+            raise EmbeddingError(f"embeddings endpoint: {exc}") from None
         except AnswerTooSlow as exc:
             raise _Transient(f"embeddings endpoint: {exc}", None) from None
         except AnswerTooLarge as exc:

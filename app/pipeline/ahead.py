@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from app.chunking import Identity, Ready
+from app.http_answer import abandon_when
 from app.pipeline.load import PreparingStage
 from app.pipeline.transform import content_hash
 from connectors.base import Entity, MalformedPayload, RawItem
@@ -183,6 +184,12 @@ class EmbedAhead:
         return not self._thread.is_alive()
 
     def _work(self) -> None:
+        # A run that stops closes this stage: an embedding call waiting on a remote endpoint gives its
+        # answer up then, instead of holding close() for its join timeout and running on (decision 167).
+        with abandon_when(self._stop):
+            self._take_jobs()
+
+    def _take_jobs(self) -> None:
         while not self._stop.is_set():
             try:
                 _, _, first = self._jobs.get(timeout=POLL)

@@ -428,3 +428,46 @@ def test_a_run_without_read_ahead_never_asks_for_a_listing_page_ahead(
     pages = ISSUES // 100
     assert ahead.seen[:pages] == [(k, k) for k in range(1, pages + 1)]
     assert all(served == pages for _, served in ahead.seen[pages:])  # the run's last commits ask nothing more
+
+
+def test_a_run_cancelled_while_a_remote_embedder_holds_its_answer_ends_and_leaves_no_call_behind(
+    conn: psycopg.Connection[Any], probe: psycopg.Connection[Any], keyring: Keyring, jira_factory: JiraFactory
+) -> None:
+    """The embeddings endpoint holds its first answer for a minute (within the embedder's 60 s read timeout
+    and 300 s answer bound) and the run is cancelled meanwhile. Before decision 167 the embedding thread's
+    call was not interrupted: closing the stage waited its 30 s join timeout, and the call then ran on in a
+    thread nobody joined."""
+    jira = jira_factory(ISSUES)
+    server = StallingEmbeddings(jira, stall=60.0)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    probe.execute("update platform_settings set value = '2' where key = 'stale_run_after'")  # a beat each 0.5 s
+    try:
+        source_id = add_source(conn, keyring, jira)
+        settings = {"embedder": "openai", "url": server.url, "model": "stall-test", "dimension": SCHEMA_DIMENSION}
+        stage = VectorStage(get_embedder(settings))
+        run_id = start_run(conn, source_id, mode="full", trigger="manual")
+
+        def cancel_once_stalled() -> None:
+            deadline = time.monotonic() + 60  # a guard against a hang, not an assertion on speed
+            while not server.requests:
+                assert time.monotonic() < deadline, "the embedder was never asked"
+                time.sleep(0.05)
+            time.sleep(0.5)  # the call is waiting on the endpoint by now
+            rq.cancel_run(probe, id=run_id)
+
+        cancelling = threading.Thread(target=cancel_once_stalled)
+        cancelling.start()
+        started = time.monotonic()
+        outcome = run_once(conn, run_id, keyring, chunks=stage)
+        took = time.monotonic() - started
+        cancelling.join(60)
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join(timeout=10)
+
+    assert outcome.state == "cancelled", outcome
+    assert took < 20.0, took  # the beat and a quarter-second slice; before, the stage's 30 s join at least
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(f"run-{run_id}-")]
+    assert server.requests == 1  # given up, not retried
