@@ -14,8 +14,9 @@ waits as httpx's timeouts say. The sources' own client (``connectors.answer_dead
 every source answer.
 
 A caller that may stop (a run's embedding thread, decision 167) says so with :func:`abandon_when`: its
-receives then wait in slices of :data:`STOP_SLICE` and give up once the event is set, and
-:func:`sleep_unless_abandoned` ends a retry's backoff the same way, both raising :class:`CallAbandoned`.
+receives then wait in the sources' slices (``connectors.answer_deadline.next_slice``) and give up once the
+event is set, and :func:`sleep_unless_abandoned` ends a retry's backoff the same way, both raising
+:class:`CallAbandoned`.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ from typing import Any
 import httpcore
 import httpx
 
+# The slices a stoppable receive waits in, and their length (four wake-ups a second while an endpoint holds
+# its answer), are the sources' client's: one rule for both.
+from connectors.answer_deadline import Spent, next_slice
+
 _deadline: ContextVar[float | None] = ContextVar("harvester_answer_deadline", default=None)
 _abandon: ContextVar[threading.Event | None] = ContextVar("harvester_call_abandon", default=None)
-
-# How soon a receive notices that its caller stopped: four wake-ups a second while an endpoint holds its
-# answer, nothing more for an answer that comes within a slice (as connectors.answer_deadline.STOP_SLICE).
-STOP_SLICE = 0.25
 
 
 class AnswerTooSlow(httpx.TimeoutException):
@@ -110,14 +111,13 @@ class _DeadlineStream(httpcore.NetworkStream):
         while True:
             if stop.is_set():
                 raise httpcore.ReadTimeout(_ABANDONED)
-            wait = _wait_left(timeout, httpcore.ReadTimeout)
-            if timeout is not None:
-                own = timeout - (time.monotonic() - started)
-                if own <= 0:
-                    raise httpcore.ReadTimeout("timed out")
-                wait = own if wait is None else min(wait, own)
+            wait = next_slice(started, timeout, _deadline.get())
+            if wait is Spent.DEADLINE:
+                raise httpcore.ReadTimeout("the request's time was up")
+            if wait is Spent.TIMEOUT:
+                raise httpcore.ReadTimeout("timed out")
             try:
-                return self._inner.read(max_bytes, STOP_SLICE if wait is None else min(wait, STOP_SLICE))
+                return self._inner.read(max_bytes, wait)
             except httpcore.ReadTimeout:
                 continue
 

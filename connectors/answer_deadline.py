@@ -23,6 +23,7 @@ taken-over run no longer waits up to a read timeout for a source that holds its 
 
 from __future__ import annotations
 
+import enum
 import http.client
 import io
 import threading
@@ -40,6 +41,33 @@ _local = threading.local()
 # How soon a receive notices its run's stop: a source holding its answer costs four wake-ups a second,
 # and an answer that comes within a slice costs nothing more.
 STOP_SLICE = 0.25
+
+
+class Spent(enum.Enum):
+    """Which bound a sliced receive ran out of: each caller raises its own library's error for it."""
+
+    DEADLINE = "the answer's time bound"
+    TIMEOUT = "the read timeout"
+
+
+def next_slice(started: float, timeout: float | None, deadline: float | None) -> float | Spent:
+    """How long the next slice of a receive that began at ``started`` may wait: at most :data:`STOP_SLICE`,
+    what is left of the answer's ``deadline`` and what is left of the receive's own read ``timeout`` (the
+    slices together wait what one receive would have). Shared by the sources' reader here and the outbound
+    calls' stream (``app.http_answer``), so both see a stop the same way."""
+    now = time.monotonic()
+    wait = STOP_SLICE
+    if deadline is not None:
+        left = deadline - now
+        if left <= 0:
+            return Spent.DEADLINE
+        wait = min(wait, left)
+    if timeout is not None:
+        own = timeout - (now - started)
+        if own <= 0:
+            return Spent.TIMEOUT
+        wait = min(wait, own)
+    return wait
 
 
 class AnswerDeadlinePassed(TimeoutError):
@@ -101,15 +129,11 @@ class _DeadlineReader(io.RawIOBase):
         while True:
             if stop.is_set():
                 raise AnswerAbandoned("the run stopped while its request waited for the answer")
-            now = time.monotonic()
-            wait = min(self._deadline - now, STOP_SLICE)
-            if wait <= 0:
+            wait = next_slice(started, self._timeout, self._deadline)
+            if wait is Spent.DEADLINE:
                 raise AnswerDeadlinePassed("the answer's time bound passed")
-            if self._timeout is not None:
-                own = self._timeout - (now - started)
-                if own <= 0:
-                    raise TimeoutError("timed out")  # the read timeout, as the socket would have said
-                wait = min(wait, own)
+            if wait is Spent.TIMEOUT:
+                raise TimeoutError("timed out")  # the read timeout, as the socket would have said
             self._sock.settimeout(wait)
             try:
                 return int(self._sock.recv_into(buffer))
