@@ -18,14 +18,21 @@ A response built with no deadline set (a proxy's ``CONNECT`` answer outside a re
 
 A run's stop travels the same way (decision 166): given the run's stop event, a receive waits in slices of
 :data:`STOP_SLICE` and gives up with :class:`AnswerAbandoned` once the event is set, so a cancelled or
-taken-over run no longer waits up to a read timeout for a source that holds its answer.
+taken-over run no longer waits up to a read timeout for a source that holds its answer. The connection's
+TCP handshake does too (decision 168): a host that drops the handshake's packets (a firewall, a backlog
+that is full) held a stopped run for the connect timeout, 30 s, per attempt.
 """
 
 from __future__ import annotations
 
 import enum
+import errno
 import http.client
 import io
+import os
+import selectors
+import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -35,6 +42,8 @@ from typing import Any
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
 
 _local = threading.local()
 
@@ -157,11 +166,95 @@ class _BoundedResponse(http.client.HTTPResponse):
             self.fp = io.BufferedReader(_DeadlineReader(raw, sock, deadline, getattr(_local, "stop", None)))
 
 
-class _BoundedHTTPConnection(HTTPConnection):
+def _handshake(sock: socket.socket, address: Any, timeout: float | None, stop: threading.Event) -> None:
+    """``sock.connect(address)`` within ``timeout``, in slices of :data:`STOP_SLICE` so that the run's stop
+    is seen between them (a blocking connect cannot be woken)."""
+    sock.setblocking(False)
+    code = sock.connect_ex(address)
+    if code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
+        started = time.monotonic()
+        with selectors.DefaultSelector() as selector:
+            selector.register(sock, selectors.EVENT_WRITE)
+            while True:
+                if stop.is_set():
+                    raise AnswerAbandoned("the run stopped while its request waited for the connection")
+                wait = next_slice(started, timeout, None)
+                if isinstance(wait, Spent):
+                    raise TimeoutError("timed out")  # the connect timeout, as the socket would have said
+                if selector.select(wait):
+                    break
+        code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    if code:
+        raise OSError(code, os.strerror(code))
+
+
+def _connect_stoppable(
+    address: tuple[str, int],
+    timeout: float | None,
+    source_address: tuple[str, int] | None,
+    options: Any,
+    stop: threading.Event,
+) -> socket.socket:
+    """``urllib3.util.connection.create_connection`` with each address's handshake through
+    :func:`_handshake`: the same addresses in the same order, the same options, each attempt bounded by
+    ``timeout``. The name's resolution is not sliced: ``getaddrinfo`` cannot be woken either."""
+    host, port = address
+    if host.startswith("["):
+        host = host.strip("[]")
+    error: OSError | None = None
+    for family, kind, proto, _name, where in socket.getaddrinfo(host, port, allowed_gai_family(), socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            for option in options or ():
+                sock.setsockopt(*option)
+            if source_address:
+                sock.bind(source_address)
+            _handshake(sock, where, timeout, stop)
+        except AnswerAbandoned:
+            sock.close()
+            raise
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        sock.settimeout(timeout)
+        return sock
+    raise error if error is not None else OSError("getaddrinfo returns an empty list")
+
+
+class _StoppableConnect(HTTPConnection):
+    """A connection whose TCP handshake, inside a request made under :func:`answer_deadline` with a stop,
+    gives up once the run stops (decision 168); every other connection connects as urllib3 does."""
+
+    def _new_conn(self) -> socket.socket:
+        stop: threading.Event | None = getattr(_local, "stop", None)
+        if stop is None:
+            return super()._new_conn()
+        timeout = self.timeout if isinstance(self.timeout, (int, float)) else None
+        try:
+            # _dns_host: the host as urllib3 resolves it (a trailing dot kept), as its own _new_conn does.
+            sock = _connect_stoppable(
+                (self._dns_host, self.port), timeout, self.source_address, self.socket_options, stop
+            )
+        except AnswerAbandoned:
+            raise ConnectTimeoutError(self, "the run stopped while its request waited for the connection") from None
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc
+        except TimeoutError as exc:
+            raise ConnectTimeoutError(
+                self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+            ) from exc
+        except OSError as exc:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
+        sys.audit("http.client.connect", self, self.host, self.port)  # as urllib3's own _new_conn
+        return sock
+
+
+class _BoundedHTTPConnection(_StoppableConnect):
     response_class = _BoundedResponse
 
 
-class _BoundedHTTPSConnection(HTTPSConnection):
+class _BoundedHTTPSConnection(_StoppableConnect, HTTPSConnection):
     response_class = _BoundedResponse
 
 

@@ -682,16 +682,73 @@ def test_the_environment_s_proxy_is_used_unless_no_proxy_names_the_host(
         http.close()
 
 
-def test_unreachable_port_raises_source_unreachable() -> None:
+@pytest.mark.parametrize("stoppable", [False, True], ids=["plain", "stoppable"])
+def test_unreachable_port_raises_source_unreachable(stoppable: bool) -> None:
+    # With a run's stop the handshake is made in slices (decision 168): a refused connection fails as it
+    # does without one, naming the same error.
     stats = CallStats()
-    http = _client(f"http://127.0.0.1:{_free_port()}", stats, max_attempts=2, max_wait=0.01)
+    kw: dict[str, object] = {"gate": _StoppableGate()} if stoppable else {}
+    http = _client(f"http://127.0.0.1:{_free_port()}", stats, max_attempts=2, max_wait=0.01, **kw)  # type: ignore[arg-type]
     try:
-        with pytest.raises(SourceUnreachable) as info:
+        with pytest.raises(SourceUnreachable, match="NewConnectionError") as info:
             http.get_json("/items/A")
     finally:
         http.close()
     assert stats.api_calls == 2
     assert TOKEN not in str(info.value)
+
+
+@pytest.fixture
+def unaccepting_port() -> Iterator[int]:
+    """A port whose listener never accepts and whose backlog is full: the kernel drops every further SYN,
+    so a connection to it waits for its handshake as one to a firewalled host does."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = int(listener.getsockname()[1])
+    filler = socket.create_connection(("127.0.0.1", port), timeout=2)  # the backlog's one place
+    try:
+        yield port
+    finally:
+        filler.close()
+        listener.close()
+
+
+def test_a_handshake_a_host_never_answers_is_given_up_when_its_run_stops(unaccepting_port: int) -> None:
+    """Before decision 168 the stopped run waited out the connect timeout (20 s here, 30 s by default)."""
+    import time
+
+    gate = _StoppableGate()
+    stats = CallStats()
+    http = _client(f"http://127.0.0.1:{unaccepting_port}", stats, gate=gate, timeout=20.0)  # type: ignore[arg-type]
+    gate.stop_in(0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(RunStopped, match="waited for the source's answer"):
+            http.get_json("/items/A")
+        took = time.monotonic() - started
+    finally:
+        http.close()
+    assert took < 5.0, took
+    assert stats.api_calls == 1  # given up, not retried
+
+
+def test_with_a_stop_a_handshake_still_ends_at_the_connect_timeout(unaccepting_port: int) -> None:
+    # The slices add up to the connect timeout: not cut at the first, not waiting past the last.
+    import time
+
+    stats = CallStats()
+    gate = _StoppableGate()  # never stopped
+    http = _client(f"http://127.0.0.1:{unaccepting_port}", stats, gate=gate, timeout=1.5, max_attempts=1)  # type: ignore[arg-type]
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceUnreachable, match="ConnectTimeoutError") as info:
+            http.get_json("/items/A")
+        took = time.monotonic() - started
+    finally:
+        http.close()
+    assert 1.4 <= took < 5.0, took
+    assert "connect timeout=1.5" in str(info.value)
 
 
 def test_tls_settings_that_cannot_load_fail_the_first_request_naming_them(
