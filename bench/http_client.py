@@ -14,7 +14,11 @@ Printed per client and kind of request: requests, CPU µs a request in this proc
 spends is not counted), and the ratio to httpx's. A search page's CPU includes decoding it (the same
 ``decode_json`` for all three). What each client got is compared: the same bytes, the same pages.
 
-    python bench/http_client.py [--issues 1000] [--repeats 3]
+Then a new connection's wall time, ``--connections`` of them each round, to a listener on 127.0.0.1 that
+accepts at once: urllib3's blocking connect (a request made without a run's stop), the baseline, against
+the sliced handshake a run's request makes (decision 168), alternating rounds.
+
+    python bench/http_client.py [--issues 1000] [--repeats 3] [--connections 2000]
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from __future__ import annotations
 import argparse
 import http.client
 import resource
+import socket
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -34,6 +41,7 @@ import httpx
 from app.registry import get_spec
 from bench._overlap import CASES, emulator
 from bench.connector_sync import TOKEN
+from connectors.answer_deadline import answer_deadline, pool_manager
 from connectors.atlassian import auth_headers
 from connectors.base import CallStats, ErrorClassification, RawItem, SourceConfig
 from connectors.http import SourceHttp, decode_json, tls_context
@@ -63,10 +71,47 @@ def _targets(base_url: str, path: str) -> tuple[list[str], list[dict[str, str]]]
     return urls, pages
 
 
+def _connections(count: int, repeats: int) -> dict[str, float]:
+    """Best seconds a connection over ``repeats`` rounds of ``count``: without a stop, and with one."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1024)
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener closed
+            conn.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    pool = pool_manager(None).connection_from_url(
+        f"http://127.0.0.1:{listener.getsockname()[1]}", pool_kwargs={"timeout": 5.0}
+    )
+    stop = threading.Event()  # never set: the run goes on
+    best: dict[str, float] = {}
+    try:
+        for _ in range(repeats):
+            for name, event in (("urllib3", None), ("under a stop", stop)):
+                started = time.perf_counter()
+                for _ in range(count):
+                    conn = pool._new_conn()
+                    with answer_deadline(time.monotonic() + 30, event):
+                        conn.connect()
+                    conn.close()
+                spent = (time.perf_counter() - started) / count
+                best[name] = min(best.get(name, spent), spent)
+    finally:
+        listener.close()
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--issues", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=2000)
     args = parser.parse_args()
     case = next(c for c in CASES if c.name == "jira")
     headers = auth_headers(f"bot@example.com:{TOKEN}")
@@ -138,6 +183,10 @@ def main() -> None:
         for name in clients:
             each = best[name, kind] / n
             print(f"{name:14} {kind:12} {n:8d} {each * 1e6:17.0f} {each / base:8.2f}")
+    connect = _connections(args.connections, args.repeats)
+    print(f"{'connect':14} {'connections':>12} {'wall µs each':>13} {'÷ urllib3':>10}")
+    for name, each in connect.items():
+        print(f"{name:14} {args.connections:12d} {each * 1e6:13.1f} {each / connect['urllib3']:10.2f}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import errno
 import http.client
 import io
 import os
-import selectors
+import select
 import socket
 import sys
 import threading
@@ -173,16 +173,17 @@ def _handshake(sock: socket.socket, address: Any, timeout: float | None, stop: t
     code = sock.connect_ex(address)
     if code in (errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EALREADY):
         started = time.monotonic()
-        with selectors.DefaultSelector() as selector:
-            selector.register(sock, selectors.EVENT_WRITE)
-            while True:
-                if stop.is_set():
-                    raise AnswerAbandoned("the run stopped while its request waited for the connection")
-                wait = next_slice(started, timeout, None)
-                if isinstance(wait, Spent):
-                    raise TimeoutError("timed out")  # the connect timeout, as the socket would have said
-                if selector.select(wait):
-                    break
+        # poll(), not a selector: no epoll descriptor to open and close for each connection.
+        poller = select.poll()
+        poller.register(sock, select.POLLOUT)
+        while True:
+            if stop.is_set():
+                raise AnswerAbandoned("the run stopped while its request waited for the connection")
+            wait = next_slice(started, timeout, None)
+            if isinstance(wait, Spent):
+                raise TimeoutError("timed out")  # the connect timeout, as the socket would have said
+            if poller.poll(wait * 1000):
+                break
         code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
     if code:
         raise OSError(code, os.strerror(code))

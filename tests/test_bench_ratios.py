@@ -145,7 +145,7 @@ def test_resync_prints_each_resync_against_the_first_full_sync() -> None:
 
 
 def test_http_client_prints_each_client_against_httpx() -> None:
-    out = run_bench("http_client.py", "--issues", "200", "--repeats", "1", timeout=300)
+    out = run_bench("http_client.py", "--issues", "200", "--repeats", "1", "--connections", "200", timeout=300)
     for kind in ("attachment", "search page"):
         rows = {
             m.group(1): (int(m.group(2)), float(m.group(3)), float(m.group(4)))
@@ -158,6 +158,11 @@ def test_http_client_prints_each_client_against_httpx() -> None:
         assert len({n for n, _, _ in rows.values()}) == 1 and rows["SourceHttp"][0] > 0, out
         assert all(each > 0 and ratio > 0 for _, each, ratio in rows.values()), out
         assert rows["httpx.Client"][2] == 1.0, out
+    connects = dict(
+        (m.group(1), float(m.group(2)))
+        for m in re.finditer(rf"^(urllib3|under a stop)\s+200\s+{NUM}\s+{NUM}$", out, re.MULTILINE)
+    )
+    assert set(connects) == {"urllib3", "under a stop"} and connects["urllib3"] > 0, out
 
 
 def test_api_throughput_compares_ours_with_a_bare_handler_answering_the_same_bytes() -> None:
