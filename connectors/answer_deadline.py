@@ -42,7 +42,7 @@ from typing import Any
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.exceptions import ConnectTimeoutError, LocationParseError, NameResolutionError, NewConnectionError
 from urllib3.util.connection import allowed_gai_family
 
 _local = threading.local()
@@ -202,6 +202,10 @@ def _connect_stoppable(
     host, port = address
     if host.startswith("["):
         host = host.strip("[]")
+    try:
+        host.encode("idna")  # as urllib3 checks before resolving: its own error, not a UnicodeError
+    except UnicodeError:
+        raise LocationParseError(f"'{host}', label empty or too long") from None
     error: OSError | None = None
     for family, kind, proto, _name, where in socket.getaddrinfo(host, port, allowed_gai_family(), socket.SOCK_STREAM):
         sock = socket.socket(family, kind, proto)
