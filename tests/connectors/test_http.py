@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -556,6 +556,21 @@ def _gated(emu: RunningEmulator, stats: CallStats, gate: _StoppableGate, **kw: f
     return _client(emu.base_url, stats, gate=gate, **kw)  # type: ignore[arg-type]
 
 
+def _seconds_until_stopped(http: SourceHttp, gate: _StoppableGate, call: Callable[[], object], match: str) -> float:
+    """Stop the run half a second in: the seconds ``call`` took to give up with ``RunStopped`` matching
+    ``match``. The client is closed either way."""
+    import time
+
+    gate.stop_in(0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(RunStopped, match=match):
+            call()
+        return time.monotonic() - started
+    finally:
+        http.close()
+
+
 def _stalled(emu: RunningEmulator) -> None:
     # 20 s of silence before the first byte of every answer: within the read timeout (30 s), well within
     # the answer's bound (300 s), so before decision 166 a stopped run waited it out.
@@ -564,43 +579,23 @@ def _stalled(emu: RunningEmulator) -> None:
 
 @pytest.mark.parametrize("path", ["page", "attachment"])
 def test_a_request_waiting_on_a_stalled_source_is_given_up_when_its_run_stops(emu: RunningEmulator, path: str) -> None:
-    import time
-
     _stalled(emu)
     gate = _StoppableGate()
     stats = CallStats()
     http = _gated(emu, stats, gate)
-    gate.stop_in(0.5)
-    started = time.monotonic()
-    try:
-        with pytest.raises(RunStopped, match="waited for the source's answer"):
-            if path == "page":
-                http.get_json("/items/A")
-            else:
-                http.get_bytes_capped("/items/A", 1024)
-        took = time.monotonic() - started
-    finally:
-        http.close()
+    call = (lambda: http.get_json("/items/A")) if path == "page" else (lambda: http.get_bytes_capped("/items/A", 1024))
+    took = _seconds_until_stopped(http, gate, call, "waited for the source's answer")
     assert took < 5.0, took  # the stop and a quarter-second slice, not the 20 s stall
     assert stats.api_calls == 1  # given up, not retried
 
 
 def test_a_retry_s_backoff_ends_when_its_run_stops(emu: RunningEmulator) -> None:
-    import time
-
     # A 500 asking for 20 s: a failure, not "slow down", so the client itself sleeps min(20, max_wait).
     _fault(emu, {"status": 500, "ratio": 1.0, "retry_after": 20})
     gate = _StoppableGate()
     stats = CallStats()
     http = _gated(emu, stats, gate, max_attempts=3)
-    gate.stop_in(0.5)
-    started = time.monotonic()
-    try:
-        with pytest.raises(RunStopped, match="waited to be retried"):
-            http.get_json("/items/A")
-        took = time.monotonic() - started
-    finally:
-        http.close()
+    took = _seconds_until_stopped(http, gate, lambda: http.get_json("/items/A"), "waited to be retried")
     assert took < 5.0, took
     assert stats.api_calls == 1
 
@@ -716,19 +711,10 @@ def unaccepting_port() -> Iterator[int]:
 
 def test_a_handshake_a_host_never_answers_is_given_up_when_its_run_stops(unaccepting_port: int) -> None:
     """Before decision 168 the stopped run waited out the connect timeout (20 s here, 30 s by default)."""
-    import time
-
     gate = _StoppableGate()
     stats = CallStats()
     http = _client(f"http://127.0.0.1:{unaccepting_port}", stats, gate=gate, timeout=20.0)  # type: ignore[arg-type]
-    gate.stop_in(0.5)
-    started = time.monotonic()
-    try:
-        with pytest.raises(RunStopped, match="waited for the source's answer"):
-            http.get_json("/items/A")
-        took = time.monotonic() - started
-    finally:
-        http.close()
+    took = _seconds_until_stopped(http, gate, lambda: http.get_json("/items/A"), "waited for the source's answer")
     assert took < 5.0, took
     assert stats.api_calls == 1  # given up, not retried
 
