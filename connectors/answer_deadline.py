@@ -19,8 +19,9 @@ A response built with no deadline set (a proxy's ``CONNECT`` answer outside a re
 A run's stop travels the same way (decision 166): given the run's stop event, a receive waits in slices of
 :data:`STOP_SLICE` and gives up with :class:`AnswerAbandoned` once the event is set, so a cancelled or
 taken-over run no longer waits up to a read timeout for a source that holds its answer. The connection's
-TCP handshake does too (decision 168): a host that drops the handshake's packets (a firewall, a backlog
-that is full) held a stopped run for the connect timeout, 30 s, per attempt.
+TCP and TLS handshakes do too (decision 168): a host that drops the handshake's packets (a firewall, a
+backlog that is full), or one that takes the connection and never answers its TLS hello, held a stopped run
+for the connect timeout, 30 s, per attempt.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import io
 import os
 import select
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -271,8 +273,42 @@ class _BoundedHTTPSConnectionPool(HTTPSConnectionPool):
     ConnectionCls = _BoundedHTTPSConnection
 
 
+class _StoppableTLSSocket(ssl.SSLSocket):
+    """A TLS socket whose handshake, inside a request made under :func:`answer_deadline` with a stop, waits
+    in slices and gives up once the run stops (decision 168). OpenSSL resumes a handshake whose wait timed
+    out where it was, as it does for a non-blocking socket, so the slices add up to the one wait."""
+
+    def do_handshake(self, block: bool = False) -> None:
+        stop: threading.Event | None = getattr(_local, "stop", None)
+        timeout = self.gettimeout()
+        if stop is None or not timeout:
+            super().do_handshake(block)  # no stop, or a blocking or non-blocking socket: as the standard one
+            return
+        started = time.monotonic()
+        try:
+            while True:
+                if stop.is_set():
+                    raise AnswerAbandoned("the run stopped while its request waited for the TLS handshake")
+                wait = next_slice(started, timeout, None)
+                if isinstance(wait, Spent):
+                    raise TimeoutError("_ssl.c: The handshake operation timed out")  # as the socket would say
+                self.settimeout(wait)
+                try:
+                    super().do_handshake(block)
+                    return
+                except TimeoutError:
+                    continue
+        finally:
+            self.settimeout(timeout)
+
+
 def pool_manager(proxy: str | None, **kwargs: Any) -> urllib3.PoolManager:
-    """A pool manager (through ``proxy`` when given) whose answers honour :func:`answer_deadline`."""
+    """A pool manager (through ``proxy`` when given) whose answers honour :func:`answer_deadline`. Its
+    ``ssl_context``, when given, makes TLS sockets whose handshake honours the run's stop (the attribute is
+    the standard library's documented hook; without a stop they behave as its own)."""
+    context = kwargs.get("ssl_context")
+    if isinstance(context, ssl.SSLContext):
+        context.sslsocket_class = _StoppableTLSSocket
     manager = urllib3.ProxyManager(proxy, **kwargs) if proxy else urllib3.PoolManager(**kwargs)
     manager.pool_classes_by_scheme = {"http": _BoundedHTTPConnectionPool, "https": _BoundedHTTPSConnectionPool}
     return manager

@@ -719,6 +719,50 @@ def test_a_handshake_a_host_never_answers_is_given_up_when_its_run_stops(unaccep
     assert stats.api_calls == 1  # given up, not retried
 
 
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port whose listener never accepts but has room in its backlog: the kernel completes each TCP
+    handshake, and a TLS client's hello then goes unanswered."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        listener.close()
+
+
+def test_a_tls_handshake_a_host_never_answers_is_given_up_when_its_run_stops(silent_port: int) -> None:
+    """Before decision 168 the stopped run waited out the connect timeout (20 s here) for the server's hello."""
+    gate = _StoppableGate()
+    stats = CallStats()
+    http = _client(f"https://127.0.0.1:{silent_port}", stats, gate=gate, timeout=20.0)  # type: ignore[arg-type]
+    took = _seconds_until_stopped(http, gate, lambda: http.get_json("/items/A"), "waited for the source's answer")
+    assert took < 5.0, took
+    assert stats.api_calls == 1
+
+
+@pytest.mark.parametrize("stoppable", [False, True], ids=["plain", "stoppable"])
+def test_a_tls_handshake_never_answered_ends_at_the_connect_timeout_with_or_without_a_stop(
+    silent_port: int, stoppable: bool
+) -> None:
+    # The slices add up to the connect timeout, and the failure reads as urllib3's own (it reports a
+    # handshake's timeout as a read timeout).
+    import time
+
+    stats = CallStats()
+    kw: dict[str, object] = {"gate": _StoppableGate()} if stoppable else {}  # never stopped
+    http = _client(f"https://127.0.0.1:{silent_port}", stats, timeout=1.5, max_attempts=1, **kw)  # type: ignore[arg-type]
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceUnreachable, match=r"ReadTimeoutError: .*\(read timeout=1\.5\)"):
+            http.get_json("/items/A")
+        took = time.monotonic() - started
+    finally:
+        http.close()
+    assert 1.4 <= took < 5.0, took
+
+
 def test_with_a_stop_a_handshake_still_ends_at_the_connect_timeout(unaccepting_port: int) -> None:
     # The slices add up to the connect timeout: not cut at the first, not waiting past the last.
     import time
