@@ -709,16 +709,6 @@ def unaccepting_port() -> Iterator[int]:
         listener.close()
 
 
-def test_a_handshake_a_host_never_answers_is_given_up_when_its_run_stops(unaccepting_port: int) -> None:
-    """Before decision 168 the stopped run waited out the connect timeout (20 s here, 30 s by default)."""
-    gate = _StoppableGate()
-    stats = CallStats()
-    http = _client(f"http://127.0.0.1:{unaccepting_port}", stats, gate=gate, timeout=20.0)  # type: ignore[arg-type]
-    took = _seconds_until_stopped(http, gate, lambda: http.get_json("/items/A"), "waited for the source's answer")
-    assert took < 5.0, took
-    assert stats.api_calls == 1  # given up, not retried
-
-
 @pytest.fixture
 def silent_port() -> Iterator[int]:
     """A port whose listener never accepts but has room in its backlog: the kernel completes each TCP
@@ -732,14 +722,19 @@ def silent_port() -> Iterator[int]:
         listener.close()
 
 
-def test_a_tls_handshake_a_host_never_answers_is_given_up_when_its_run_stops(silent_port: int) -> None:
-    """Before decision 168 the stopped run waited out the connect timeout (20 s here) for the server's hello."""
+@pytest.mark.parametrize(("base", "port"), [("http", "unaccepting_port"), ("https", "silent_port")], ids=["tcp", "tls"])
+def test_a_handshake_a_host_never_answers_is_given_up_when_its_run_stops(
+    request: pytest.FixtureRequest, base: str, port: str
+) -> None:
+    """Before decision 168 the stopped run waited out the connect timeout (20 s here, 30 s by default): for
+    the SYN's answer (tcp) or for the server's TLS hello (tls)."""
     gate = _StoppableGate()
     stats = CallStats()
-    http = _client(f"https://127.0.0.1:{silent_port}", stats, gate=gate, timeout=20.0)  # type: ignore[arg-type]
+    url = f"{base}://127.0.0.1:{request.getfixturevalue(port)}"
+    http = _client(url, stats, gate=gate, timeout=20.0)  # type: ignore[arg-type]
     took = _seconds_until_stopped(http, gate, lambda: http.get_json("/items/A"), "waited for the source's answer")
     assert took < 5.0, took
-    assert stats.api_calls == 1
+    assert stats.api_calls == 1  # given up, not retried
 
 
 @pytest.mark.parametrize("stoppable", [False, True], ids=["plain", "stoppable"])
